@@ -1,0 +1,21 @@
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+/**
+ * Structured JSON logs. `serverSeed`-like keys are redacted defensively even though no service
+ * ever holds a server seed: the simulator is the only process that does, and it never logs it.
+ */
+export function createLogger(options: { level?: string; name?: string } = {}): Logger {
+  return pino({
+    name: options.name,
+    level: options.level ?? process.env.LOG_LEVEL ?? "info",
+    redact: { paths: ["serverSeed", "*.serverSeed", "seed", "*.seed"], censor: "[redacted]" },
+    base: { service: options.name },
+  });
+}
+
+/** A logger that drops everything: tests and benchmarks that do not want output. */
+export function silentLogger(): Logger {
+  return pino({ level: "silent" });
+}
