@@ -1,0 +1,128 @@
+// Minimal ambient types for the untyped zk libraries, covering only what zk/ uses.
+// Values are typed as `unknown` where the libraries accept loosely shaped input, so no `any`
+// leaks into callers.
+
+declare module "snarkjs" {
+  /** snarkjs logger shape: snarkjs calls every method unguarded once a logger is given. */
+  export interface SnarkjsLogger {
+    debug(msg: string): void;
+    info(msg: string): void;
+    warn(msg: string): void;
+    error(msg: string): void;
+  }
+
+  /** A Groth16 proof as snarkjs emits it: projective coordinates as decimal strings. */
+  export interface Groth16ProofJson {
+    pi_a: string[];
+    pi_b: string[][];
+    pi_c: string[];
+    protocol: string;
+    curve: string;
+  }
+
+  export interface Groth16VerificationKeyJson {
+    protocol: string;
+    curve: string;
+    nPublic: number;
+    vk_alpha_1: string[];
+    vk_beta_2: string[][];
+    vk_gamma_2: string[][];
+    vk_delta_2: string[][];
+    vk_alphabeta_12: string[][][];
+    IC: string[][];
+  }
+
+  /** Circuit input: signal name → decimal string / bigint / number (or nested arrays). */
+  export type CircuitSignals = Record<string, unknown>;
+
+  export const groth16: {
+    fullProve(
+      input: CircuitSignals,
+      wasmFile: string | Uint8Array,
+      zkeyFile: string | Uint8Array,
+      logger?: SnarkjsLogger,
+    ): Promise<{ proof: Groth16ProofJson; publicSignals: string[] }>;
+    verify(
+      verificationKey: unknown,
+      publicSignals: unknown,
+      proof: unknown,
+      logger?: SnarkjsLogger,
+    ): Promise<boolean>;
+    exportSolidityCallData(proof: unknown, publicSignals: unknown): Promise<string>;
+  };
+
+  export const powersOfTau: {
+    newAccumulator(curve: unknown, power: number, fileName: string, logger?: SnarkjsLogger): Promise<unknown>;
+    contribute(
+      oldPtauFilename: string,
+      newPtauFilename: string,
+      name: string,
+      entropy: string,
+      logger?: SnarkjsLogger,
+    ): Promise<unknown>;
+    beacon(
+      oldPtauFilename: string,
+      newPtauFilename: string,
+      name: string,
+      beaconHashHex: string,
+      numIterationsExp: number,
+      logger?: SnarkjsLogger,
+    ): Promise<unknown>;
+    preparePhase2(oldPtauFilename: string, newPtauFilename: string, logger?: SnarkjsLogger): Promise<void>;
+    verify(ptauFilename: string, logger?: SnarkjsLogger): Promise<boolean>;
+  };
+
+  export const zKey: {
+    newZKey(r1csName: string, ptauName: string, zkeyName: string, logger?: SnarkjsLogger): Promise<unknown>;
+    contribute(
+      zkeyNameOld: string,
+      zkeyNameNew: string,
+      name: string,
+      entropy: string,
+      logger?: SnarkjsLogger,
+    ): Promise<unknown>;
+    beacon(
+      zkeyNameOld: string,
+      zkeyNameNew: string,
+      name: string,
+      beaconHashHex: string,
+      numIterationsExp: number,
+      logger?: SnarkjsLogger,
+    ): Promise<unknown>;
+    verifyFromR1cs(r1csName: string, ptauName: string, zkeyName: string, logger?: SnarkjsLogger): Promise<boolean>;
+    exportVerificationKey(zkeyName: string, logger?: SnarkjsLogger): Promise<Groth16VerificationKeyJson>;
+    exportSolidityVerifier(
+      zkeyName: string,
+      templates: Record<string, string>,
+      logger?: SnarkjsLogger,
+    ): Promise<string>;
+  };
+
+  export interface SnarkjsCurve {
+    terminate(): Promise<void>;
+  }
+
+  export const curves: {
+    getCurveFromName(name: string, options?: unknown): Promise<SnarkjsCurve>;
+  };
+}
+
+declare module "circomlibjs" {
+  /** A field element in circomlibjs' internal (Montgomery) representation. */
+  export type PoseidonFieldElement = Uint8Array;
+
+  export interface PoseidonField {
+    /** Internal representation → canonical bigint in [0, p). */
+    toObject(a: PoseidonFieldElement): bigint;
+    e(a: bigint | number | string): PoseidonFieldElement;
+    readonly p: bigint;
+  }
+
+  export interface Poseidon {
+    (inputs: ReadonlyArray<bigint | number | string | PoseidonFieldElement>): PoseidonFieldElement;
+    readonly F: PoseidonField;
+  }
+
+  export function buildPoseidon(): Promise<Poseidon>;
+}
+
