@@ -32,13 +32,33 @@ interface SolcError {
   severity: "error" | "warning" | "info";
   formattedMessage: string;
 }
-interface SolcContractOutput {
+export interface SolcContractOutput {
   abi: unknown[];
   evm: { bytecode: { object: string } };
 }
 interface SolcOutput {
   errors?: SolcError[];
   contracts?: Record<string, Record<string, SolcContractOutput>>;
+}
+
+/** Compile Solidity sources (name -> content) with the bundled solc-js and this module's settings. */
+export function solcCompile(contents: Record<string, string>): {
+  contracts: Record<string, Record<string, SolcContractOutput>>;
+  warnings: string[];
+} {
+  const input = {
+    language: "Solidity",
+    sources: Object.fromEntries(Object.entries(contents).map(([name, content]) => [name, { content }])),
+    settings,
+  };
+  const compile: (json: string) => string = solc.compile;
+  const output = JSON.parse(compile(JSON.stringify(input))) as SolcOutput;
+  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
+  if (errors.length > 0) {
+    throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
+  }
+  const warnings = (output.errors ?? []).filter((e) => e.severity !== "error").map((e) => e.formattedMessage);
+  return { contracts: output.contracts ?? {}, warnings };
 }
 
 export interface CompileResult {
@@ -50,11 +70,7 @@ export interface CompileResult {
 
 /** Compile in memory and render the artifacts module; throws on a compile error or a missing source. */
 export function compileContracts(): CompileResult {
-  const input: { language: "Solidity"; sources: Record<string, { content: string }>; settings: typeof settings } = {
-    language: "Solidity",
-    sources: {},
-    settings,
-  };
+  const contents: Record<string, string> = {};
   const digests: string[] = [];
   for (const source of sources) {
     const file = join(repoRoot, source.path);
@@ -62,18 +78,13 @@ export function compileContracts(): CompileResult {
       throw new Error(`missing ${source.path} (the zk/ build exports it: snarkjs zkey export solidityverifier)`);
     }
     const content = readFileSync(file, "utf8");
-    input.sources[source.path] = { content };
+    contents[source.path] = content;
     digests.push(`//   ${source.path} sha256 ${createHash("sha256").update(content).digest("hex")}`);
   }
 
-  const compile: (json: string) => string = solc.compile;
   const solcVersion: string = solc.version();
-  const output = JSON.parse(compile(JSON.stringify(input))) as SolcOutput;
-  const errors = (output.errors ?? []).filter((e) => e.severity === "error");
-  if (errors.length > 0) {
-    throw new Error(`solc failed:\n${errors.map((e) => e.formattedMessage).join("\n")}`);
-  }
-  const warnings = (output.errors ?? []).filter((e) => e.severity !== "error").map((e) => e.formattedMessage);
+  const output = solcCompile(contents);
+  const warnings = output.warnings;
 
   const parts: string[] = [
     "// GENERATED FILE: DO NOT EDIT BY HAND. Regenerate with `tsx chain/compile.ts`;",
