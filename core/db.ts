@@ -1,0 +1,122 @@
+// The one database seam of every service: a Prisma client over PostgreSQL (@prisma/adapter-pg) or
+// over embedded PGlite (pglite-prisma-adapter), optionally migrated first (prisma/migrate.ts).
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaPGlite } from "pglite-prisma-adapter";
+import { PrismaClient } from "../prisma/generated/client.ts";
+import { migratePglite, migratePostgres, splitSchemaParam } from "../prisma/migrate.ts";
+import type { Logger } from "./logger.ts";
+
+export interface Database {
+  prisma: PrismaClient;
+  kind: "pglite" | "postgres";
+  /** Round trip `SELECT 1` through Prisma; resolves to the latency in ms, throws when the database is down. */
+  ping(): Promise<number>;
+  /** Disconnect Prisma and release the pool / shut PGlite down. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** postgres:// or postgresql:// URL (`?schema=name` selects a schema). Unset: PGlite. */
+  url?: string;
+  /** PGlite only: directory of the persistent database (created if missing). Unset: in memory. */
+  dataDir?: string;
+  logger?: Logger;
+  /** Apply pending migrations (prisma/migrations) before returning. */
+  migrate?: boolean;
+  /** PostgreSQL only: connections in the pool (default 10). */
+  poolSize?: number;
+  /** PGlite only: use this instance instead of creating one (e.g. loaded from a dumped data dir). Closed by close(). */
+  pglite?: PGlite;
+}
+
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  return options.url ? openPostgres(options.url, options) : openPglite(options);
+}
+
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<Database> {
+  const { logger } = options;
+  const { connectionString, schema } = splitSchemaParam(url);
+  if (options.migrate) await migratePostgres(url, { logger });
+
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: 5_000,
+    // adapter-pg ignores `?schema=`; its `schema` option qualifies Prisma's queries, and the
+    // search_path makes raw queries (`$queryRaw`) land in the same schema.
+    ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
+  });
+  pool.on("error", (error) => logger?.warn({ err: error }, "idle PostgreSQL connection failed"));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+
+  logger?.info({ kind: "postgres", host: safeHost(connectionString), schema: schema ?? "public" }, "database opened");
+  let closed: Promise<void> | undefined;
+  return {
+    prisma,
+    kind: "postgres",
+    ping: () => ping(prisma),
+    close() {
+      closed ??= (async () => {
+        await prisma.$disconnect().catch(() => undefined);
+        await pool.end();
+      })();
+      return closed;
+    },
+  };
+}
+
+async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
+  const { logger } = options;
+  let db = options.pglite;
+  if (!db) {
+    if (options.dataDir) {
+      const dataDir = resolve(options.dataDir);
+      mkdirSync(dataDir, { recursive: true });
+      db = await PGlite.create({ dataDir });
+    } else {
+      db = await PGlite.create();
+    }
+  }
+  const pglite = db;
+  if (options.migrate) await migratePglite(pglite, { logger });
+
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  logger?.info({ kind: "pglite", dataDir: options.dataDir ? resolve(options.dataDir) : "memory" }, "database opened");
+  let closed: Promise<void> | undefined;
+  return {
+    prisma,
+    kind: "pglite",
+    ping: () => ping(prisma),
+    close() {
+      closed ??= (async () => {
+        await prisma.$disconnect().catch(() => undefined);
+        if (!pglite.closed) await pglite.close();
+      })();
+      return closed;
+    },
+  };
+}
+
+async function ping(prisma: PrismaClient): Promise<number> {
+  const started = performance.now();
+  await prisma.$queryRaw`SELECT 1`;
+  return performance.now() - started;
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** host:port/database of a URL, without credentials, for logs. */
+function safeHost(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
+  } catch {
+    return "?";
+  }
+}

@@ -1,0 +1,230 @@
+// Test harness: every DB test gets its own isolated, migrated, empty database.
+//
+// TEST_DB=postgres → a fresh PostgreSQL database on TEST_DATABASE_URL's server (default the local
+//   one), created with CREATE DATABASE … TEMPLATE from a migrated template database and dropped
+//   on close(). The template is named after a hash of the migrations, built once under an
+//   advisory lock (concurrent vitest workers wait for the first one), and replaced when the
+//   migrations change.
+// otherwise → PGlite in memory, started from a dump of a migrated instance (~0.5 s instead of an
+//   initdb each time). The dump is cached in node_modules/.cache/bet-api-test/, keyed by the
+//   migrations and the PGlite version.
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
+import { openDatabase, type Database } from "../core/db.ts";
+import { migratePglite, migratePostgres, readMigrations } from "../prisma/migrate.ts";
+
+export type TestDatabase = Database & { url?: string };
+
+export const DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** Databases this harness creates start with these prefixes (handy to clean up after a crash). */
+export const TEST_DATABASE_PREFIX = "bet_api_test_";
+export const TEMPLATE_DATABASE_PREFIX = "bet_api_tpl_";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const CACHE_DIR = join(ROOT, "node_modules", ".cache", "bet-api-test");
+/** Advisory lock serialising template creation across vitest workers (any constant works). */
+const TEMPLATE_LOCK_KEY = 0x62657474;
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  return process.env.TEST_DB === "postgres" ? createPostgresTestDatabase() : createPgliteTestDatabase();
+}
+
+/** Short hash of the migrations (names + checksums): the template's identity. */
+function migrationsHash(): string {
+  const text = readMigrations()
+    .map((m) => `${m.name}:${m.checksum}`)
+    .join("\n");
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PGlite
+// ---------------------------------------------------------------------------------------------
+
+let pgliteTemplate: Promise<Uint8Array> | undefined;
+
+function pgliteVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "node_modules", "@electric-sql", "pglite", "package.json"), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+async function buildPgliteTemplate(file: string): Promise<Uint8Array> {
+  const db = await PGlite.create();
+  try {
+    await migratePglite(db);
+    const dump = await db.dumpDataDir("none");
+    const bytes = new Uint8Array(await dump.arrayBuffer());
+    mkdirSync(CACHE_DIR, { recursive: true });
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, file); // atomic: concurrent workers never read a half-written dump
+    return bytes;
+  } finally {
+    await db.close();
+  }
+}
+
+/** The dumped data directory of a migrated PGlite (memoised per module, cached on disk). */
+export function migratedPgliteDump(): Promise<Uint8Array> {
+  pgliteTemplate ??= (async () => {
+    const file = join(CACHE_DIR, `pglite-${pgliteVersion()}-${migrationsHash()}.tar`);
+    if (existsSync(file)) return new Uint8Array(readFileSync(file));
+    return buildPgliteTemplate(file);
+  })();
+  return pgliteTemplate;
+}
+
+/** A migrated, empty in-memory PGlite instance. */
+export async function createTestPglite(): Promise<PGlite> {
+  const dump = await migratedPgliteDump();
+  try {
+    return await PGlite.create({ loadDataDir: new Blob([dump]) });
+  } catch (error) {
+    // A corrupt cache file: rebuild it once.
+    const file = join(CACHE_DIR, `pglite-${pgliteVersion()}-${migrationsHash()}.tar`);
+    rmSync(file, { force: true });
+    pgliteTemplate = undefined;
+    const fresh = await migratedPgliteDump();
+    try {
+      return await PGlite.create({ loadDataDir: new Blob([fresh]) });
+    } catch {
+      throw error;
+    }
+  }
+}
+
+async function createPgliteTestDatabase(): Promise<TestDatabase> {
+  const pglite = await createTestPglite();
+  return openDatabase({ pglite });
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL
+// ---------------------------------------------------------------------------------------------
+
+function baseUrl(): string {
+  return process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+}
+
+/** `base` pointing at database `name` (other parameters kept). */
+export function databaseUrl(name: string, base: string = baseUrl()): string {
+  const url = new URL(base);
+  url.pathname = `/${encodeURIComponent(name)}`;
+  return url.toString();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: baseUrl(), application_name: "bet-api-test-harness" });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+let postgresTemplate: Promise<string> | undefined;
+
+/** Name of the migrated template database, creating it when missing (once, across workers). */
+export function migratedPostgresTemplate(): Promise<string> {
+  postgresTemplate ??= withAdmin(async (admin) => {
+    const name = `${TEMPLATE_DATABASE_PREFIX}${migrationsHash()}`;
+    await admin.query("SELECT pg_advisory_lock($1)", [TEMPLATE_LOCK_KEY]);
+    try {
+      const existing = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+      if (existing.rowCount === 0) {
+        // Build under a temporary name and rename at the end: a crash never leaves a half-migrated
+        // database under the template's name.
+        const building = `${name}_build`;
+        await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(building)} WITH (FORCE)`);
+        await admin.query(`CREATE DATABASE ${quoteIdent(building)}`);
+        await migratePostgres(databaseUrl(building));
+        await admin.query(`ALTER DATABASE ${quoteIdent(building)} RENAME TO ${quoteIdent(name)}`);
+        // No connections: nothing can block CREATE DATABASE … TEMPLATE.
+        await admin.query(`ALTER DATABASE ${quoteIdent(name)} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+        // Templates of older migration sets are dead weight.
+        const stale = await admin.query<{ datname: string }>(
+          "SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2",
+          [`${TEMPLATE_DATABASE_PREFIX}%`, name],
+        );
+        for (const { datname } of stale.rows) {
+          await admin.query(`ALTER DATABASE ${quoteIdent(datname)} WITH IS_TEMPLATE false`).catch(() => undefined);
+          await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)}`).catch(() => undefined);
+        }
+      }
+      return name;
+    } finally {
+      await admin.query("SELECT pg_advisory_unlock($1)", [TEMPLATE_LOCK_KEY]).catch(() => undefined);
+    }
+  });
+  postgresTemplate.catch(() => {
+    postgresTemplate = undefined;
+  });
+  return postgresTemplate;
+}
+
+/** Create an empty, migrated database from the template; returns its name. */
+export async function createPostgresDatabaseFromTemplate(): Promise<string> {
+  const template = await migratedPostgresTemplate();
+  const name = `${TEST_DATABASE_PREFIX}${process.pid}_${randomBytes(5).toString("hex")}`;
+  await withAdmin(async (admin) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
+        return;
+      } catch (error) {
+        // 55006: "source database is being accessed by other users" — transient.
+        if ((error as { code?: string }).code !== "55006" || attempt >= 40) throw error;
+        await new Promise((r) => setTimeout(r, 25 * attempt));
+      }
+    }
+  });
+  return name;
+}
+
+/** Create an empty (unmigrated) database; returns its name. Drop it with dropPostgresDatabase. */
+export async function createEmptyPostgresDatabase(): Promise<string> {
+  const name = `${TEST_DATABASE_PREFIX}${process.pid}_${randomBytes(5).toString("hex")}`;
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${quoteIdent(name)}`));
+  return name;
+}
+
+export async function dropPostgresDatabase(name: string): Promise<void> {
+  await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+}
+
+async function createPostgresTestDatabase(): Promise<TestDatabase> {
+  const name = await createPostgresDatabaseFromTemplate();
+  const url = databaseUrl(name);
+  let db: Database;
+  try {
+    db = await openDatabase({ url, poolSize: 5 });
+  } catch (error) {
+    await dropPostgresDatabase(name);
+    throw error;
+  }
+  let closed: Promise<void> | undefined;
+  return {
+    ...db,
+    url,
+    close() {
+      closed ??= (async () => {
+        try {
+          await db.close();
+        } finally {
+          await dropPostgresDatabase(name);
+        }
+      })();
+      return closed;
+    },
+  };
+}
