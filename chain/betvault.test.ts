@@ -22,6 +22,7 @@ import {
   type Transport,
   type TransactionReceipt,
   type WalletClient,
+  zeroHash,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,9 +115,9 @@ async function placeWith(
   const betId = await pub.readContract({ ...vault(), functionName: "nextBetId" });
   const clientSeed = toHex(crypto.getRandomValues(new Uint8Array(32)));
   const serverSeed = seedFor(betId, clientSeed, want);
-  await publish(serverSeed);
+  const commitment = await publish(serverSeed);
   const w = wallet(playerIndex);
-  const receipt = await mined(w.writeContract({ ...vault(), functionName: "placeBet", args: [game, clientSeed], value: stake }));
+  const receipt = await mined(w.writeContract({ ...vault(), functionName: "placeBet", args: [game, clientSeed, commitment], value: stake }));
   expect(receipt.status).toBe("success");
   return { betId, serverSeed, clientSeed, game, stake, player: w.account.address, receipt };
 }
@@ -316,7 +317,7 @@ describe("BetVault", () => {
     const simPublish = (from: W, hashes: readonly Hex[]) =>
       pub.simulateContract({ ...vault(), account: from.account, functionName: "publishCommitments", args: [hashes] });
     const simPlace = (from: W, game: string, value: bigint) =>
-      pub.simulateContract({ ...vault(), account: from.account, functionName: "placeBet", args: [game, seed32], value });
+      pub.simulateContract({ ...vault(), account: from.account, functionName: "placeBet", args: [game, seed32, zeroHash], value });
     const simWithdraw = (from: W, amount: bigint) =>
       pub.simulateContract({ ...vault(), account: from.account, functionName: "withdrawBankroll", args: [from.account.address, amount] });
 
@@ -333,7 +334,7 @@ describe("BetVault", () => {
     await testClient.setAutomine(false);
     try {
       const pubHash = await operator.writeContract({ ...vault(), functionName: "publishCommitments", args: [[good]], gas: 200_000n });
-      const betHash = await wallet(0).writeContract({ ...vault(), functionName: "placeBet", args: ["coinflip", seed32], value: 1000n, gas: 300_000n });
+      const betHash = await wallet(0).writeContract({ ...vault(), functionName: "placeBet", args: ["coinflip", seed32, zeroHash], value: 1000n, gas: 300_000n });
       await testClient.mine({ blocks: 1 });
       expect((await mined(pubHash)).status).toBe("success");
       const betReceipt = await mined(betHash);
@@ -353,9 +354,16 @@ describe("BetVault", () => {
     const w = await mined(operator.writeContract({ ...vault(), functionName: "withdrawBankroll", args: [operator.account.address, parseEther("1")] }));
     expect(w.status).toBe("success");
     expect(await pub.readContract({ ...vault(), functionName: "freeBankroll" })).toBe(free - parseEther("1"));
-    // the queued commitment is consumed by the next bet (left pending)
-    const ok = await mined(wallet(0).writeContract({ ...vault(), functionName: "placeBet", args: ["coinflip", seed32], value: 1000n }));
+    // A bet pinned to another commitment than the queue head reverts; pinned to the head it goes through.
+    const other = fieldToBytes32(serverSeedCommitment(++seedCounter));
+    await expect(
+      pub.simulateContract({ ...vault(), account: wallet(0).account, functionName: "placeBet", args: ["coinflip", seed32, other], value: 1000n }),
+    ).rejects.toThrow(/CommitmentMismatch/);
+    const ok = await mined(wallet(0).writeContract({ ...vault(), functionName: "placeBet", args: ["coinflip", seed32, good], value: 1000n }));
     expect(ok.status).toBe("success");
+    const placed = parseEventLogs({ abi: betVaultAbi, eventName: "BetPlaced", logs: ok.logs })[0];
+    expect(placed?.args.serverSeedHash).toBe(good);
+    expect(placed?.args.betId).toBe(await pub.readContract({ ...vault(), functionName: "nextCommitment" })); // betId = index + 1
   });
 
   it("defers a payout the player cannot receive (or re-enters for) and lets it be claimed", async () => {

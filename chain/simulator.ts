@@ -21,6 +21,7 @@ import {
   type Transport,
   type WalletClient,
   toHex,
+  zeroHash,
 } from "viem";
 import { createNonceManager, privateKeyToAccount } from "viem/accounts";
 import { jsonRpc } from "viem/nonce";
@@ -281,7 +282,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
       const stake = (rng.bigintIn(minStake, maxStake) / 10n ** 9n) * 10n ** 9n || minStake;
       const clientSeed = toHex(rng.bytes(32));
       sends.push(
-        pick.w.writeContract({ ...vault, functionName: "placeBet", args: [game, clientSeed], value: stake, gas: 300_000n }),
+        pick.w.writeContract({ ...vault, functionName: "placeBet", args: [game, clientSeed, zeroHash], value: stake, gas: 300_000n }),
       );
     }
     const placedHashes = await Promise.allSettled(sends);

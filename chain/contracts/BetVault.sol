@@ -17,9 +17,15 @@ interface IGroth16Verifier {
 /// @notice Flow:
 ///  1. The operator publishes server-seed commitments (Poseidon(serverSeed), a BN254 field element)
 ///     in advance: `publishCommitments`. They form a FIFO queue.
-///  2. A player calls `placeBet(game, clientSeed)` with the stake as msg.value. The bet takes the
-///     oldest unused commitment, which must have been published in an EARLIER block (so the operator
-///     cannot pick a seed after seeing the client seed in the same block).
+///  2. A player calls `placeBet(game, clientSeed, expectedServerSeedHash)` with the stake as
+///     msg.value. The bet takes the oldest unused commitment, which must have been published in an
+///     EARLIER block (the operator cannot pick a seed after seeing the client seed). Bets and
+///     commitments are consumed one-to-one, so bet id = commitment index + 1. A player who passes
+///     the current queue head as `expectedServerSeedHash` pins both the seed and the bet id: if
+///     anything else is mined first the bet reverts instead of landing on another (seed, betId)
+///     pair. With bytes32(0) the bet takes whatever is next (no collisions between concurrent
+///     players, but whoever can insert bets ahead of it, the operator included, chooses among the
+///     queued pairs).
 ///  3. The operator proves outcome = Poseidon(serverSeed, betId, clientSeed mod p) for the committed
 ///     seed and calls `settleBet`; the contract builds the public signals itself from the stored bet,
 ///     requires the verifier to accept, derives won/payout from the game's fixed rule and pays.
@@ -122,6 +128,7 @@ contract BetVault {
     error InsufficientBankroll();
     error NoCommitment();
     error CommitmentTooFresh();
+    error CommitmentMismatch();
     error BadCommitment();
     error NotPending();
     error Expired();
@@ -180,7 +187,13 @@ contract BetVault {
 
     // ------------------------------------------------------------------------------------ players
 
-    function placeBet(string calldata game, bytes32 clientSeed) external payable nonReentrant returns (uint256 betId) {
+    /// @param expectedServerSeedHash bytes32(0), or the commitment this bet must take (see above).
+    function placeBet(string calldata game, bytes32 clientSeed, bytes32 expectedServerSeedHash)
+        external
+        payable
+        nonReentrant
+        returns (uint256 betId)
+    {
         uint256 gi = gameIndex[keccak256(bytes(game))];
         require(gi != 0, UnknownGame());
         require(msg.value > 0, ZeroStake());
@@ -193,6 +206,7 @@ contract BetVault {
         require(ci < commitments.length, NoCommitment());
         Commitment memory c = commitments[ci];
         require(c.publishedBlock < block.number, CommitmentTooFresh());
+        require(expectedServerSeedHash == bytes32(0) || expectedServerSeedHash == c.hash, CommitmentMismatch());
         nextCommitment = ci + 1;
 
         betId = nextBetId++;

@@ -4,7 +4,7 @@ pragma solidity ^0.8.28;
 /// TEST ONLY (compiled by chain/betvault.test.ts, not deployed anywhere): a contract player whose
 /// receive() accepts, rejects, or tries to re-enter the vault, to exercise deferred payouts.
 interface IBetVaultForTest {
-    function placeBet(string calldata game, bytes32 clientSeed) external payable returns (uint256);
+    function placeBet(string calldata game, bytes32 clientSeed, bytes32 expectedServerSeedHash) external payable returns (uint256);
     function claimCredit() external;
 }
 
@@ -27,7 +27,7 @@ contract TestPlayer {
     }
 
     function place(string calldata game, bytes32 clientSeed) external payable returns (uint256) {
-        return vault.placeBet{value: msg.value}(game, clientSeed);
+        return vault.placeBet{value: msg.value}(game, clientSeed, bytes32(0));
     }
 
     function claim() external {
