@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../core/db.ts";
 import { Prisma } from "./generated/client.ts";
 import {
   MigrationError,
@@ -283,6 +284,30 @@ describe.runIf(kind === "postgres")("PostgreSQL only", () => {
     } finally {
       await client.end();
       await db.close();
+    }
+  });
+
+  it("honours ?schema= in the URL: migrator, Prisma queries, raw queries and the CLI use that schema", async () => {
+    const name = await createEmptyPostgresDatabase();
+    const url = `${databaseUrl(name)}?schema=app`;
+    const db = await openDatabase({ url, migrate: true });
+    const client = new pg.Client({ connectionString: databaseUrl(name) });
+    await client.connect();
+    try {
+      await db.prisma.network.create({ data: { chainId: 5n, name: "in-app", confirmations: 1, verificationKeyJson: "{}", verificationKeySha256: "00" } });
+      const [viaRaw] = await db.prisma.$queryRaw<[{ n: number }]>`SELECT count(*)::int AS n FROM "Network"`;
+      expect(viaRaw.n).toBe(1);
+      const { rows } = await client.query<{ app: number; pub: string | null; migrations: string | null }>(
+        `SELECT (SELECT count(*)::int FROM app."Network") AS app, to_regclass('public."Network"')::text AS pub,
+                to_regclass('app."_prisma_migrations"')::text AS migrations`,
+      );
+      expect(rows[0]).toEqual({ app: 1, pub: null, migrations: "app._prisma_migrations" });
+      const status = await prismaCli(["migrate", "status"], url);
+      expect(status.stdout).toContain("Database schema is up to date!");
+    } finally {
+      await client.end();
+      await db.close();
+      await dropPostgresDatabase(name);
     }
   });
 

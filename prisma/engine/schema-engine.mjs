@@ -1,20 +1,32 @@
 #!/usr/bin/env node
-// Offline stand-in for Prisma's native `schema-engine` binary.
+// Offline stand-in for Prisma's native `schema-engine` binary (PostgreSQL only).
 //
 // The Prisma CLI (7.x) spawns `schema-engine` with
 //   --datamodels <file> [--datamodels <file> ...] --datasource '{"url":…,"shadowDatabaseUrl":…}'
 // and then talks JSON-RPC 2.0 over stdio (one JSON object per line; responses on stdout, logs as
-// JSON lines on stderr; the engine may send a `print` request back to the CLI). It also runs
-//   schema-engine --datasource '{"url":…}' cli can-connect-to-database | create-database
-// and `schema-engine --version`.
+// JSON lines on stderr; the engine sends `print` requests back to the CLI for `migrate diff`).
+// It also runs `schema-engine --datasource '{"url":…}' cli can-connect-to-database|create-database`
+// (to create a missing database) and `schema-engine --version`.
 //
 // This program implements that protocol and delegates every RPC to `@prisma/schema-engine-wasm`
-// (the same Rust engine compiled to WebAssembly), which reaches PostgreSQL through a JS driver
-// adapter (`@prisma/adapter-pg`). Point `PRISMA_SCHEMA_ENGINE_BINARY` at this file to use it
-// (scripts/prisma-cli.ts does so when the variable is unset). PostgreSQL only.
+// (the same Rust engine compiled to WebAssembly, version-matched to the CLI), which reaches the
+// database through a JS driver adapter (`@prisma/adapter-pg`). Point PRISMA_SCHEMA_ENGINE_BINARY
+// at this file (scripts/prisma-cli.ts does so when the variable is unset).
 //
-// Debug: SCHEMA_ENGINE_SHIM_DEBUG=1 logs every request/response to stderr (the CLI shows stderr
-// with `DEBUG=prisma:schemaEngine*`), SCHEMA_ENGINE_SHIM_LOG=<file> appends them to a file.
+// Shadow database: `shadowDatabaseUrl` when configured (its schema is emptied first); otherwise a
+// temporary `prisma_migrate_shadow_db_<uuid>` database on the main server, dropped afterwards;
+// with no datasource URL at all, or shadowDatabaseUrl = "pglite:memory", an in-memory PGlite.
+//
+// Work-arounds for the WASM engine / adapters as of 7.10 (each explained where it is done):
+// - adapter-pg cannot read the `"char"` type the engine's describer selects → reported as text;
+// - adapter-pg's executeScript splits scripts on every `;` → scripts are sent whole;
+// - evaluateDataLoss/createMigration have no shadow-database factory → cache primed, retried;
+// - the shadow database is described without the schema's preview features, which breaks
+//   `partialIndexes` → migrations are replayed and diffed through a second engine instance.
+//
+// Debug: SCHEMA_ENGINE_SHIM_DEBUG=1 logs every request/response to stderr (the CLI shows the
+// engine's stderr with DEBUG="prisma:schemaEngine*"); SCHEMA_ENGINE_SHIM_LOG=<file> appends
+// them to a file.
 
 import { randomUUID } from "node:crypto";
 import { appendFileSync, readFileSync } from "node:fs";
@@ -194,7 +206,11 @@ async function endPool(pool) {
 async function connectAdapter(url, onDispose) {
   const Factory = await adapterPg();
   const { config, schema } = pgConfigFromUrl(url);
-  const pool = newPool(config);
+  // With `?schema=`: unqualified names in migration scripts must land in that schema too.
+  const pool = newPool(schema ? { ...config, options: `-c search_path=${quoteIdent(schema)}` } : config);
+  if (schema && schema !== "public") {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`).catch((error) => trace(`create schema: ${error.message}`));
+  }
   const factory = new Factory(pool, schema ? { schema } : undefined);
   const adapter = await factory.connect();
   return patchAdapter(adapter, async () => {
