@@ -1,10 +1,12 @@
 // Runs the Prisma CLI with the offline schema engine (prisma/engine/schema-engine.mjs) unless
 // PRISMA_SCHEMA_ENGINE_BINARY is already set (e.g. to a native engine), so that every command —
 // generate, migrate dev/diff/deploy/status/reset, db push/execute — works without internet.
+// PRISMA_OFFLINE_ENGINE=0 leaves the variable alone: the CLI then downloads the native engine.
 //
 //   tsx scripts/prisma-cli.ts migrate status
 //   tsx scripts/prisma-cli.ts migrate dev --create-only --name add_x
 import { spawn } from "node:child_process";
+import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -14,7 +16,7 @@ const cli = fileURLToPath(new URL("../node_modules/prisma/build/index.js", impor
 /** The environment the Prisma CLI should run with (exported for tests and tools). */
 export function prismaEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = { ...base };
-  if (!env.PRISMA_SCHEMA_ENGINE_BINARY) env.PRISMA_SCHEMA_ENGINE_BINARY = shim;
+  if (!env.PRISMA_SCHEMA_ENGINE_BINARY && env.PRISMA_OFFLINE_ENGINE !== "0") env.PRISMA_SCHEMA_ENGINE_BINARY = shim;
   // No telemetry/update pings: they only time out here.
   env.CHECKPOINT_DISABLE ??= "1";
   env.PRISMA_HIDE_UPDATE_MESSAGE ??= "1";
@@ -40,4 +42,4 @@ function main(): void {
   });
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) main();
