@@ -81,6 +81,9 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   });
 
   let stderrTail = "";
+  child.on("error", (error) => {
+    stderrTail += `\nspawn error: ${error.message}`;
+  });
   child.stderr?.on("data", (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-2000);
   });
@@ -117,6 +120,10 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
       reject(new Error(`anvil exited before ready (code ${code}, signal ${signal}): ${stderrTail}`));
+    });
+    child.once("error", (error) => {
+      clearTimeout(timer);
+      reject(new Error(`anvil failed to start: ${error.message}`));
     });
   }).catch(async (error: unknown) => {
     await stop();
