@@ -296,6 +296,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
     for (const receipt of placedReceipts) {
       if (!receipt || receipt.status !== "success") {
         report.failed++;
+        counters.failed++;
         continue;
       }
       for (const ev of parseEventLogs({ abi: betVaultAbi, eventName: "BetPlaced", logs: receipt.logs })) {
