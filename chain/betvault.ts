@@ -3,10 +3,11 @@
  * rules, the event signatures, and the conversions between the proof as snarkjs produces it and the
  * proof as `settleBet` takes it / `BetSettled` carries it.
  */
-import { keccak256, toBytes, toHex, type Hex } from "viem";
+import { keccak256, toBytes, type Hex } from "viem";
 
-/** BN254 scalar field order p: every public signal of the circuit is below it. */
-export const FIELD_SIZE = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
+/** BN254 scalar field order p, the client-seed mapping and commitments as bytes32: the circuit's own rules. */
+export { FIELD_MODULUS as FIELD_SIZE, clientSeedToField, fieldToBytes32 } from "../zk/groth16.ts";
+import { clientSeedToField } from "../zk/groth16.ts";
 export const BPS = 10_000n;
 /** Gas for a settleBet transaction. Never estimate it: the verifier returns false when out of gas. */
 export const SETTLE_GAS = 600_000n;
@@ -22,11 +23,6 @@ export const GAME_IDS = Object.keys(GAMES) as GameId[];
 
 export function isGameId(game: string): game is GameId {
   return Object.hasOwn(GAMES, game);
-}
-
-/** The circuit's clientSeedField public signal: uint256(clientSeed) mod p. */
-export function clientSeedToField(clientSeed: Hex): bigint {
-  return BigInt(clientSeed) % FIELD_SIZE;
 }
 
 export function betResult(game: GameId, outcome: bigint, stake: bigint): { won: boolean; payout: bigint } {
@@ -121,12 +117,6 @@ export function fromSnarkjsProof(proof: SnarkjsProof): SolidityProof {
 /** Public signals as the contract builds them: [outcome, serverSeedHash, betId, clientSeedField]. */
 export function publicSignalsOf(bet: { outcome: bigint; serverSeedHash: Hex; betId: bigint; clientSeed: Hex }): string[] {
   return [bet.outcome, BigInt(bet.serverSeedHash), bet.betId, clientSeedToField(bet.clientSeed)].map((v) => v.toString(10));
-}
-
-/** A field element as the contract stores a commitment (bytes32). */
-export function fieldToBytes32(value: bigint): Hex {
-  if (value < 0n || value >= FIELD_SIZE) throw new Error("not a field element");
-  return toHex(value, { size: 32 });
 }
 
 /** BetVault.Status as returned by getBet(). */

@@ -117,7 +117,7 @@ export function clientSeedToField(clientSeedHex: string): bigint {
 }
 
 /** A field element as bytes32: lowercase `0x` + 64 hex digits. */
-export function fieldToBytes32(value: bigint): string {
+export function fieldToBytes32(value: bigint): `0x${string}` {
   if (!isFieldElement(value)) throw new RangeError("value must be a field element (0 <= x < p)");
   return `0x${value.toString(16).padStart(64, "0")}`;
 }

@@ -1,0 +1,50 @@
+import { z } from "zod";
+
+// Every environment variable the services read, parsed once at start-up. `.env.example` lists
+// them with these defaults; only `main.ts` files and scripts call `loadConfig`.
+
+const port = z.coerce.number().int().min(0).max(65535);
+const positiveInt = z.coerce.number().int().positive();
+const optionalUrl = z.string().url().optional().or(z.literal("").transform(() => undefined));
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  PORT: port.default(4000),
+  DATABASE_URL: optionalUrl.refine((url) => !url || /^postgres(ql)?:\/\//.test(url), "DATABASE_URL must be a postgres:// URL"),
+  DATA_DIR: z.string().min(1).default("./.data"),
+  REDIS_URL: optionalUrl.refine((url) => !url || /^rediss?:\/\//.test(url), "REDIS_URL must be a redis:// URL"),
+  SUPERGRAPH_PATH: z.string().min(1).default("./supergraph.graphql"),
+  NETWORKS_SUBGRAPH_URL: optionalUrl,
+  RESULTS_SUBGRAPH_URL: optionalUrl,
+  HISTORY_SUBGRAPH_URL: optionalUrl,
+  MAX_BODY_BYTES: positiveInt.default(64 * 1024),
+  HEALTH_MAX_LAG_BLOCKS: positiveInt.default(64),
+  HEALTH_MAX_STALENESS_SECONDS: positiveInt.default(300),
+  DEMO_BETS: z.coerce.number().int().min(0).default(120),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+/** Subgraph routing URLs from the environment override those in the supergraph. */
+export function subgraphUrlOverrides(config: Config): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  if (config.NETWORKS_SUBGRAPH_URL) overrides.networks = config.NETWORKS_SUBGRAPH_URL;
+  if (config.RESULTS_SUBGRAPH_URL) overrides.results = config.RESULTS_SUBGRAPH_URL;
+  if (config.HISTORY_SUBGRAPH_URL) overrides.history = config.HISTORY_SUBGRAPH_URL;
+  return overrides;
+}

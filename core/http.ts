@@ -1,0 +1,123 @@
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { HeaderMap, type ApolloServer, type BaseContext } from "@apollo/server";
+import { ErrorCode } from "./errors.ts";
+
+// A small HTTP front for Apollo Server (what `startStandaloneServer` does, plus the things a public
+// endpoint needs): a hard body limit answered with 413 before parsing, clear JSON for malformed
+// bodies, extra routes such as /health, and keep-alive tuned for a gateway in front.
+
+export type RouteHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+export interface GraphQLHttpOptions<TContext extends BaseContext> {
+  server: ApolloServer<TContext>;
+  context: (req: IncomingMessage) => Promise<TContext>;
+  maxBodyBytes: number;
+  graphqlPath?: string;
+  routes?: Record<string, RouteHandler>;
+}
+
+export class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, error: HttpError): void {
+  sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.code } }] });
+}
+
+async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > maxBytes) throw new HttpError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than ${maxBytes} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new HttpError(413, "PAYLOAD_TOO_LARGE", `Request body is larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+function parseJsonBody(text: string, contentType: string | undefined): unknown {
+  if (!text) return undefined;
+  if (!contentType || !/^application\/(graphql-response\+)?json\b/i.test(contentType)) return text;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, "BAD_REQUEST", "Request body is not valid JSON");
+  }
+}
+
+export function createGraphQLRequestListener<TContext extends BaseContext>(options: GraphQLHttpOptions<TContext>) {
+  const graphqlPath = options.graphqlPath ?? "/graphql";
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    try {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const route = options.routes?.[url.pathname];
+      if (route) return await route(req, res);
+      if (url.pathname !== graphqlPath) throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
+
+      const headers = new HeaderMap();
+      for (const [key, value] of Object.entries(req.headers)) {
+        if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
+      }
+      const method = (req.method ?? "GET").toUpperCase();
+      const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
+      const response = await options.server.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method, headers, search: url.search, body },
+        context: () => options.context(req),
+      });
+      for (const [key, value] of response.headers) res.setHeader(key, value);
+      res.statusCode = response.status ?? 200;
+      if (response.body.kind === "complete") {
+        res.end(response.body.string);
+        return;
+      }
+      for await (const chunk of response.body.asyncIterator) res.write(chunk);
+      res.end();
+    } catch (error) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
+    }
+  };
+}
+
+export interface RunningHttpServer {
+  server: http.Server;
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Listens on host:port (port 0 picks a free one) and resolves once bound. */
+export async function listen(listener: http.RequestListener, host: string, port: number): Promise<RunningHttpServer> {
+  // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 }, listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    server,
+    port: address.port,
+    url: `http://${shownHost}:${address.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

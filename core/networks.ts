@@ -1,0 +1,73 @@
+import type { Database } from "./db.ts";
+import { InputError } from "./errors.ts";
+
+/** What every subgraph needs to know of a network on a hot path: it exists, and how deep its head is. */
+export interface NetworkEntry {
+  chainId: number;
+  name: string;
+  confirmations: number;
+  headBlock: bigint | null;
+  finalizedBlock: bigint | null;
+}
+
+/**
+ * A process-wide view of the indexed networks, refreshed at most every `ttlMs` (one small query)
+ * so that checking a chainId or computing confirmations never costs a query per request. Heads
+ * may be up to `ttlMs` old: `confirmations` can lag by that much, never run ahead.
+ */
+export class NetworkDirectory {
+  private snapshot: Map<number, NetworkEntry> | undefined;
+  private loadedAt = 0;
+  private loading: Promise<Map<number, NetworkEntry>> | undefined;
+
+  constructor(private readonly db: Database, private readonly ttlMs = 1000) {}
+
+  async all(): Promise<Map<number, NetworkEntry>> {
+    if (this.snapshot && Date.now() - this.loadedAt < this.ttlMs) return this.snapshot;
+    this.loading ??= this.load().finally(() => {
+      this.loading = undefined;
+    });
+    return this.loading;
+  }
+
+  async get(chainId: number | bigint): Promise<NetworkEntry | undefined> {
+    return (await this.all()).get(Number(chainId));
+  }
+
+  /** The network, or BAD_USER_INPUT naming the argument: an unknown chainId is malformed input. */
+  async require(chainId: number, argumentName = "chainId"): Promise<NetworkEntry> {
+    const entry = await this.get(chainId);
+    if (!entry) throw new InputError(`Unknown chainId ${chainId}: see networkConfigs for the indexed networks`, { argumentName });
+    return entry;
+  }
+
+  private async load(): Promise<Map<number, NetworkEntry>> {
+    const rows = await this.db.prisma.network.findMany({
+      select: { chainId: true, name: true, confirmations: true, cursor: { select: { headBlock: true, finalizedBlock: true } } },
+    });
+    const snapshot = new Map<number, NetworkEntry>();
+    for (const row of rows) {
+      snapshot.set(Number(row.chainId), {
+        chainId: Number(row.chainId),
+        name: row.name,
+        confirmations: row.confirmations,
+        headBlock: row.cursor?.headBlock ?? null,
+        finalizedBlock: row.cursor?.finalizedBlock ?? null,
+      });
+    }
+    this.snapshot = snapshot;
+    this.loadedAt = Date.now();
+    return snapshot;
+  }
+}
+
+/**
+ * Depth of a bet's latest state change: blocks from it to the head, counting its own block (a change
+ * in the head block has 1). Final once the change is at or below the network's finalized block.
+ */
+export function betDepth(lastChangeBlock: bigint, network: NetworkEntry | undefined): { confirmations: bigint; finalized: boolean } {
+  const head = network?.headBlock ?? null;
+  const confirmations = head !== null && head >= lastChangeBlock ? head - lastChangeBlock + 1n : 0n;
+  const finalized = network?.finalizedBlock != null && lastChangeBlock <= network.finalizedBlock;
+  return { confirmations, finalized };
+}

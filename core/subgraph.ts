@@ -1,0 +1,93 @@
+import { readFileSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import { ApolloServer, type BaseContext } from "@apollo/server";
+import { buildSubgraphSchema } from "@apollo/subgraph";
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/resolverMap.js";
+import { parse, type DocumentNode } from "graphql";
+import { createErrorFormatter } from "./errors.ts";
+import { createGraphQLRequestListener, listen, type RunningHttpServer } from "./http.ts";
+import type { SubgraphDeps } from "./context.ts";
+import type { Logger } from "./logger.ts";
+
+/** The SDL file is the subgraph's contract; it is read, never embedded in code. */
+export function loadSdl(url: URL): DocumentNode {
+  return parse(readFileSync(url, "utf8"));
+}
+
+export interface SubgraphOptions<TContext extends BaseContext> {
+  name: string;
+  typeDefs: DocumentNode;
+  /** The codegen-typed resolver map of the subgraph (`Resolvers` from its generated types). */
+  resolvers: object;
+  /** Builds a fresh context (with its request-scoped DataLoaders) for every request. */
+  context: () => TContext;
+  logger: Logger;
+  production: boolean;
+  maxBodyBytes?: number;
+}
+
+export interface Subgraph<TContext extends BaseContext> {
+  name: string;
+  server: ApolloServer<TContext>;
+  listen(host: string, port: number): Promise<RunningHttpServer>;
+  stop(): Promise<void>;
+}
+
+/** One way to build every subgraph: Federation schema, shared error masking, shared HTTP front. */
+export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
+  const logger = options.logger.child({ subgraph: options.name });
+  const server = new ApolloServer<TContext>({
+    schema: buildSubgraphSchema({
+      typeDefs: options.typeDefs,
+      // Codegen's `Resolvers` is stricter than Apollo's loose resolver map; this is the one cast.
+      resolvers: options.resolvers as GraphQLResolverMap<unknown>,
+    }),
+    formatError: createErrorFormatter({ production: options.production, logger }),
+    includeStacktraceInErrorResponses: false,
+    logger,
+  });
+  let http: RunningHttpServer | undefined;
+  let started: Promise<void> | undefined;
+  return {
+    name: options.name,
+    server,
+    async listen(host, port) {
+      started ??= server.start();
+      await started;
+      const listener = createGraphQLRequestListener<TContext>({
+        server,
+        maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+        context: async (_req: IncomingMessage) => options.context(),
+      });
+      http = await listen(listener, host, port);
+      logger.info({ url: `${http.url}/graphql` }, "subgraph listening");
+      return http;
+    },
+    async stop() {
+      await http?.close();
+      await server.stop();
+    },
+  };
+}
+
+/** A subgraph's whole definition: its SDL file, its resolvers and how a request's context is made. */
+export function defineSubgraph<TContext extends BaseContext>(definition: {
+  name: string;
+  sdl: URL;
+  resolvers: object;
+  createContext: (deps: SubgraphDeps) => TContext;
+}) {
+  const typeDefs = loadSdl(definition.sdl);
+  return Object.assign(
+    (deps: SubgraphDeps) =>
+      createSubgraph<TContext>({
+        name: definition.name,
+        typeDefs,
+        resolvers: definition.resolvers,
+        context: () => definition.createContext(deps),
+        logger: deps.logger,
+        production: deps.production,
+      }),
+    { typeDefs, subgraphName: definition.name },
+  );
+}

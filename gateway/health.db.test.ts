@@ -1,0 +1,80 @@
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { composeSupergraph } from "../core/supergraph.ts";
+import { startTestStack, type TestStack } from "../test/stack.ts";
+
+const FULL_HEALTH = `{ health { status version uptimeSeconds checks { name status latencyMs detail } } }`;
+
+let t: TestStack;
+let dir: string;
+let supergraphPath: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "gateway-"));
+  supergraphPath = join(dir, "supergraph.graphql");
+  copyFileSync("supergraph.graphql", supergraphPath);
+  t = await startTestStack({ bets: 120 }, { supergraphPath });
+});
+afterAll(async () => {
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("health", () => {
+  it("GET /health returns exactly the health query's full selection", async () => {
+    const [viaHttp, viaGraphQL] = await Promise.all([fetch(`${t.url}/health`), t.gql<{ health: unknown }>(FULL_HEALTH)]);
+    expect(viaHttp.status).toBe(200);
+    expect(viaHttp.headers.get("cache-control")).toBe("no-store");
+    expect(await viaHttp.json()).toEqual(viaGraphQL.data!.health);
+  });
+
+  it("checks the database, every subgraph and every network's indexer", async () => {
+    const { data } = await t.gql<{ health: { status: string; version: string; checks: { name: string; status: string; latencyMs: number | null }[] } }>(FULL_HEALTH);
+    const health = data!.health;
+    expect(health.status).toBe("OK");
+    expect(health.version).toBe(JSON.parse(readFileSync("package.json", "utf8")).version);
+    expect(health.checks.map((c) => `${c.name}=${c.status}`)).toEqual([
+      "database=OK", "subgraph:history=OK", "subgraph:networks=OK", "subgraph:results=OK", "indexer:devnet=OK", "indexer:localnet=OK",
+    ]);
+    expect(health.checks[0]!.latencyMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it("degrades when an indexer falls behind or goes quiet", async () => {
+    await t.db.prisma.indexingCursor.update({ where: { chainId: 1337n }, data: { updatedAt: new Date(Date.now() - 3600_000) } });
+    await t.db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { headBlock: { increment: 500 } } });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the report cache
+    const response = await fetch(`${t.url}/health`);
+    const report = (await response.json()) as { status: string; checks: { name: string; status: string; detail: string }[] };
+    expect(response.status).toBe(200);
+    expect(report.status).toBe("DEGRADED");
+    expect(report.checks.find((c) => c.name === "indexer:devnet")).toMatchObject({ status: "DEGRADED", detail: expect.stringMatching(/^stale/) });
+    expect(report.checks.find((c) => c.name === "indexer:localnet")).toMatchObject({ status: "DEGRADED", detail: expect.stringMatching(/^behind the head: lag 50\d blocks/) });
+    const { data } = await t.gql<{ networkConfigs: { indexing: { lagBlocks: number } }[] }>(`{ networkConfigs(chainId: 31337) { indexing { lagBlocks } } }`);
+    expect(data!.networkConfigs[0]!.indexing.lagBlocks).toBeGreaterThanOrEqual(500);
+  });
+});
+
+describe("supergraph file", () => {
+  it("is reloaded without restart when it changes", async () => {
+    const before = await t.gql(`{ pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`);
+    expect(before.data).toEqual({ pendingBetCount: 0 });
+
+    const history = readFileSync("subgraphs/history/history.graphql", "utf8");
+    const withoutCount = history.replace(/\n  "How many of the wallet's bets are PENDING[^\n]*\n  pendingBetCount\([^\n]*\n/, "\n");
+    expect(withoutCount).not.toContain("pendingBetCount");
+    const composed = composeSupergraph({ history: withoutCount });
+    expect(composed.errors).toBeUndefined();
+    writeFileSync(supergraphPath, composed.supergraphSdl!);
+
+    let after: Awaited<ReturnType<typeof t.gql>> | undefined;
+    for (let i = 0; i < 50; i++) {
+      after = await t.gql(`{ pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`);
+      if (after.errors) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(after!.errors![0]!.extensions!.code).toBe("GRAPHQL_VALIDATION_FAILED");
+    expect((await t.gql(`{ networkConfigs { chainId } }`)).data).toBeTruthy();
+  });
+});

@@ -1,0 +1,5 @@
+import type { HealthMonitor } from "./report.ts";
+
+export interface HealthContext {
+  health: HealthMonitor;
+}

@@ -1,0 +1,16 @@
+import { buildSubgraphSchema } from "@apollo/subgraph";
+import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/resolverMap.js";
+import { loadSdl } from "../../core/subgraph.ts";
+import type { Resolvers } from "./generated/resolvers-types.ts";
+import type { HealthMonitor } from "./report.ts";
+
+export const healthTypeDefs = loadSdl(new URL("./health.graphql", import.meta.url));
+
+/** The `health` subgraph, executed in the gateway process through a LocalGraphQLDataSource. */
+export function createHealthSchema(health: HealthMonitor) {
+  const resolvers: Resolvers = {
+    Query: { health: () => health.report() },
+  };
+  // Codegen's `Resolvers` is stricter than Apollo's loose resolver map.
+  return buildSubgraphSchema({ typeDefs: healthTypeDefs, resolvers: resolvers as GraphQLResolverMap<unknown> });
+}

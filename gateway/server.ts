@@ -1,0 +1,135 @@
+import { readFileSync, watch, type FSWatcher } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { ApolloServer } from "@apollo/server";
+import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
+import type { Database } from "../core/db.ts";
+import { createErrorFormatter } from "../core/errors.ts";
+import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer } from "../core/http.ts";
+import type { Logger } from "../core/logger.ts";
+import { createHealthSchema } from "./health/schema.ts";
+import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
+import { SubgraphDataSource } from "./subgraph-source.ts";
+
+export const HEALTH_SUBGRAPH = "health";
+
+export interface GatewayDeps {
+  db: Database;
+  logger: Logger;
+  production: boolean;
+  version: string;
+  supergraphPath: string;
+  /** Routing URLs by subgraph name that replace the supergraph's own (per environment). */
+  subgraphUrls?: Record<string, string>;
+  redis?: { ping(): Promise<unknown> };
+  maxBodyBytes: number;
+  health: { maxLagBlocks: number; maxStalenessSeconds: number };
+}
+
+export interface Gateway {
+  health: HealthMonitor;
+  listen(host: string, port: number): Promise<RunningHttpServer>;
+  stop(): Promise<void>;
+}
+
+function readSupergraph(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    throw new Error(`Cannot read the supergraph at ${path}: run \`npm run schema:compose\` (the gateway never composes at start-up)`);
+  }
+}
+
+/** Subgraph name → routing URL, as written in the supergraph's `join__Graph` enum. */
+export function supergraphRoutingUrls(supergraphSdl: string): Record<string, string> {
+  const urls: Record<string, string> = {};
+  for (const match of supergraphSdl.matchAll(/@join__graph\(name:\s*"([^"]+)",\s*url:\s*"([^"]*)"\)/g)) {
+    urls[match[1]!] = match[2]!;
+  }
+  return urls;
+}
+
+export function createGateway(deps: GatewayDeps): Gateway {
+  const logger = deps.logger.child({ service: "gateway" });
+  let routing = supergraphRoutingUrls(readSupergraph(deps.supergraphPath));
+  const urlOf = (name: string, url: string | undefined) => deps.subgraphUrls?.[name] ?? url ?? "";
+
+  const health = createHealthMonitor({
+    db: deps.db,
+    version: deps.version,
+    logger,
+    redis: deps.redis,
+    maxLagBlocks: deps.health.maxLagBlocks,
+    maxStalenessSeconds: deps.health.maxStalenessSeconds,
+    subgraphUrls: () =>
+      Object.fromEntries(Object.entries(routing).filter(([name]) => name !== HEALTH_SUBGRAPH).map(([name, url]) => [name, urlOf(name, url)])),
+  });
+  const healthSchema = createHealthSchema(health);
+
+  let watcher: FSWatcher | undefined;
+  const gateway = new ApolloGateway({
+    logger,
+    // The supergraph is a build output (npm run schema:compose); the gateway loads the committed
+    // file and hot-swaps it when the file changes, never composing or introspecting itself.
+    supergraphSdl: async ({ update }) => {
+      const initial = readSupergraph(deps.supergraphPath);
+      let current = initial;
+      watcher = watch(deps.supergraphPath, { persistent: false }, () => {
+        let next: string;
+        try {
+          next = readFileSync(deps.supergraphPath, "utf8");
+        } catch {
+          return; // mid-replace; the next event carries the new file
+        }
+        if (next === current || next.trim() === "") return;
+        try {
+          update(next);
+          current = next;
+          routing = supergraphRoutingUrls(next);
+          logger.info({ path: deps.supergraphPath }, "supergraph reloaded");
+        } catch (error) {
+          logger.error({ err: error }, "supergraph update rejected; keeping the previous one");
+        }
+      });
+      return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
+    },
+    buildService: ({ name, url }) =>
+      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url)),
+  });
+
+  const server = new ApolloServer({
+    gateway,
+    formatError: createErrorFormatter({ production: deps.production, logger }),
+    includeStacktraceInErrorResponses: false,
+    // A public, read-only API with no cookies or credentials: nothing for CSRF to steal, and GET
+    // queries must work from plain links and CDNs.
+    csrfPrevention: false,
+    allowBatchedHttpRequests: false,
+    logger,
+  });
+
+  const healthRoute = async (_req: IncomingMessage, res: ServerResponse) => {
+    const report = await health.report();
+    sendJson(res, report.status === "DOWN" ? 503 : 200, report, { "cache-control": "no-store" });
+  };
+
+  let http: RunningHttpServer | undefined;
+  return {
+    health,
+    async listen(host, port) {
+      await server.start();
+      const listener = createGraphQLRequestListener({
+        server,
+        maxBodyBytes: deps.maxBodyBytes,
+        context: async () => ({}),
+        routes: { "/health": healthRoute },
+      });
+      http = await listen(listener, host, port);
+      logger.info({ url: `${http.url}/graphql` }, "gateway listening");
+      return http;
+    },
+    async stop() {
+      await http?.close();
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+import type { Bet, Prisma } from "../../prisma/generated/client.ts";
+
+// Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
+export type BetModel = Bet;
+export type NetworkRefModel = { chainId: bigint | number };
+export interface BetEdgeModel {
+  cursor: string;
+  node: BetModel;
+}
+export interface BetConnectionModel {
+  rows: BetModel[];
+  hasNextPage: boolean;
+  /** The wallet + filter condition without the page bound, for `totalCount`. */
+  where: Prisma.BetWhereInput;
+  cursorFor(bet: BetModel): string;
+}

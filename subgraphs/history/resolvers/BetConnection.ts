@@ -1,0 +1,12 @@
+import type { BetConnectionResolvers } from "../generated/resolvers-types.ts";
+
+export const BetConnection: BetConnectionResolvers = {
+  edges: (page) => page.rows.map((node) => ({ cursor: page.cursorFor(node), node })),
+  nodes: (page) => page.rows,
+  pageInfo: (page) => {
+    const last = page.rows.at(-1);
+    return { hasNextPage: page.hasNextPage, endCursor: last ? page.cursorFor(last) : null };
+  },
+  // Only counted when asked for: the count walks the wallet's index range.
+  totalCount: (page, _args, ctx) => ctx.db.prisma.bet.count({ where: page.where }),
+};

@@ -1,0 +1,13 @@
+import { scalarResolvers } from "../../../core/scalars.ts";
+import type { Resolvers } from "../generated/resolvers-types.ts";
+import { Bet } from "./Bet.ts";
+import { BetConnection } from "./BetConnection.ts";
+import { pendingBetCount } from "./Query/pendingBetCount.ts";
+import { playerBets } from "./Query/playerBets.ts";
+
+export const resolvers: Resolvers = {
+  ...scalarResolvers,
+  Query: { playerBets, pendingBetCount },
+  Bet,
+  BetConnection,
+};

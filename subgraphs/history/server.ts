@@ -1,0 +1,10 @@
+import { defineSubgraph } from "../../core/subgraph.ts";
+import { createHistoryContext } from "./context.ts";
+import { resolvers } from "./resolvers/index.ts";
+
+export const createHistorySubgraph = defineSubgraph({
+  name: "history",
+  sdl: new URL("./history.graphql", import.meta.url),
+  resolvers,
+  createContext: createHistoryContext,
+});

@@ -1,0 +1,11 @@
+import type { QueryResolvers } from "../../generated/resolvers-types.ts";
+import { networkConfigInclude } from "../../mappers.ts";
+
+export const networkConfigs: QueryResolvers["networkConfigs"] = async (_parent, { chainId }, ctx) => {
+  if (chainId != null) {
+    await ctx.networks.require(chainId);
+    const row = await ctx.networkById.load(chainId);
+    return row ? [row] : [];
+  }
+  return ctx.db.prisma.network.findMany({ include: networkConfigInclude, orderBy: { chainId: "asc" } });
+};

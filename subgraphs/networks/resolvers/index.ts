@@ -1,0 +1,14 @@
+import { scalarResolvers } from "../../../core/scalars.ts";
+import type { Resolvers } from "../generated/resolvers-types.ts";
+import { IndexingStatus } from "./IndexingStatus.ts";
+import { NetworkConfig } from "./NetworkConfig.ts";
+import { networkConfigs } from "./Query/networkConfigs.ts";
+import { VerificationKey } from "./VerificationKey.ts";
+
+export const resolvers: Resolvers = {
+  ...scalarResolvers,
+  Query: { networkConfigs },
+  NetworkConfig,
+  VerificationKey,
+  IndexingStatus,
+};

@@ -1,0 +1,14 @@
+import { ChainIdScalar, UInt256Scalar } from "../../../core/scalars.ts";
+import type { Resolvers } from "../generated/resolvers-types.ts";
+import { Bet } from "./Bet.ts";
+import { BetResult, Groth16Proof } from "./BetResult.ts";
+import { betResult, betResults } from "./Query/betResults.ts";
+
+export const resolvers: Resolvers = {
+  ChainId: ChainIdScalar,
+  UInt256: UInt256Scalar,
+  Query: { betResult, betResults },
+  Bet,
+  BetResult,
+  Groth16Proof,
+};
