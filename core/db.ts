@@ -31,6 +31,16 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** PGlite only: use this instance instead of creating one (e.g. loaded from a dumped data dir). Closed by close(). */
   pglite?: PGlite;
+  /** Called with every SQL statement Prisma sends (tests count round trips with it). */
+  onQuery?: (sql: string) => void;
+}
+
+/** A Prisma client over a driver adapter, emitting query events only when someone listens. */
+function createClient(adapter: PrismaPg | PrismaPGlite, onQuery: OpenDatabaseOptions["onQuery"]): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
+  client.$on("query", (event) => onQuery(event.query));
+  return client;
 }
 
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
@@ -51,7 +61,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
   });
   pool.on("error", (error) => logger?.warn({ err: error }, "idle PostgreSQL connection failed"));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+  const prisma = createClient(new PrismaPg(pool, schema ? { schema } : undefined), options.onQuery);
 
   logger?.info({ kind: "postgres", host: safeHost(connectionString), schema: schema ?? "public" }, "database opened");
   let closed: Promise<void> | undefined;
@@ -84,7 +94,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
   const pglite = db;
   if (options.migrate) await migratePglite(pglite, { logger });
 
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(pglite) });
+  const prisma = createClient(new PrismaPGlite(pglite), options.onQuery);
   logger?.info({ kind: "pglite", dataDir: options.dataDir ? resolve(options.dataDir) : "memory" }, "database opened");
   let closed: Promise<void> | undefined;
   return {

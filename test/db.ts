@@ -30,8 +30,13 @@ const CACHE_DIR = join(ROOT, "node_modules", ".cache", "bet-api-test");
 /** Advisory lock serialising template creation across vitest workers (any constant works). */
 const TEMPLATE_LOCK_KEY = 0x62657474;
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  return process.env.TEST_DB === "postgres" ? createPostgresTestDatabase() : createPgliteTestDatabase();
+export interface TestDatabaseOptions {
+  /** Called with every SQL statement Prisma sends. */
+  onQuery?: (sql: string) => void;
+}
+
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
+  return process.env.TEST_DB === "postgres" ? createPostgresTestDatabase(options) : createPgliteTestDatabase(options);
 }
 
 /** Short hash of the migrations (names + checksums): the template's identity. */
@@ -98,9 +103,9 @@ export async function createTestPglite(): Promise<PGlite> {
   }
 }
 
-async function createPgliteTestDatabase(): Promise<TestDatabase> {
+async function createPgliteTestDatabase(options: TestDatabaseOptions): Promise<TestDatabase> {
   const pglite = await createTestPglite();
-  return openDatabase({ pglite });
+  return openDatabase({ pglite, onQuery: options.onQuery });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,12 +207,12 @@ export async function dropPostgresDatabase(name: string): Promise<void> {
   await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
 }
 
-async function createPostgresTestDatabase(): Promise<TestDatabase> {
+async function createPostgresTestDatabase(options: TestDatabaseOptions): Promise<TestDatabase> {
   const name = await createPostgresDatabaseFromTemplate();
   const url = databaseUrl(name);
   let db: Database;
   try {
-    db = await openDatabase({ url, poolSize: 5 });
+    db = await openDatabase({ url, poolSize: 5, onQuery: options.onQuery });
   } catch (error) {
     await dropPostgresDatabase(name);
     throw error;

@@ -24,12 +24,12 @@ export interface TestStack {
 /** An isolated database with the fixture set, the three subgraphs and the gateway on loopback. */
 export async function startTestStack(
   fixtures: Partial<Omit<FixtureOptions, "proofCache">> = {},
-  options: { production?: boolean; supergraphPath?: string } = {},
+  options: { production?: boolean; supergraphPath?: string; onQuery?: (sql: string) => void; networkTtlMs?: number } = {},
 ): Promise<TestStack> {
-  const db = await createTestDatabase();
+  const db = await createTestDatabase({ onQuery: options.onQuery });
   const summary = await seedFixtures(db, { bets: 120, ...fixtures, proofCache: readProofCache() });
   const stack = await startStack({
-    deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db), production: options.production ?? false },
+    deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production: options.production ?? false },
     host: "127.0.0.1",
     port: 0,
     version: SERVICE_VERSION,

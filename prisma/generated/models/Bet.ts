@@ -1407,7 +1407,7 @@ export type $BetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
 export type BetGetPayload<S extends boolean | null | undefined | BetDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$BetPayload, S>
 
 export type BetCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<BetFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
+  Omit<BetFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
     select?: BetCountAggregateInputType | true
   }
 
@@ -1872,6 +1872,7 @@ export type BetFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Filter, which Bet to fetch.
    */
   where: Prisma.BetWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1894,6 +1895,7 @@ export type BetFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensions.In
    * Filter, which Bet to fetch.
    */
   where: Prisma.BetWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1946,6 +1948,7 @@ export type BetFindFirstArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1998,6 +2001,7 @@ export type BetFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2050,6 +2054,7 @@ export type BetFindManyArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2072,6 +2077,7 @@ export type BetCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * The data needed to create a Bet.
    */
   data: Prisma.XOR<Prisma.BetCreateInput, Prisma.BetUncheckedCreateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2132,6 +2138,7 @@ export type BetUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * Choose, which Bet to update.
    */
   where: Prisma.BetWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2210,6 +2217,7 @@ export type BetUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * In case the Bet was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.BetUpdateInput, Prisma.BetUncheckedUpdateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2232,6 +2240,7 @@ export type BetDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * Filter which Bet to delete.
    */
   where: Prisma.BetWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

@@ -529,7 +529,7 @@ export type $BetUpdatePayload<ExtArgs extends runtime.Types.Extensions.InternalA
 export type BetUpdateGetPayload<S extends boolean | null | undefined | BetUpdateDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$BetUpdatePayload, S>
 
 export type BetUpdateCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<BetUpdateFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
+  Omit<BetUpdateFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
     select?: BetUpdateCountAggregateInputType | true
   }
 
@@ -974,6 +974,7 @@ export type BetUpdateFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Filter, which BetUpdate to fetch.
    */
   where: Prisma.BetUpdateWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -992,6 +993,7 @@ export type BetUpdateFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensi
    * Filter, which BetUpdate to fetch.
    */
   where: Prisma.BetUpdateWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1040,6 +1042,7 @@ export type BetUpdateFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1088,6 +1091,7 @@ export type BetUpdateFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1136,6 +1140,7 @@ export type BetUpdateFindManyArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1154,6 +1159,7 @@ export type BetUpdateCreateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * The data needed to create a BetUpdate.
    */
   data: Prisma.XOR<Prisma.BetUpdateCreateInput, Prisma.BetUpdateUncheckedCreateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1206,6 +1212,7 @@ export type BetUpdateUpdateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Choose, which BetUpdate to update.
    */
   where: Prisma.BetUpdateWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1276,6 +1283,7 @@ export type BetUpdateUpsertArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * In case the BetUpdate was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.BetUpdateUpdateInput, Prisma.BetUpdateUncheckedUpdateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1294,6 +1302,7 @@ export type BetUpdateDeleteArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Filter which BetUpdate to delete.
    */
   where: Prisma.BetUpdateWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

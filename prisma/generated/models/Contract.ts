@@ -526,7 +526,7 @@ export type $ContractPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
 export type ContractGetPayload<S extends boolean | null | undefined | ContractDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$ContractPayload, S>
 
 export type ContractCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<ContractFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
+  Omit<ContractFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
     select?: ContractCountAggregateInputType | true
   }
 
@@ -971,6 +971,7 @@ export type ContractFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Filter, which Contract to fetch.
    */
   where: Prisma.ContractWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -993,6 +994,7 @@ export type ContractFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    * Filter, which Contract to fetch.
    */
   where: Prisma.ContractWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1045,6 +1047,7 @@ export type ContractFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1097,6 +1100,7 @@ export type ContractFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extension
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1149,6 +1153,7 @@ export type ContractFindManyArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1171,6 +1176,7 @@ export type ContractCreateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * The data needed to create a Contract.
    */
   data: Prisma.XOR<Prisma.ContractCreateInput, Prisma.ContractUncheckedCreateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1231,6 +1237,7 @@ export type ContractUpdateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Choose, which Contract to update.
    */
   where: Prisma.ContractWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1309,6 +1316,7 @@ export type ContractUpsertArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * In case the Contract was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.ContractUpdateInput, Prisma.ContractUncheckedUpdateInput>
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1331,6 +1339,7 @@ export type ContractDeleteArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Filter which Contract to delete.
    */
   where: Prisma.ContractWhereUniqueInput
+  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

@@ -1,0 +1,36 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestStack, type TestStack } from "../../test/stack.ts";
+
+// betResults of 100 ids costs one SQL statement in each subgraph the query reaches: DataLoader
+// batches every id of a request, and the bet and its result come back from one joined query.
+
+const statements: string[] = [];
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack({ bets: 120 }, { onQuery: (sql) => statements.push(sql), networkTtlMs: 600_000 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe("betResults batching", () => {
+  it("answers 100 ids across three subgraphs with one statement per subgraph", async () => {
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) {
+      betId player status network { name } result { outcome proof { piA verified } } } }`;
+    const ids = Array.from({ length: 100 }, (_, i) => String(i + 1));
+    await t.gql(query, { ids }); // warms the process-wide network directory (kept for the whole test)
+    statements.length = 0;
+    const { data, errors } = await t.gql<{ betResults: ({ betId: string } | null)[] }>(query, { ids });
+    expect(errors).toBeUndefined();
+    expect(data!.betResults.filter(Boolean).length).toBeGreaterThan(50);
+
+    const touching = (table: string) => statements.filter((sql) => new RegExp(`FROM "(public"\\.")?${table}"`).test(sql));
+    // results: bets joined with their results, one statement for all 100 ids
+    expect(statements.filter((sql) => sql.includes('"BetResult"'))).toHaveLength(1);
+    // history: the 100 entity references in one statement
+    expect(touching("Bet").filter((sql) => !sql.includes('"BetResult"'))).toHaveLength(1);
+    // networks: the distinct network references in one statement
+    expect(touching("Network")).toHaveLength(1);
+    expect(statements).toHaveLength(3);
+  });
+});
