@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { ApolloServer, type BaseContext } from "@apollo/server";
+import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/resolverMap.js";
 import { parse, type DocumentNode } from "graphql";
@@ -44,6 +45,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
     }),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
+    // No Apollo usage reporting here: federated traces would only cost time per request.
+    plugins: [ApolloServerPluginInlineTraceDisabled()],
     logger,
   });
   let http: RunningHttpServer | undefined;

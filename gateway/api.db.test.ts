@@ -70,6 +70,24 @@ describe("betResult / betResults", () => {
     expect(await snarkjs.groth16.verify(vk, proof.publicSignals, snarkProof)).toBe(true);
     expect(proof.solidityCalldata).toBe(await snarkjs.groth16.exportSolidityCallData(snarkProof, proof.publicSignals));
     expect(proof.publicSignals[2]).toBe(sample.betId);
+    // The outcome served is exactly the proven public signal, all 254 bits of it.
+    expect((data!.betResult.result as unknown as { outcome: string }).outcome).toBe(proof.publicSignals[0]);
+  });
+
+  it("serves 256-bit integers exactly, from every subgraph", async () => {
+    const max = ((1n << 256n) - 1n).toString();
+    const betId = (1n << 255n).toString();
+    const existing = await t.db.prisma.bet.findFirstOrThrow({ where: { status: "SETTLED", chainId: 31337n }, include: { result: true } });
+    const { result, ...bet } = existing;
+    await t.db.prisma.bet.create({ data: { ...bet, betId, stake: max, placedLogIndex: 999 } });
+    await t.db.prisma.betResult.create({
+      data: { ...result!, betId, outcome: max, payout: max, proof: result!.proof as object },
+    });
+    const { data, errors } = await t.gql<{ betResult: { betId: string; stake: string; result: { outcome: string; payout: string } } }>(
+      `{ betResult(chainId: 31337, betId: "${betId}") { betId stake result { outcome payout } } }`,
+    );
+    expect(errors).toBeUndefined();
+    expect(data!.betResult).toEqual({ betId, stake: max, result: { outcome: max, payout: max } });
   });
 
   it("returns null for an unknown bet, and result null unless settled", async () => {

@@ -31,6 +31,6 @@ describe("betResults batching", () => {
     expect(touching("Bet").filter((sql) => !sql.includes('"BetResult"'))).toHaveLength(1);
     // networks: the distinct network references in one statement
     expect(touching("Network")).toHaveLength(1);
-    expect(statements).toHaveLength(3);
+    expect(statements, statements.join("\n---\n")).toHaveLength(3);
   });
 });

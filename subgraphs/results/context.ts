@@ -1,5 +1,6 @@
 import DataLoader from "dataloader";
 import type { SubgraphDeps } from "../../core/context.ts";
+import { Prisma } from "../../prisma/generated/client.ts";
 import type { BetRefModel, BetResultModel } from "./mappers.ts";
 
 export interface ResultsContext extends SubgraphDeps {
@@ -11,21 +12,34 @@ export function betKey(ref: BetRefModel): string {
   return `${ref.chainId}:${ref.betId}`;
 }
 
+type Row = Omit<BetResultModel, "won" | "verified"> & { key: string; won: boolean | null; verified: boolean | null };
+
+/**
+ * One statement for a whole batch: the bets LEFT JOIN their results. Prisma's relation joins go
+ * through JSON, which turns 256-bit numerics into floats; this query casts them to text instead.
+ */
+async function loadBetsWithResults(deps: SubgraphDeps, keys: readonly string[]) {
+  const pairs = keys.map((key) => {
+    const [chainId, betId] = key.split(":") as [string, string];
+    return Prisma.sql`(${BigInt(chainId)}::bigint, ${betId}::numeric)`;
+  });
+  const rows = await deps.db.prisma.$queryRaw<Row[]>`
+    SELECT b."chainId"::text || ':' || b."betId"::text AS key,
+           r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof",
+           r."publicSignals", r."solidityCalldata", r."verified"
+    FROM "Bet" b
+    LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"
+    WHERE (b."chainId", b."betId") IN (${Prisma.join(pairs)})`;
+  const byKey = new Map(rows.map((row) => {
+    const result: BetResultModel | null = row.won === null ? null : {
+      outcome: row.outcome, won: row.won, payout: row.payout, proof: row.proof, publicSignals: row.publicSignals,
+      solidityCalldata: row.solidityCalldata, verified: row.verified ?? false,
+    };
+    return [row.key, { result }];
+  }));
+  return keys.map((key) => byKey.get(key) ?? null);
+}
+
 export function createResultsContext(deps: SubgraphDeps): ResultsContext {
-  return {
-    ...deps,
-    betWithResult: new DataLoader(async (keys) => {
-      const idsByChain = new Map<string, string[]>();
-      for (const key of keys) {
-        const [chainId, betId] = key.split(":") as [string, string];
-        idsByChain.set(chainId, [...(idsByChain.get(chainId) ?? []), betId]);
-      }
-      const rows = await deps.db.prisma.bet.findMany({
-        where: { OR: [...idsByChain].map(([chainId, betIds]) => ({ chainId: BigInt(chainId), betId: { in: betIds } })) },
-        select: { chainId: true, betId: true, result: true },
-      });
-      const byKey = new Map(rows.map((row) => [`${row.chainId}:${row.betId.toFixed(0)}`, { result: row.result }]));
-      return keys.map((key) => byKey.get(key) ?? null);
-    }),
-  };
+  return { ...deps, betWithResult: new DataLoader((keys) => loadBetsWithResults(deps, keys)) };
 }

@@ -1,12 +1,24 @@
-import type { BetResult } from "../../prisma/generated/client.ts";
+// Resolvers receive rows; these are the shapes, named after the GraphQL types they back.
 
-// Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
 /** A bet known to exist; its result is loaded (batched) only when asked for. */
 export interface BetRefModel {
   chainId: number;
   betId: string;
 }
-export type BetResultModel = BetResult;
+
+/**
+ * A `BetResult` row as the results query reads it: uint256 columns cast to text in SQL, so no
+ * driver or JSON step can turn them into floating point on the way.
+ */
+export interface BetResultModel {
+  outcome: string;
+  won: boolean;
+  payout: string;
+  proof: SnarkjsProof;
+  publicSignals: string[];
+  solidityCalldata: string;
+  verified: boolean;
+}
 
 /** snarkjs's proof layout as stored in `BetResult.proof`. */
 export interface SnarkjsProof {

@@ -86,14 +86,6 @@ export const NetworkScalarFieldEnum = {
 export type NetworkScalarFieldEnum = (typeof NetworkScalarFieldEnum)[keyof typeof NetworkScalarFieldEnum]
 
 
-export const RelationLoadStrategy = {
-  query: 'query',
-  join: 'join'
-} as const
-
-export type RelationLoadStrategy = (typeof RelationLoadStrategy)[keyof typeof RelationLoadStrategy]
-
-
 export const ContractScalarFieldEnum = {
   chainId: 'chainId',
   name: 'name',

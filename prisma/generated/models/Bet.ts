@@ -1407,7 +1407,7 @@ export type $BetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
 export type BetGetPayload<S extends boolean | null | undefined | BetDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$BetPayload, S>
 
 export type BetCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<BetFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<BetFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: BetCountAggregateInputType | true
   }
 
@@ -1872,7 +1872,6 @@ export type BetFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Filter, which Bet to fetch.
    */
   where: Prisma.BetWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1895,7 +1894,6 @@ export type BetFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensions.In
    * Filter, which Bet to fetch.
    */
   where: Prisma.BetWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1948,7 +1946,6 @@ export type BetFindFirstArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2001,7 +1998,6 @@ export type BetFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2054,7 +2050,6 @@ export type BetFindManyArgs<ExtArgs extends runtime.Types.Extensions.InternalArg
    * Filter by unique combinations of Bets.
    */
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2077,7 +2072,6 @@ export type BetCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * The data needed to create a Bet.
    */
   data: Prisma.XOR<Prisma.BetCreateInput, Prisma.BetUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2138,7 +2132,6 @@ export type BetUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * Choose, which Bet to update.
    */
   where: Prisma.BetWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2217,7 +2210,6 @@ export type BetUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * In case the Bet was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.BetUpdateInput, Prisma.BetUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -2240,7 +2232,6 @@ export type BetDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs 
    * Filter which Bet to delete.
    */
   where: Prisma.BetWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

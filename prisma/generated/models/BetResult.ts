@@ -650,7 +650,7 @@ export type $BetResultPayload<ExtArgs extends runtime.Types.Extensions.InternalA
 export type BetResultGetPayload<S extends boolean | null | undefined | BetResultDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$BetResultPayload, S>
 
 export type BetResultCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<BetResultFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<BetResultFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: BetResultCountAggregateInputType | true
   }
 
@@ -1100,7 +1100,6 @@ export type BetResultFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Filter, which BetResult to fetch.
    */
   where: Prisma.BetResultWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1123,7 +1122,6 @@ export type BetResultFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensi
    * Filter, which BetResult to fetch.
    */
   where: Prisma.BetResultWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1176,7 +1174,6 @@ export type BetResultFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Filter by unique combinations of BetResults.
    */
   distinct?: Prisma.BetResultScalarFieldEnum | Prisma.BetResultScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1229,7 +1226,6 @@ export type BetResultFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    * Filter by unique combinations of BetResults.
    */
   distinct?: Prisma.BetResultScalarFieldEnum | Prisma.BetResultScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1282,7 +1278,6 @@ export type BetResultFindManyArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter by unique combinations of BetResults.
    */
   distinct?: Prisma.BetResultScalarFieldEnum | Prisma.BetResultScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1305,7 +1300,6 @@ export type BetResultCreateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * The data needed to create a BetResult.
    */
   data: Prisma.XOR<Prisma.BetResultCreateInput, Prisma.BetResultUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1366,7 +1360,6 @@ export type BetResultUpdateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Choose, which BetResult to update.
    */
   where: Prisma.BetResultWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1445,7 +1438,6 @@ export type BetResultUpsertArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * In case the BetResult was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.BetResultUpdateInput, Prisma.BetResultUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1468,7 +1460,6 @@ export type BetResultDeleteArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Filter which BetResult to delete.
    */
   where: Prisma.BetResultWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

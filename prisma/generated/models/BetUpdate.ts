@@ -529,7 +529,7 @@ export type $BetUpdatePayload<ExtArgs extends runtime.Types.Extensions.InternalA
 export type BetUpdateGetPayload<S extends boolean | null | undefined | BetUpdateDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$BetUpdatePayload, S>
 
 export type BetUpdateCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<BetUpdateFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<BetUpdateFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: BetUpdateCountAggregateInputType | true
   }
 
@@ -974,7 +974,6 @@ export type BetUpdateFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Int
    * Filter, which BetUpdate to fetch.
    */
   where: Prisma.BetUpdateWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -993,7 +992,6 @@ export type BetUpdateFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensi
    * Filter, which BetUpdate to fetch.
    */
   where: Prisma.BetUpdateWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1042,7 +1040,6 @@ export type BetUpdateFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1091,7 +1088,6 @@ export type BetUpdateFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1140,7 +1136,6 @@ export type BetUpdateFindManyArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter by unique combinations of BetUpdates.
    */
   distinct?: Prisma.BetUpdateScalarFieldEnum | Prisma.BetUpdateScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1159,7 +1154,6 @@ export type BetUpdateCreateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * The data needed to create a BetUpdate.
    */
   data: Prisma.XOR<Prisma.BetUpdateCreateInput, Prisma.BetUpdateUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1212,7 +1206,6 @@ export type BetUpdateUpdateArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Choose, which BetUpdate to update.
    */
   where: Prisma.BetUpdateWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1283,7 +1276,6 @@ export type BetUpdateUpsertArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * In case the BetUpdate was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.BetUpdateUpdateInput, Prisma.BetUpdateUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1302,7 +1294,6 @@ export type BetUpdateDeleteArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Filter which BetUpdate to delete.
    */
   where: Prisma.BetUpdateWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

@@ -526,7 +526,7 @@ export type $ContractPayload<ExtArgs extends runtime.Types.Extensions.InternalAr
 export type ContractGetPayload<S extends boolean | null | undefined | ContractDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$ContractPayload, S>
 
 export type ContractCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<ContractFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<ContractFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: ContractCountAggregateInputType | true
   }
 
@@ -971,7 +971,6 @@ export type ContractFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Inte
    * Filter, which Contract to fetch.
    */
   where: Prisma.ContractWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -994,7 +993,6 @@ export type ContractFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extensio
    * Filter, which Contract to fetch.
    */
   where: Prisma.ContractWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1047,7 +1045,6 @@ export type ContractFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1100,7 +1097,6 @@ export type ContractFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extension
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1153,7 +1149,6 @@ export type ContractFindManyArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Filter by unique combinations of Contracts.
    */
   distinct?: Prisma.ContractScalarFieldEnum | Prisma.ContractScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1176,7 +1171,6 @@ export type ContractCreateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * The data needed to create a Contract.
    */
   data: Prisma.XOR<Prisma.ContractCreateInput, Prisma.ContractUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1237,7 +1231,6 @@ export type ContractUpdateArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Choose, which Contract to update.
    */
   where: Prisma.ContractWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1316,7 +1309,6 @@ export type ContractUpsertArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * In case the Contract was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.ContractUpdateInput, Prisma.ContractUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1339,7 +1331,6 @@ export type ContractDeleteArgs<ExtArgs extends runtime.Types.Extensions.Internal
    * Filter which Contract to delete.
    */
   where: Prisma.ContractWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

@@ -586,7 +586,7 @@ export type $IndexingCursorPayload<ExtArgs extends runtime.Types.Extensions.Inte
 export type IndexingCursorGetPayload<S extends boolean | null | undefined | IndexingCursorDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$IndexingCursorPayload, S>
 
 export type IndexingCursorCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<IndexingCursorFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<IndexingCursorFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: IndexingCursorCountAggregateInputType | true
   }
 
@@ -1034,7 +1034,6 @@ export type IndexingCursorFindUniqueArgs<ExtArgs extends runtime.Types.Extension
    * Filter, which IndexingCursor to fetch.
    */
   where: Prisma.IndexingCursorWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1057,7 +1056,6 @@ export type IndexingCursorFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Ex
    * Filter, which IndexingCursor to fetch.
    */
   where: Prisma.IndexingCursorWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1110,7 +1108,6 @@ export type IndexingCursorFindFirstArgs<ExtArgs extends runtime.Types.Extensions
    * Filter by unique combinations of IndexingCursors.
    */
   distinct?: Prisma.IndexingCursorScalarFieldEnum | Prisma.IndexingCursorScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1163,7 +1160,6 @@ export type IndexingCursorFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Ext
    * Filter by unique combinations of IndexingCursors.
    */
   distinct?: Prisma.IndexingCursorScalarFieldEnum | Prisma.IndexingCursorScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1216,7 +1212,6 @@ export type IndexingCursorFindManyArgs<ExtArgs extends runtime.Types.Extensions.
    * Filter by unique combinations of IndexingCursors.
    */
   distinct?: Prisma.IndexingCursorScalarFieldEnum | Prisma.IndexingCursorScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1239,7 +1234,6 @@ export type IndexingCursorCreateArgs<ExtArgs extends runtime.Types.Extensions.In
    * The data needed to create a IndexingCursor.
    */
   data: Prisma.XOR<Prisma.IndexingCursorCreateInput, Prisma.IndexingCursorUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1300,7 +1294,6 @@ export type IndexingCursorUpdateArgs<ExtArgs extends runtime.Types.Extensions.In
    * Choose, which IndexingCursor to update.
    */
   where: Prisma.IndexingCursorWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1379,7 +1372,6 @@ export type IndexingCursorUpsertArgs<ExtArgs extends runtime.Types.Extensions.In
    * In case the IndexingCursor was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.IndexingCursorUpdateInput, Prisma.IndexingCursorUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1402,7 +1394,6 @@ export type IndexingCursorDeleteArgs<ExtArgs extends runtime.Types.Extensions.In
    * Filter which IndexingCursor to delete.
    */
   where: Prisma.IndexingCursorWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

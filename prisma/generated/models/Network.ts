@@ -720,7 +720,7 @@ export type $NetworkPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
 export type NetworkGetPayload<S extends boolean | null | undefined | NetworkDefaultArgs> = runtime.Types.Result.GetResult<Prisma.$NetworkPayload, S>
 
 export type NetworkCountArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> =
-  Omit<NetworkFindManyArgs, 'select' | 'include' | 'distinct' | 'omit' | 'relationLoadStrategy'> & {
+  Omit<NetworkFindManyArgs, 'select' | 'include' | 'distinct' | 'omit'> & {
     select?: NetworkCountAggregateInputType | true
   }
 
@@ -1168,7 +1168,6 @@ export type NetworkFindUniqueArgs<ExtArgs extends runtime.Types.Extensions.Inter
    * Filter, which Network to fetch.
    */
   where: Prisma.NetworkWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1191,7 +1190,6 @@ export type NetworkFindUniqueOrThrowArgs<ExtArgs extends runtime.Types.Extension
    * Filter, which Network to fetch.
    */
   where: Prisma.NetworkWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1244,7 +1242,6 @@ export type NetworkFindFirstArgs<ExtArgs extends runtime.Types.Extensions.Intern
    * Filter by unique combinations of Networks.
    */
   distinct?: Prisma.NetworkScalarFieldEnum | Prisma.NetworkScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1297,7 +1294,6 @@ export type NetworkFindFirstOrThrowArgs<ExtArgs extends runtime.Types.Extensions
    * Filter by unique combinations of Networks.
    */
   distinct?: Prisma.NetworkScalarFieldEnum | Prisma.NetworkScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1350,7 +1346,6 @@ export type NetworkFindManyArgs<ExtArgs extends runtime.Types.Extensions.Interna
    * Filter by unique combinations of Networks.
    */
   distinct?: Prisma.NetworkScalarFieldEnum | Prisma.NetworkScalarFieldEnum[]
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1373,7 +1368,6 @@ export type NetworkCreateArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * The data needed to create a Network.
    */
   data: Prisma.XOR<Prisma.NetworkCreateInput, Prisma.NetworkUncheckedCreateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1430,7 +1424,6 @@ export type NetworkUpdateArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Choose, which Network to update.
    */
   where: Prisma.NetworkWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1505,7 +1498,6 @@ export type NetworkUpsertArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * In case the Network was found with the provided `where` argument, update it with this data.
    */
   update: Prisma.XOR<Prisma.NetworkUpdateInput, Prisma.NetworkUncheckedUpdateInput>
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**
@@ -1528,7 +1520,6 @@ export type NetworkDeleteArgs<ExtArgs extends runtime.Types.Extensions.InternalA
    * Filter which Network to delete.
    */
   where: Prisma.NetworkWhereUniqueInput
-  relationLoadStrategy?: Prisma.RelationLoadStrategy
 }
 
 /**

@@ -4,15 +4,15 @@ import type { IndexingStatusResolvers } from "../generated/resolvers-types.ts";
 const NEVER = new Date(0).toISOString();
 
 export const IndexingStatus: IndexingStatusResolvers = {
-  indexedBlock: (network) => network.cursor?.indexedBlock ?? 0n,
-  headBlock: (network) => network.cursor?.headBlock ?? 0n,
-  finalizedBlock: (network) => network.cursor?.finalizedBlock ?? 0n,
-  lagBlocks: (network) => {
-    const cursor = network.cursor;
+  indexedBlock: ({ cursor }) => cursor?.indexedBlock ?? 0n,
+  headBlock: ({ cursor }) => cursor?.headBlock ?? 0n,
+  finalizedBlock: ({ cursor }) => cursor?.finalizedBlock ?? 0n,
+  lagBlocks: (status) => {
+    const cursor = status.cursor;
     if (!cursor || cursor.headBlock <= cursor.indexedBlock) return 0;
     const lag = cursor.headBlock - cursor.indexedBlock;
     return lag > 2_147_483_647n ? 2_147_483_647 : Number(lag);
   },
-  isReady: (network) => network.cursor?.isReady ?? false,
-  updatedAt: (network) => network.cursor?.updatedAt.toISOString() ?? NEVER,
+  isReady: ({ cursor }) => cursor?.isReady ?? false,
+  updatedAt: ({ cursor }) => cursor?.updatedAt.toISOString() ?? NEVER,
 };

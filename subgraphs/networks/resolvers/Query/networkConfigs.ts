@@ -1,5 +1,4 @@
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
-import { networkConfigInclude } from "../../mappers.ts";
 
 export const networkConfigs: QueryResolvers["networkConfigs"] = async (_parent, { chainId }, ctx) => {
   if (chainId != null) {
@@ -7,5 +6,5 @@ export const networkConfigs: QueryResolvers["networkConfigs"] = async (_parent, 
     const row = await ctx.networkById.load(chainId);
     return row ? [row] : [];
   }
-  return ctx.db.prisma.network.findMany({ include: networkConfigInclude, orderBy: { chainId: "asc" } });
+  return ctx.db.prisma.network.findMany({ orderBy: { chainId: "asc" } });
 };
