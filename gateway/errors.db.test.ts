@@ -91,6 +91,17 @@ describe("Apollo's own codes and HTTP errors", () => {
   });
 });
 
+describe("INTERNAL_SERVER_ERROR", () => {
+  it("masks an unexpected failure in production: no message detail, no stack trace", async () => {
+    // A stored proof that lost its fields: resolving piA fails in a way no client input explains.
+    const victim = await t.db.prisma.betResult.findFirstOrThrow({ where: { chainId: 31337n } });
+    await t.db.prisma.betResult.update({ where: { chainId_betId: { chainId: victim.chainId, betId: victim.betId } }, data: { proof: {} } });
+    const response = await t.gql(`{ betResult(chainId: 31337, betId: "${victim.betId.toFixed(0)}") { betId result { proof { piA } } } }`);
+    expect(response.errors![0]).toMatchObject({ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } });
+    expect(JSON.stringify(response)).not.toMatch(/stacktrace|Cannot return null|\.ts:\d+/i);
+  });
+});
+
 // Last: it stops the history subgraph of this file's stack.
 describe("SERVICE_UNAVAILABLE", () => {
   it("names the subgraph that is down, leaks nothing, keeps partial data, and health names it", async () => {
