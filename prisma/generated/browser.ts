@@ -33,6 +33,15 @@ export type Contract = Prisma.ContractModel
  */
 export type IndexingCursor = Prisma.IndexingCursorModel
 /**
+ * Model IndexedBlock
+ * Blocks the indexer has processed that a reorg may still replace (from the finalized block up to
+ * the cursor), with their hashes: a new block whose parent hash is not the stored hash of its
+ * predecessor is a reorg, and the walk back to the common ancestor compares these rows with the
+ * chain. Written in the same transaction as the block's events and the cursor; pruned below the
+ * finalized block.
+ */
+export type IndexedBlock = Prisma.IndexedBlockModel
+/**
  * Model Bet
  * The indexed bet (history subgraph). Every state change keeps its block number and hash so a
  * reorg rolls back with one query.

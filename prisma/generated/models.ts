@@ -11,6 +11,7 @@
 export type * from './models/Network.ts'
 export type * from './models/Contract.ts'
 export type * from './models/IndexingCursor.ts'
+export type * from './models/IndexedBlock.ts'
 export type * from './models/Bet.ts'
 export type * from './models/BetResult.ts'
 export type * from './models/BetUpdate.ts'

@@ -400,6 +400,7 @@ export const ModelName = {
   Network: 'Network',
   Contract: 'Contract',
   IndexingCursor: 'IndexingCursor',
+  IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
@@ -418,7 +419,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "bet" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "bet" | "betResult" | "betUpdate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -641,6 +642,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         count: {
           args: Prisma.IndexingCursorCountArgs<ExtArgs>
           result: runtime.Types.Utils.Optional<Prisma.IndexingCursorCountAggregateOutputType> | number
+        }
+      }
+    }
+    IndexedBlock: {
+      payload: Prisma.$IndexedBlockPayload<ExtArgs>
+      fields: Prisma.IndexedBlockFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.IndexedBlockFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.IndexedBlockFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        findFirst: {
+          args: Prisma.IndexedBlockFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.IndexedBlockFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        findMany: {
+          args: Prisma.IndexedBlockFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>[]
+        }
+        create: {
+          args: Prisma.IndexedBlockCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        createMany: {
+          args: Prisma.IndexedBlockCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.IndexedBlockCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>[]
+        }
+        delete: {
+          args: Prisma.IndexedBlockDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        update: {
+          args: Prisma.IndexedBlockUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        deleteMany: {
+          args: Prisma.IndexedBlockDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.IndexedBlockUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.IndexedBlockUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>[]
+        }
+        upsert: {
+          args: Prisma.IndexedBlockUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$IndexedBlockPayload>
+        }
+        aggregate: {
+          args: Prisma.IndexedBlockAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateIndexedBlock>
+        }
+        groupBy: {
+          args: Prisma.IndexedBlockGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IndexedBlockGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.IndexedBlockCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.IndexedBlockCountAggregateOutputType> | number
         }
       }
     }
@@ -937,6 +1012,15 @@ export const IndexingCursorScalarFieldEnum = {
 } as const
 
 export type IndexingCursorScalarFieldEnum = (typeof IndexingCursorScalarFieldEnum)[keyof typeof IndexingCursorScalarFieldEnum]
+
+
+export const IndexedBlockScalarFieldEnum = {
+  chainId: 'chainId',
+  number: 'number',
+  hash: 'hash'
+} as const
+
+export type IndexedBlockScalarFieldEnum = (typeof IndexedBlockScalarFieldEnum)[keyof typeof IndexedBlockScalarFieldEnum]
 
 
 export const BetScalarFieldEnum = {
@@ -1330,6 +1414,7 @@ export type GlobalOmitConfig = {
   network?: Prisma.NetworkOmit
   contract?: Prisma.ContractOmit
   indexingCursor?: Prisma.IndexingCursorOmit
+  indexedBlock?: Prisma.IndexedBlockOmit
   bet?: Prisma.BetOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit

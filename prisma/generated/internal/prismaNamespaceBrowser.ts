@@ -54,6 +54,7 @@ export const ModelName = {
   Network: 'Network',
   Contract: 'Contract',
   IndexingCursor: 'IndexingCursor',
+  IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
@@ -107,6 +108,15 @@ export const IndexingCursorScalarFieldEnum = {
 } as const
 
 export type IndexingCursorScalarFieldEnum = (typeof IndexingCursorScalarFieldEnum)[keyof typeof IndexingCursorScalarFieldEnum]
+
+
+export const IndexedBlockScalarFieldEnum = {
+  chainId: 'chainId',
+  number: 'number',
+  hash: 'hash'
+} as const
+
+export type IndexedBlockScalarFieldEnum = (typeof IndexedBlockScalarFieldEnum)[keyof typeof IndexedBlockScalarFieldEnum]
 
 
 export const BetScalarFieldEnum = {

@@ -223,6 +223,7 @@ export type NetworkWhereInput = {
   contracts?: Prisma.ContractListRelationFilter
   cursor?: Prisma.XOR<Prisma.IndexingCursorNullableScalarRelationFilter, Prisma.IndexingCursorWhereInput> | null
   bets?: Prisma.BetListRelationFilter
+  blocks?: Prisma.IndexedBlockListRelationFilter
 }
 
 export type NetworkOrderByWithRelationInput = {
@@ -234,6 +235,7 @@ export type NetworkOrderByWithRelationInput = {
   contracts?: Prisma.ContractOrderByRelationAggregateInput
   cursor?: Prisma.IndexingCursorOrderByWithRelationInput
   bets?: Prisma.BetOrderByRelationAggregateInput
+  blocks?: Prisma.IndexedBlockOrderByRelationAggregateInput
 }
 
 export type NetworkWhereUniqueInput = Prisma.AtLeast<{
@@ -248,6 +250,7 @@ export type NetworkWhereUniqueInput = Prisma.AtLeast<{
   contracts?: Prisma.ContractListRelationFilter
   cursor?: Prisma.XOR<Prisma.IndexingCursorNullableScalarRelationFilter, Prisma.IndexingCursorWhereInput> | null
   bets?: Prisma.BetListRelationFilter
+  blocks?: Prisma.IndexedBlockListRelationFilter
 }, "chainId" | "name">
 
 export type NetworkOrderByWithAggregationInput = {
@@ -283,6 +286,7 @@ export type NetworkCreateInput = {
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateInput = {
@@ -294,6 +298,7 @@ export type NetworkUncheckedCreateInput = {
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUpdateInput = {
@@ -305,6 +310,7 @@ export type NetworkUpdateInput = {
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateInput = {
@@ -316,6 +322,7 @@ export type NetworkUncheckedUpdateInput = {
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateManyInput = {
@@ -429,6 +436,20 @@ export type NetworkUpdateOneRequiredWithoutCursorNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.NetworkUpdateToOneWithWhereWithoutCursorInput, Prisma.NetworkUpdateWithoutCursorInput>, Prisma.NetworkUncheckedUpdateWithoutCursorInput>
 }
 
+export type NetworkCreateNestedOneWithoutBlocksInput = {
+  create?: Prisma.XOR<Prisma.NetworkCreateWithoutBlocksInput, Prisma.NetworkUncheckedCreateWithoutBlocksInput>
+  connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutBlocksInput
+  connect?: Prisma.NetworkWhereUniqueInput
+}
+
+export type NetworkUpdateOneRequiredWithoutBlocksNestedInput = {
+  create?: Prisma.XOR<Prisma.NetworkCreateWithoutBlocksInput, Prisma.NetworkUncheckedCreateWithoutBlocksInput>
+  connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutBlocksInput
+  upsert?: Prisma.NetworkUpsertWithoutBlocksInput
+  connect?: Prisma.NetworkWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.NetworkUpdateToOneWithWhereWithoutBlocksInput, Prisma.NetworkUpdateWithoutBlocksInput>, Prisma.NetworkUncheckedUpdateWithoutBlocksInput>
+}
+
 export type NetworkCreateNestedOneWithoutBetsInput = {
   create?: Prisma.XOR<Prisma.NetworkCreateWithoutBetsInput, Prisma.NetworkUncheckedCreateWithoutBetsInput>
   connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutBetsInput
@@ -451,6 +472,7 @@ export type NetworkCreateWithoutContractsInput = {
   verificationKeySha256: string
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutContractsInput = {
@@ -461,6 +483,7 @@ export type NetworkUncheckedCreateWithoutContractsInput = {
   verificationKeySha256: string
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutContractsInput = {
@@ -487,6 +510,7 @@ export type NetworkUpdateWithoutContractsInput = {
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutContractsInput = {
@@ -497,6 +521,7 @@ export type NetworkUncheckedUpdateWithoutContractsInput = {
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateWithoutCursorInput = {
@@ -507,6 +532,7 @@ export type NetworkCreateWithoutCursorInput = {
   verificationKeySha256: string
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutCursorInput = {
@@ -517,6 +543,7 @@ export type NetworkUncheckedCreateWithoutCursorInput = {
   verificationKeySha256: string
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutCursorInput = {
@@ -543,6 +570,7 @@ export type NetworkUpdateWithoutCursorInput = {
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutCursorInput = {
@@ -552,6 +580,67 @@ export type NetworkUncheckedUpdateWithoutCursorInput = {
   verificationKeyJson?: Prisma.StringFieldUpdateOperationsInput | string
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
+  bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
+}
+
+export type NetworkCreateWithoutBlocksInput = {
+  chainId: bigint | number
+  name: string
+  confirmations: number
+  verificationKeyJson: string
+  verificationKeySha256: string
+  contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
+  cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
+  bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+}
+
+export type NetworkUncheckedCreateWithoutBlocksInput = {
+  chainId: bigint | number
+  name: string
+  confirmations: number
+  verificationKeyJson: string
+  verificationKeySha256: string
+  contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
+  cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
+  bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+}
+
+export type NetworkCreateOrConnectWithoutBlocksInput = {
+  where: Prisma.NetworkWhereUniqueInput
+  create: Prisma.XOR<Prisma.NetworkCreateWithoutBlocksInput, Prisma.NetworkUncheckedCreateWithoutBlocksInput>
+}
+
+export type NetworkUpsertWithoutBlocksInput = {
+  update: Prisma.XOR<Prisma.NetworkUpdateWithoutBlocksInput, Prisma.NetworkUncheckedUpdateWithoutBlocksInput>
+  create: Prisma.XOR<Prisma.NetworkCreateWithoutBlocksInput, Prisma.NetworkUncheckedCreateWithoutBlocksInput>
+  where?: Prisma.NetworkWhereInput
+}
+
+export type NetworkUpdateToOneWithWhereWithoutBlocksInput = {
+  where?: Prisma.NetworkWhereInput
+  data: Prisma.XOR<Prisma.NetworkUpdateWithoutBlocksInput, Prisma.NetworkUncheckedUpdateWithoutBlocksInput>
+}
+
+export type NetworkUpdateWithoutBlocksInput = {
+  chainId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  confirmations?: Prisma.IntFieldUpdateOperationsInput | number
+  verificationKeyJson?: Prisma.StringFieldUpdateOperationsInput | string
+  verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
+  contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
+  cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
+  bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+}
+
+export type NetworkUncheckedUpdateWithoutBlocksInput = {
+  chainId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  confirmations?: Prisma.IntFieldUpdateOperationsInput | number
+  verificationKeyJson?: Prisma.StringFieldUpdateOperationsInput | string
+  verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
+  contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
+  cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
@@ -563,6 +652,7 @@ export type NetworkCreateWithoutBetsInput = {
   verificationKeySha256: string
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutBetsInput = {
@@ -573,6 +663,7 @@ export type NetworkUncheckedCreateWithoutBetsInput = {
   verificationKeySha256: string
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutBetsInput = {
@@ -599,6 +690,7 @@ export type NetworkUpdateWithoutBetsInput = {
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutBetsInput = {
@@ -609,6 +701,7 @@ export type NetworkUncheckedUpdateWithoutBetsInput = {
   verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 
@@ -619,11 +712,13 @@ export type NetworkUncheckedUpdateWithoutBetsInput = {
 export type NetworkCountOutputType = {
   contracts: number
   bets: number
+  blocks: number
 }
 
 export type NetworkCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   contracts?: boolean | NetworkCountOutputTypeCountContractsArgs
   bets?: boolean | NetworkCountOutputTypeCountBetsArgs
+  blocks?: boolean | NetworkCountOutputTypeCountBlocksArgs
 }
 
 /**
@@ -650,6 +745,13 @@ export type NetworkCountOutputTypeCountBetsArgs<ExtArgs extends runtime.Types.Ex
   where?: Prisma.BetWhereInput
 }
 
+/**
+ * NetworkCountOutputType without action
+ */
+export type NetworkCountOutputTypeCountBlocksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.IndexedBlockWhereInput
+}
+
 
 export type NetworkSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   chainId?: boolean
@@ -660,6 +762,7 @@ export type NetworkSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   contracts?: boolean | Prisma.Network$contractsArgs<ExtArgs>
   cursor?: boolean | Prisma.Network$cursorArgs<ExtArgs>
   bets?: boolean | Prisma.Network$betsArgs<ExtArgs>
+  blocks?: boolean | Prisma.Network$blocksArgs<ExtArgs>
   _count?: boolean | Prisma.NetworkCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["network"]>
 
@@ -692,6 +795,7 @@ export type NetworkInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   contracts?: boolean | Prisma.Network$contractsArgs<ExtArgs>
   cursor?: boolean | Prisma.Network$cursorArgs<ExtArgs>
   bets?: boolean | Prisma.Network$betsArgs<ExtArgs>
+  blocks?: boolean | Prisma.Network$blocksArgs<ExtArgs>
   _count?: boolean | Prisma.NetworkCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type NetworkIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -703,6 +807,7 @@ export type $NetworkPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     contracts: Prisma.$ContractPayload<ExtArgs>[]
     cursor: Prisma.$IndexingCursorPayload<ExtArgs> | null
     bets: Prisma.$BetPayload<ExtArgs>[]
+    blocks: Prisma.$IndexedBlockPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     chainId: bigint
@@ -1110,6 +1215,7 @@ export interface Prisma__NetworkClient<T, Null = never, ExtArgs extends runtime.
   contracts<T extends Prisma.Network$contractsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$contractsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$ContractPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   cursor<T extends Prisma.Network$cursorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$cursorArgs<ExtArgs>>): Prisma.Prisma__IndexingCursorClient<runtime.Types.Result.GetResult<Prisma.$IndexingCursorPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   bets<T extends Prisma.Network$betsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$betsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BetPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  blocks<T extends Prisma.Network$blocksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$blocksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$IndexedBlockPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1601,6 +1707,30 @@ export type Network$betsArgs<ExtArgs extends runtime.Types.Extensions.InternalAr
   take?: number
   skip?: number
   distinct?: Prisma.BetScalarFieldEnum | Prisma.BetScalarFieldEnum[]
+}
+
+/**
+ * Network.blocks
+ */
+export type Network$blocksArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the IndexedBlock
+   */
+  select?: Prisma.IndexedBlockSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the IndexedBlock
+   */
+  omit?: Prisma.IndexedBlockOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.IndexedBlockInclude<ExtArgs> | null
+  where?: Prisma.IndexedBlockWhereInput
+  orderBy?: Prisma.IndexedBlockOrderByWithRelationInput | Prisma.IndexedBlockOrderByWithRelationInput[]
+  cursor?: Prisma.IndexedBlockWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.IndexedBlockScalarFieldEnum | Prisma.IndexedBlockScalarFieldEnum[]
 }
 
 /**
