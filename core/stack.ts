@@ -1,4 +1,3 @@
-import type { Redis } from "ioredis";
 import { createGateway, type Gateway } from "../gateway/server.ts";
 import { createHistorySubgraph } from "../subgraphs/history/server.ts";
 import { createNetworksSubgraph } from "../subgraphs/networks/server.ts";
@@ -15,7 +14,7 @@ export interface StackOptions {
   version: string;
   supergraphPath: string;
   maxBodyBytes: number;
-  redis?: Redis;
+  redis?: { ping(): Promise<unknown> };
   health?: { maxLagBlocks: number; maxStalenessSeconds: number };
 }
 

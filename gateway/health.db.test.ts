@@ -2,6 +2,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { composeSupergraph } from "../core/supergraph.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
@@ -11,14 +12,17 @@ const FULL_HEALTH = `{ health { status version uptimeSeconds checks { name statu
 let t: TestStack;
 let dir: string;
 let supergraphPath: string;
+// The real Redis of the test machine (REDIS_URL, default 127.0.0.1:6379).
+const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: true });
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "gateway-"));
   supergraphPath = join(dir, "supergraph.graphql");
   copyFileSync("supergraph.graphql", supergraphPath);
-  t = await startTestStack({ bets: 120 }, { supergraphPath });
+  t = await startTestStack({ bets: 120 }, { supergraphPath, redis });
 });
 afterAll(async () => {
   await t?.close();
+  redis.disconnect();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -36,7 +40,7 @@ describe("health", () => {
     expect(health.status).toBe("OK");
     expect(health.version).toBe(JSON.parse(readFileSync("package.json", "utf8")).version);
     expect(health.checks.map((c) => `${c.name}=${c.status}`)).toEqual([
-      "database=OK", "subgraph:history=OK", "subgraph:networks=OK", "subgraph:results=OK", "indexer:devnet=OK", "indexer:localnet=OK",
+      "database=OK", "redis=OK", "subgraph:history=OK", "subgraph:networks=OK", "subgraph:results=OK", "indexer:devnet=OK", "indexer:localnet=OK",
     ]);
     expect(health.checks[0]!.latencyMs).toBeGreaterThanOrEqual(0);
   });

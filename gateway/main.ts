@@ -7,7 +7,9 @@ import { createGateway } from "./server.ts";
 const config = loadConfig();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
-const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1 }) : undefined;
+const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
+// Redis is optional for serving reads: its failures degrade health, they never stop the gateway.
+redis?.on("error", (error: Error) => logger.warn({ err: error.message }, "redis unavailable"));
 const gateway = createGateway({
   db,
   logger,

@@ -24,7 +24,13 @@ export interface TestStack {
 /** An isolated database with the fixture set, the three subgraphs and the gateway on loopback. */
 export async function startTestStack(
   fixtures: Partial<Omit<FixtureOptions, "proofCache">> = {},
-  options: { production?: boolean; supergraphPath?: string; onQuery?: (sql: string) => void; networkTtlMs?: number } = {},
+  options: {
+    production?: boolean;
+    supergraphPath?: string;
+    onQuery?: (sql: string) => void;
+    networkTtlMs?: number;
+    redis?: { ping(): Promise<unknown> };
+  } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase({ onQuery: options.onQuery });
   const summary = await seedFixtures(db, { bets: 120, ...fixtures, proofCache: readProofCache() });
@@ -35,6 +41,7 @@ export async function startTestStack(
     version: SERVICE_VERSION,
     supergraphPath: options.supergraphPath ?? "supergraph.graphql",
     maxBodyBytes: 64 * 1024,
+    redis: options.redis,
   });
   return {
     db,
