@@ -34,15 +34,17 @@ export interface Subgraph<TContext extends BaseContext> {
   stop(): Promise<void>;
 }
 
+/** A Federation subgraph schema from SDL and a codegen-typed resolver map. */
+export function buildFederatedSchema(typeDefs: DocumentNode, resolvers: object) {
+  // Codegen's `Resolvers` is stricter than Apollo's loose resolver map; this is the one cast.
+  return buildSubgraphSchema({ typeDefs, resolvers: resolvers as GraphQLResolverMap<unknown> });
+}
+
 /** One way to build every subgraph: Federation schema, shared error masking, shared HTTP front. */
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const server = new ApolloServer<TContext>({
-    schema: buildSubgraphSchema({
-      typeDefs: options.typeDefs,
-      // Codegen's `Resolvers` is stricter than Apollo's loose resolver map; this is the one cast.
-      resolvers: options.resolvers as GraphQLResolverMap<unknown>,
-    }),
+    schema: buildFederatedSchema(options.typeDefs, options.resolvers),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // No Apollo usage reporting here: federated traces would only cost time per request.

@@ -1,6 +1,4 @@
-import { buildSubgraphSchema } from "@apollo/subgraph";
-import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/resolverMap.js";
-import { loadSdl } from "../../core/subgraph.ts";
+import { buildFederatedSchema, loadSdl } from "../../core/subgraph.ts";
 import type { Resolvers } from "./generated/resolvers-types.ts";
 import type { HealthMonitor } from "./report.ts";
 
@@ -11,6 +9,5 @@ export function createHealthSchema(health: HealthMonitor) {
   const resolvers: Resolvers = {
     Query: { health: () => health.report() },
   };
-  // Codegen's `Resolvers` is stricter than Apollo's loose resolver map.
-  return buildSubgraphSchema({ typeDefs: healthTypeDefs, resolvers: resolvers as GraphQLResolverMap<unknown> });
+  return buildFederatedSchema(healthTypeDefs, resolvers);
 }

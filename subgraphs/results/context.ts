@@ -1,4 +1,5 @@
 import DataLoader from "dataloader";
+import { betKey, splitBetKey } from "../../core/bet-key.ts";
 import type { SubgraphDeps } from "../../core/context.ts";
 import { Prisma } from "../../prisma/generated/client.ts";
 import type { BetRefModel, BetResultModel } from "./mappers.ts";
@@ -8,8 +9,8 @@ export interface ResultsContext extends SubgraphDeps {
   betWithResult: DataLoader<string, { result: BetResultModel | null } | null>;
 }
 
-export function betKey(ref: BetRefModel): string {
-  return `${ref.chainId}:${ref.betId}`;
+export function refKey(ref: BetRefModel): string {
+  return betKey(ref.chainId, ref.betId);
 }
 
 type Row = Omit<BetResultModel, "won" | "verified"> & { key: string; won: boolean | null; verified: boolean | null };
@@ -20,8 +21,8 @@ type Row = Omit<BetResultModel, "won" | "verified"> & { key: string; won: boolea
  */
 async function loadBetsWithResults(deps: SubgraphDeps, keys: readonly string[]) {
   const pairs = keys.map((key) => {
-    const [chainId, betId] = key.split(":") as [string, string];
-    return Prisma.sql`(${BigInt(chainId)}::bigint, ${betId}::numeric)`;
+    const { chainId, betId } = splitBetKey(key);
+    return Prisma.sql`(${chainId}::bigint, ${betId}::numeric)`;
   });
   const rows = await deps.db.prisma.$queryRaw<Row[]>`
     SELECT b."chainId"::text || ':' || b."betId"::text AS key,

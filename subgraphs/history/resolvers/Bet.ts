@@ -1,6 +1,6 @@
 import { betDepth } from "../../../core/networks.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
-import { betKey } from "../context.ts";
+import { betKey } from "../../../core/bet-key.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 
 export const Bet: BetResolvers = {

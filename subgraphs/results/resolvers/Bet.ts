@@ -1,5 +1,5 @@
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
-import { betKey } from "../context.ts";
+import { refKey } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 import type { BetRefModel } from "../mappers.ts";
 
@@ -12,5 +12,5 @@ export const Bet: BetResolvers = {
       return null;
     }
   },
-  result: async (ref, _args, ctx) => (await ctx.betWithResult.load(betKey(ref)))?.result ?? null,
+  result: async (ref, _args, ctx) => (await ctx.betWithResult.load(refKey(ref)))?.result ?? null,
 };
