@@ -1,4 +1,9 @@
+import { createRequire } from "node:module";
 import { defineConfig } from "vitest/config";
+
+// graphql ships both ESM (.mjs) and CommonJS; Node (tsx) and Apollo load the CommonJS build, vite
+// would pick the ESM one, and graphql refuses types from "another realm". Make tests load Node's.
+const graphqlEntry = createRequire(import.meta.url).resolve("graphql");
 
 // `*.db.test.ts` files run twice: on embedded PGlite and on a real PostgreSQL server
 // (TEST_DATABASE_URL, default the local one). Everything else runs once.
@@ -6,6 +11,7 @@ const dbTests = ["**/*.db.test.ts"];
 const exclude = ["**/node_modules/**", ".data/**"];
 
 export default defineConfig({
+  resolve: { alias: [{ find: /^graphql$/, replacement: graphqlEntry }] },
   test: {
     testTimeout: 60_000,
     hookTimeout: 120_000,

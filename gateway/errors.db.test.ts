@@ -91,6 +91,22 @@ describe("Apollo's own codes and HTTP errors", () => {
   });
 });
 
+describe("QUERY_TOO_COMPLEX", () => {
+  it("refuses too many aliases and too much cost before any subgraph runs, naming the limit and the value", async () => {
+    const aliases = Array.from({ length: 31 }, (_, i) => `n${i}: networkConfigs { name }`).join(" ");
+    const tooManyAliases = await t.gql(`{ ${aliases} }`);
+    expect(tooManyAliases.status).toBe(400);
+    expect(tooManyAliases.errors![0]!.extensions).toMatchObject({ code: "QUERY_TOO_COMPLEX", limit: "aliases", max: 30, value: 31 });
+
+    const page = `playerBets(wallet: "${t.fixtures.whale}", first: 100) { edges { cursor node { betId stake player status placedBlock result { outcome proof { piA piB piC } } } } }`;
+    const tooCostly = await t.gql(`{ a: ${page} b: ${page} c: ${page} }`);
+    expect(tooCostly.status).toBe(400);
+    expect(tooCostly.errors![0]!.extensions).toMatchObject({ code: "QUERY_TOO_COMPLEX", limit: "cost", max: 5000 });
+    expect(tooCostly.errors![0]!.extensions!.value).toBeGreaterThan(5000);
+    expect(tooCostly.data).toBeUndefined();
+  });
+});
+
 describe("INTERNAL_SERVER_ERROR", () => {
   it("masks an unexpected failure in production: no message detail, no stack trace", async () => {
     // A stored proof that lost its fields: resolving piA fails in a way no client input explains.

@@ -8,6 +8,7 @@ import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer 
 import type { Logger } from "../core/logger.ts";
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
+import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { SubgraphDataSource } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -23,6 +24,7 @@ export interface GatewayDeps {
   redis?: { ping(): Promise<unknown> };
   maxBodyBytes: number;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
+  limits?: QueryLimits;
 }
 
 export interface Gateway {
@@ -104,6 +106,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS)],
     logger,
   });
 
