@@ -17,6 +17,13 @@ export interface Database {
   ping(): Promise<number>;
   /** Disconnect Prisma and release the pool / shut PGlite down. Idempotent. */
   close(): Promise<void>;
+  /**
+   * LISTEN on `channel` (a plain lowercase identifier) and call `onNotify` with each payload. On
+   * PostgreSQL a dedicated connection (outside the pool) that reconnects by itself, and calls
+   * `onNotify("")` once after each reconnect since notifications may have been missed meanwhile; on
+   * PGlite its `listen` API. Resolves once listening, to a function that stops.
+   */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
 export interface OpenDatabaseOptions {
@@ -69,6 +76,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     prisma,
     kind: "postgres",
     ping: () => ping(prisma),
+    listen: (channel, onNotify) => listenPostgres(connectionString, channel, onNotify, logger),
     close() {
       closed ??= (async () => {
         await prisma.$disconnect().catch(() => undefined);
@@ -101,6 +109,12 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
     prisma,
     kind: "pglite",
     ping: () => ping(prisma),
+    listen: async (channel, onNotify) => {
+      const unlisten = await pglite.listen(channel, onNotify);
+      return async () => {
+        if (!pglite.closed) await unlisten();
+      };
+    },
     close() {
       closed ??= (async () => {
         await prisma.$disconnect().catch(() => undefined);
@@ -108,6 +122,67 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
       })();
       return closed;
     },
+  };
+}
+
+const LISTEN_RETRY_MS = [100, 500, 1_000, 2_000, 5_000];
+
+/**
+ * LISTEN on a dedicated connection. A lost connection is re-established with backoff and the
+ * listener told (`onNotify("")`), since notifications sent meanwhile are gone.
+ */
+async function listenPostgres(
+  connectionString: string,
+  channel: string,
+  onNotify: (payload: string) => void,
+  logger: Logger | undefined,
+): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new TypeError(`listen: "${channel}" is not a plain lowercase identifier`);
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString, application_name: `listen:${channel}`, keepAlive: true });
+    next.on("notification", (message) => {
+      if (message.channel === channel) onNotify(message.payload ?? "");
+    });
+    next.on("error", (error) => logger?.warn({ err: error, channel }, "LISTEN connection failed"));
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${channel}`);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    next.once("end", () => {
+      if (!stopped) reconnect(0);
+    });
+    client = next;
+  };
+  const reconnect = (attempt: number) => {
+    client = undefined;
+    const delay = LISTEN_RETRY_MS[Math.min(attempt, LISTEN_RETRY_MS.length - 1)]!;
+    retry = setTimeout(() => {
+      retry = undefined;
+      if (stopped) return;
+      connect().then(
+        () => {
+          logger?.info({ channel }, "LISTEN connection re-established");
+          onNotify("");
+        },
+        () => reconnect(attempt + 1),
+      );
+    }, delay);
+  };
+
+  await connect();
+  return async () => {
+    stopped = true;
+    if (retry) clearTimeout(retry);
+    const current = client;
+    client = undefined;
+    await current?.end().catch(() => undefined);
   };
 }
 
