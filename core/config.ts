@@ -22,6 +22,12 @@ const schema = z.object({
   MAX_BODY_BYTES: positiveInt.default(64 * 1024),
   HEALTH_MAX_LAG_BLOCKS: positiveInt.default(64),
   HEALTH_MAX_STALENESS_SECONDS: positiveInt.default(300),
+  MAX_QUERY_DEPTH: positiveInt.default(8),
+  MAX_QUERY_ALIASES: positiveInt.default(30),
+  MAX_QUERY_COST: positiveInt.default(5000),
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(300),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(10),
+  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   DEMO_BETS: z.coerce.number().int().min(0).default(120),
 });
 

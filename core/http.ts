@@ -15,6 +15,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   maxBodyBytes: number;
   graphqlPath?: string;
   routes?: Record<string, RouteHandler>;
+  /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
+  admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 export class HttpError extends Error {
@@ -64,6 +66,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       const route = options.routes?.[url.pathname];
       if (route) return await route(req, res);
       if (url.pathname !== graphqlPath) throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
+      if (options.admit && !(await options.admit(req, res))) return;
 
       const headers = new HeaderMap();
       for (const [key, value] of Object.entries(req.headers)) {

@@ -1,3 +1,4 @@
+import type { GatewayProtection } from "../gateway/protection.ts";
 import { createGateway, type Gateway } from "../gateway/server.ts";
 import { createHistorySubgraph } from "../subgraphs/history/server.ts";
 import { createNetworksSubgraph } from "../subgraphs/networks/server.ts";
@@ -16,6 +17,7 @@ export interface StackOptions {
   maxBodyBytes: number;
   redis?: { ping(): Promise<unknown> };
   health?: { maxLagBlocks: number; maxStalenessSeconds: number };
+  protection?: GatewayProtection;
 }
 
 export interface RunningStack {
@@ -49,6 +51,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     redis: options.redis,
     maxBodyBytes: options.maxBodyBytes,
     health: options.health ?? { maxLagBlocks: 64, maxStalenessSeconds: 300 },
+    ...options.protection,
   });
   const http = await gateway.listen(options.host, options.port);
   return {

@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { loadConfig, subgraphUrlOverrides } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { openConfiguredDatabase, SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
+import { gatewayProtection } from "./protection.ts";
 import { createGateway } from "./server.ts";
 
 const config = loadConfig();
@@ -20,6 +21,7 @@ const gateway = createGateway({
   subgraphUrls: subgraphUrlOverrides(config),
   maxBodyBytes: config.MAX_BODY_BYTES,
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
+  ...gatewayProtection(config, redis),
 });
 await gateway.listen(config.HOST, config.PORT);
 stopOnSignals(logger, async () => {

@@ -9,6 +9,7 @@ import type { Logger } from "../core/logger.ts";
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
+import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { SubgraphDataSource } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -25,6 +26,8 @@ export interface GatewayDeps {
   maxBodyBytes: number;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
   limits?: QueryLimits;
+  /** Requests per client; off when absent. */
+  rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
 }
 
 export interface Gateway {
@@ -125,6 +128,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
         routes: { "/health": healthRoute },
+        admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
       });
       http = await listen(listener, host, port);
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");

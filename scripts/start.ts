@@ -6,6 +6,7 @@ import { createLogger } from "../core/logger.ts";
 import { openConfiguredDatabase, SERVICE_VERSION, stopOnSignals, subgraphDeps } from "../core/service.ts";
 import { startStack } from "../core/stack.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
+import { gatewayProtection } from "../gateway/protection.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 
@@ -28,6 +29,7 @@ const stack = await startStack({
   supergraphPath: config.SUPERGRAPH_PATH,
   maxBodyBytes: config.MAX_BODY_BYTES,
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
+  protection: gatewayProtection(config),
 });
 logger.info({ graphql: `${stack.url}/graphql`, health: `${stack.url}/health` }, "Public Bet Results API ready");
 stopOnSignals(logger, async () => {

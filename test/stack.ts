@@ -1,4 +1,5 @@
 import { silentLogger } from "../core/logger.ts";
+import type { GatewayProtection } from "../gateway/protection.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { SERVICE_VERSION } from "../core/service.ts";
 import { startStack, type RunningStack } from "../core/stack.ts";
@@ -30,6 +31,7 @@ export async function startTestStack(
     onQuery?: (sql: string) => void;
     networkTtlMs?: number;
     redis?: { ping(): Promise<unknown> };
+    protection?: GatewayProtection;
   } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase({ onQuery: options.onQuery });
@@ -42,6 +44,7 @@ export async function startTestStack(
     supergraphPath: options.supergraphPath ?? "supergraph.graphql",
     maxBodyBytes: 64 * 1024,
     redis: options.redis,
+    protection: options.protection,
   });
   return {
     db,
