@@ -18,6 +18,11 @@ export interface DeployOptions {
   settleTimeoutSeconds?: number;
   /** Native coin sent to the vault as bankroll. Default 1000 ether. */
   bankroll?: bigint;
+  /**
+   * Deploy BetVault against this already-deployed verifier instead of deploying Groth16Verifier
+   * (tests and benchmarks: a permissive verifier from chain/test-contracts.ts).
+   */
+  verifier?: Address;
 }
 
 export interface BetSystem {
@@ -40,10 +45,13 @@ export async function deployBetSystem(options: DeployOptions): Promise<BetSystem
   const wallet = walletClientFor(chain, options.rpcUrl, account, { pollingInterval: 50 });
   const settleTimeoutSeconds = options.settleTimeoutSeconds ?? 300;
 
-  const verifierHash = await wallet.deployContract({ abi: groth16VerifierAbi, bytecode: groth16VerifierBytecode });
-  const verifierReceipt = await publicClient.waitForTransactionReceipt({ hash: verifierHash });
-  if (verifierReceipt.status !== "success" || !verifierReceipt.contractAddress) throw new Error("verifier deployment failed");
-  const verifier = verifierReceipt.contractAddress;
+  let verifier = options.verifier;
+  if (!verifier) {
+    const verifierHash = await wallet.deployContract({ abi: groth16VerifierAbi, bytecode: groth16VerifierBytecode });
+    const verifierReceipt = await publicClient.waitForTransactionReceipt({ hash: verifierHash });
+    if (verifierReceipt.status !== "success" || !verifierReceipt.contractAddress) throw new Error("verifier deployment failed");
+    verifier = verifierReceipt.contractAddress;
+  }
 
   const vaultHash = await wallet.deployContract({
     abi: betVaultAbi,

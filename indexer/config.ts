@@ -1,0 +1,174 @@
+/**
+ * The indexer's configuration, parsed and validated once: the networks file (JSON, path from
+ * NETWORKS_CONFIG) and the few environment variables `indexer/main.ts` reads. Every default is
+ * written here and in indexer/README.md.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isAddress, type Address } from "viem";
+import { z } from "zod";
+import { IndexerConfigError } from "./errors.ts";
+
+/** The committed DEV verification key (zk/artifacts/verification_key.json): the default. */
+export const DEFAULT_VERIFICATION_KEY_PATH = fileURLToPath(new URL("../zk/artifacts/verification_key.json", import.meta.url));
+
+export const DEFAULTS = {
+  /** Blocks per eth_getLogs request while backfilling (halved automatically when a node refuses a range). */
+  batchSize: 2_000,
+  /** How often to ask for a new head when there is no WebSocket subscription (and as a safety net when there is). */
+  pollingIntervalMs: 1_000,
+  /** Wipe and re-index a network whose chain no longer contains the indexed history (a restarted dev chain). */
+  resetOnChainMismatch: false,
+} as const;
+
+export interface ContractConfig {
+  address: Address;
+  deployBlock: bigint;
+}
+
+/** One network, resolved: what createIndexer takes. */
+export interface NetworkConfig {
+  chainId: number;
+  name: string;
+  rpc: { http: string; ws?: string };
+  contracts: { BetVault: ContractConfig; Groth16Verifier: ContractConfig };
+  /** Depth at which a block is final: finalizedBlock = head − confirmations; reorgs below it are fatal. */
+  confirmations: number;
+  /** Absolute path of the snarkjs verification key JSON of the network's verifier. */
+  verificationKeyPath: string;
+  batchSize: number;
+  pollingIntervalMs: number;
+  resetOnChainMismatch: boolean;
+}
+
+const blockNumber = z.union([
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).transform((n) => BigInt(n)),
+  z.string().regex(/^(0|[1-9][0-9]*)$/, "a decimal string").transform((s) => BigInt(s)),
+  z.bigint().nonnegative(),
+]);
+
+const address = z
+  .string()
+  .refine((a) => isAddress(a, { strict: true }), "an address (mixed case must be a valid EIP-55 checksum)")
+  .transform((a) => a.toLowerCase() as Address);
+
+const rpcUrl = (protocols: RegExp, what: string) => z.string().url().refine((u) => protocols.test(u), `a ${what} URL`);
+
+const contract = z.object({ address, deployBlock: blockNumber }).strict();
+
+const networkInput = z
+  .object({
+    chainId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "lowercase letters, digits, - and _ (at most 64)"),
+    rpc: z.object({ http: rpcUrl(/^https?:\/\//, "http(s)://"), ws: rpcUrl(/^wss?:\/\//, "ws(s)://").optional() }).strict(),
+    contracts: z.object({ BetVault: contract, Groth16Verifier: contract }).strict(),
+    confirmations: z.number().int().min(0).max(100_000),
+    verificationKeyPath: z.string().min(1).optional(),
+    batchSize: z.number().int().min(1).max(1_000_000).optional(),
+    pollingIntervalMs: z.number().int().min(10).max(600_000).optional(),
+    resetOnChainMismatch: z.boolean().optional(),
+  })
+  .strict();
+
+const fileSchema = z
+  .object({
+    /** Defaults for every network of the file. */
+    batchSize: z.number().int().min(1).max(1_000_000).optional(),
+    pollingIntervalMs: z.number().int().min(10).max(600_000).optional(),
+    networks: z.array(networkInput).min(1),
+  })
+  .strict()
+  .superRefine((file, ctx) => {
+    const seen = { chainId: new Set<number>(), name: new Set<string>() };
+    file.networks.forEach((n, i) => {
+      if (seen.chainId.has(n.chainId)) ctx.addIssue({ code: "custom", path: ["networks", i, "chainId"], message: `duplicate chainId ${n.chainId}` });
+      if (seen.name.has(n.name)) ctx.addIssue({ code: "custom", path: ["networks", i, "name"], message: `duplicate name ${n.name}` });
+      seen.chainId.add(n.chainId);
+      seen.name.add(n.name);
+    });
+  });
+
+/** One network as written in the file (deployBlock may also be a bigint when built in code). */
+export type NetworkInput = z.input<typeof networkInput>;
+export type NetworksFileInput = z.input<typeof fileSchema>;
+
+function problems(error: z.ZodError): string {
+  return error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`).join("\n");
+}
+
+function resolveNetwork(
+  n: z.output<typeof networkInput>,
+  defaults: { batchSize?: number; pollingIntervalMs?: number },
+  baseDir: string,
+): NetworkConfig {
+  const keyPath = n.verificationKeyPath;
+  return {
+    chainId: n.chainId,
+    name: n.name,
+    rpc: n.rpc.ws ? { http: n.rpc.http, ws: n.rpc.ws } : { http: n.rpc.http },
+    contracts: n.contracts,
+    confirmations: n.confirmations,
+    verificationKeyPath: keyPath ? (isAbsolute(keyPath) ? keyPath : resolve(baseDir, keyPath)) : DEFAULT_VERIFICATION_KEY_PATH,
+    batchSize: n.batchSize ?? defaults.batchSize ?? DEFAULTS.batchSize,
+    pollingIntervalMs: n.pollingIntervalMs ?? defaults.pollingIntervalMs ?? DEFAULTS.pollingIntervalMs,
+    resetOnChainMismatch: n.resetOnChainMismatch ?? DEFAULTS.resetOnChainMismatch,
+  };
+}
+
+/**
+ * Validates a parsed networks file. Relative `verificationKeyPath`s resolve against `baseDir`
+ * (the file's directory); omitted, the committed DEV key is used.
+ */
+export function parseNetworksConfig(json: unknown, baseDir: string = process.cwd()): NetworkConfig[] {
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) throw new IndexerConfigError(`invalid networks configuration:\n${problems(parsed.error)}`);
+  const { networks, ...defaults } = parsed.data;
+  return networks.map((n) => resolveNetwork(n, defaults, baseDir));
+}
+
+/** Reads and validates the networks file at `path`. */
+export function loadNetworksConfig(path: string): NetworkConfig[] {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new IndexerConfigError(`cannot read the networks configuration ${path}`, { cause: error });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new IndexerConfigError(`the networks configuration ${path} is not JSON`, { cause: error, details: String(error) });
+  }
+  return parseNetworksConfig(json, dirname(resolve(path)));
+}
+
+/** One network built in code (tests, the start script), with the same validation and defaults as the file. */
+export function defineNetwork(input: NetworkInput, baseDir: string = process.cwd()): NetworkConfig {
+  const [network] = parseNetworksConfig({ networks: [input] }, baseDir);
+  if (!network) throw new IndexerConfigError("no network");
+  return network;
+}
+
+// ------------------------------------------------------------------------------- environment
+
+const envSchema = z.object({
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .transform((u) => (u ? u : undefined))
+    .refine((u) => !u || /^postgres(ql)?:\/\//.test(u), "DATABASE_URL must be a postgres:// URL"),
+  DATA_DIR: z.string().min(1).default("./.data"),
+  NETWORKS_CONFIG: z.string().min(1, "NETWORKS_CONFIG: path of the networks JSON file"),
+});
+
+export type IndexerEnv = z.infer<typeof envSchema>;
+
+/** The environment of `indexer/main.ts`, validated (every problem listed). */
+export function loadIndexerEnv(env: Record<string, string | undefined> = process.env): IndexerEnv {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) throw new IndexerConfigError(`invalid environment:\n${problems(parsed.error)}`);
+  return parsed.data;
+}

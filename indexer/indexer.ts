@@ -1,0 +1,129 @@
+/**
+ * createIndexer({ db, logger, networks }): builds the indexer without starting anything (build
+ * apart from listen). start() registers every network (Network/Contract rows with the
+ * verification key, the IndexingCursor) and starts one sync loop per network; stop() ends the
+ * loops after their current step (a transaction in flight commits or rolls back whole).
+ */
+import type { Database } from "../core/db.ts";
+import type { Logger } from "../core/logger.ts";
+import type { NetworkConfig } from "./config.ts";
+import { IndexerConfigError, type IndexerError } from "./errors.ts";
+import { createProofVerifier, loadVerificationKey } from "./proofs.ts";
+import { createChainRpc, type ChainRpc } from "./rpc.ts";
+import { IndexerStore, type StoreHooks } from "./store.ts";
+import { NetworkSync, type IndexerEvent, type NetworkStatus } from "./sync.ts";
+
+export type { IndexerEvent, NetworkStatus };
+
+export interface IndexerDeps {
+  db: Database;
+  logger: Logger;
+  networks: readonly NetworkConfig[];
+  /** Every block / reorg / finalize / ready / reset / error / fatal event of every network. */
+  onEvent?: (event: IndexerEvent) => void;
+  /** Test and observability hooks inside the write transactions. */
+  hooks?: StoreHooks;
+  /** Largest number of events one backfill commit carries (whole blocks only). Default 5 000. */
+  maxEventsPerCommit?: number;
+  /** How often an idle indexer refreshes its cursor's head and updatedAt. Default 15 s. */
+  heartbeatMs?: number;
+}
+
+export interface Indexer {
+  /** Registers the networks and starts following them; resolves once registered (not when caught up). */
+  start(): Promise<void>;
+  /** Stops every loop after its current step and closes RPC connections. Idempotent. */
+  stop(): Promise<void>;
+  status(): NetworkStatus[];
+  /**
+   * Resolves once every network (or `chainId`) has indexed the chain's current head, as read from
+   * its RPC node when called; rejects on a fatal network error or after `timeoutMs` (default 60 s).
+   */
+  synced(options?: { chainId?: number; timeoutMs?: number }): Promise<void>;
+}
+
+interface Running {
+  network: NetworkConfig;
+  sync: NetworkSync;
+  rpc: ChainRpc;
+  done: Promise<void>;
+}
+
+export function createIndexer(deps: IndexerDeps): Indexer {
+  const { db, logger } = deps;
+  const store = new IndexerStore(db, deps.hooks);
+  const controller = new AbortController();
+  let running: Running[] = [];
+  let state: "new" | "starting" | "running" | "stopped" = "new";
+  const emit = (event: IndexerEvent) => deps.onEvent?.(event);
+
+  return {
+    async start() {
+      if (state !== "new") throw new IndexerConfigError(`the indexer cannot start: it is ${state}`);
+      state = "starting";
+      const chainIds = new Set(deps.networks.map((n) => n.chainId));
+      if (chainIds.size !== deps.networks.length) throw new IndexerConfigError("two networks share a chainId");
+      for (const network of deps.networks) {
+        const vk = loadVerificationKey(network.verificationKeyPath);
+        await store.register(network, vk);
+        const rpc = createChainRpc({
+          http: network.rpc.http,
+          ws: network.rpc.ws,
+          address: network.contracts.BetVault.address,
+          chainId: network.chainId,
+          logger,
+          signal: controller.signal,
+        });
+        const sync = new NetworkSync({
+          network,
+          store,
+          rpc,
+          verifier: createProofVerifier(vk),
+          logger,
+          emit,
+          maxEventsPerCommit: deps.maxEventsPerCommit ?? 5_000,
+          heartbeatMs: deps.heartbeatMs ?? 15_000,
+          signal: controller.signal,
+        });
+        running.push({ network, sync, rpc, done: Promise.resolve() });
+        logger.info(
+          { chainId: network.chainId, name: network.name, betVault: network.contracts.BetVault.address, deployBlock: network.contracts.BetVault.deployBlock, ws: Boolean(network.rpc.ws) },
+          "network registered",
+        );
+      }
+      if (controller.signal.aborted) return;
+      running = running.map((r) => ({ ...r, done: r.sync.run() }));
+      state = "running";
+    },
+
+    async stop() {
+      if (state === "stopped") return;
+      state = "stopped";
+      controller.abort();
+      await Promise.all(running.map((r) => r.done));
+      await Promise.all(running.map((r) => r.rpc.close().catch(() => undefined)));
+    },
+
+    status() {
+      return running.map((r) => r.sync.status());
+    },
+
+    async synced(options = {}) {
+      const targets = running.filter((r) => options.chainId === undefined || r.network.chainId === options.chainId);
+      if (targets.length === 0) throw new IndexerConfigError(`no running network ${options.chainId ?? ""}`);
+      const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+      for (const target of targets) {
+        const head = await target.rpc.latestBlock();
+        for (;;) {
+          const s = target.sync.status();
+          if (s.failed) throw s.failed satisfies IndexerError;
+          const there = s.indexedBlock !== null && (s.indexedBlock > head.number || (s.indexedBlock === head.number && s.indexedBlockHash === head.hash));
+          if (there && s.isReady) break;
+          if (state === "stopped") throw new IndexerConfigError("the indexer stopped");
+          if (Date.now() > deadline) throw new IndexerConfigError(`chain ${target.network.chainId} not synced to ${head.number} in time (at ${s.indexedBlock})`);
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,355 @@
+/**
+ * Everything the indexer writes, each operation one transaction: a batch of blocks with their
+ * events, block hashes and the cursor; a reorg rollback; a network reset; registration at start.
+ *
+ * Two guards hold in every writing transaction:
+ * - The cursor row is locked (`FOR UPDATE`) and must still be where this indexer left it, so rows
+ *   and cursor always move together and a second writer (or a lost commit acknowledgement) is
+ *   detected instead of double-applied (CursorConflictError, retryable: reload and go on).
+ * - Outbox rows are inserted only after `pg_advisory_xact_lock(OUTBOX_LOCK_KEY)`. `seq` comes from
+ *   a sequence, and sequence values are handed out at INSERT time, not at COMMIT: without the lock,
+ *   a transaction holding seq 41 could commit after another one holding seq 42, and a reader that
+ *   had already read "everything after 40" (and seen 42) would never see 41. The lock serialises
+ *   outbox writers — of every network and every indexer process — from their first seq to their
+ *   commit, so seq order is commit order: once a reader sees seq N, no smaller seq can appear later.
+ *   The lock is taken as late as possible (right before the outbox insert) and released by COMMIT.
+ */
+import type { Hex } from "viem";
+import type { Database } from "../core/db.ts";
+import type { NetworkEntry } from "../core/networks.ts";
+import { Prisma, type Bet, type BetResult, type PrismaClient } from "../prisma/generated/client.ts";
+import { betKey, outboxRow, type OutboxRow } from "./apply.ts";
+import type { NetworkConfig } from "./config.ts";
+import { CursorConflictError, DeploymentChangedError, IndexerInvariantError } from "./errors.ts";
+import type { VerificationKeyFile } from "./proofs.ts";
+
+/** Key of the transaction-level advisory lock that orders outbox writers (any constant unique in the database). */
+export const OUTBOX_LOCK_KEY = 0x6f7574626f78; // "outbox"
+
+type Tx = Prisma.TransactionClient;
+
+export interface BlockRef {
+  number: bigint;
+  hash: Hex;
+}
+
+export interface StoredCursor {
+  number: bigint;
+  /** "" until the sync loop has read the cursor's first block from the chain. */
+  hash: Hex | "";
+  headBlock: bigint;
+  finalizedBlock: bigint;
+}
+
+/** What the cursor says besides its position. */
+export interface CursorState {
+  headBlock: bigint;
+  finalizedBlock: bigint;
+  isReady: boolean;
+}
+
+export interface CommitInfo {
+  chainId: number;
+  from: BlockRef;
+  to: BlockRef;
+  events: number;
+}
+
+export interface StoreHooks {
+  /** Runs inside the transaction, after every write and before COMMIT (tests inject crashes here). */
+  beforeCommit?: (info: CommitInfo) => void | Promise<void>;
+}
+
+const TX_OPTIONS = { maxWait: 30_000, timeout: 120_000 } as const;
+
+export class IndexerStore {
+  constructor(
+    private readonly db: Database,
+    private readonly hooks: StoreHooks = {},
+  ) {}
+
+  private get prisma(): PrismaClient {
+    return this.db.prisma;
+  }
+
+  // ------------------------------------------------------------------------------ registration
+
+  /**
+   * Upserts the Network and Contract rows (the verification key text exactly as in the file, and
+   * its sha256) and creates the cursor at the block before BetVault's deployment when missing. A
+   * network whose stored contracts differ from the configured ones was indexed from another
+   * deployment: with `resetOnChainMismatch` its data is wiped first, otherwise that is an error.
+   * Returns the cursor; its hash is "" until the sync loop has read that block from the chain.
+   */
+  async register(network: NetworkConfig, vk: VerificationKeyFile): Promise<StoredCursor> {
+    const chainId = BigInt(network.chainId);
+    const contracts = Object.entries(network.contracts).map(([name, c]) => ({ name, address: c.address, deployBlock: c.deployBlock }));
+    const start = network.contracts.BetVault.deployBlock > 0n ? network.contracts.BetVault.deployBlock - 1n : 0n;
+
+    const stored = await this.prisma.contract.findMany({ where: { chainId } });
+    const changed =
+      stored.length > 0 &&
+      contracts.some((c) => {
+        const s = stored.find((row) => row.name === c.name);
+        return !s || s.address !== c.address || s.deployBlock !== c.deployBlock;
+      });
+    if (changed) {
+      if (!network.resetOnChainMismatch) {
+        throw new DeploymentChangedError(`the configured contracts of chain ${network.chainId} differ from those already indexed`, {
+          chainId: network.chainId,
+          details: "set resetOnChainMismatch to re-index from the new deployment, or use another database",
+        });
+      }
+      await this.reset(network.chainId, start, emptyEntry(network));
+    }
+
+    return this.prisma.$transaction(async (tx) => {
+      await tx.network.upsert({
+        where: { chainId },
+        create: { chainId, name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
+        update: { name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
+      });
+      await tx.contract.deleteMany({ where: { chainId, name: { notIn: contracts.map((c) => c.name) } } });
+      for (const c of contracts) {
+        await tx.contract.upsert({
+          where: { chainId_name: { chainId, name: c.name } },
+          create: { chainId, ...c },
+          update: { address: c.address, deployBlock: c.deployBlock },
+        });
+      }
+      const cursor = await tx.indexingCursor.upsert({
+        where: { chainId },
+        create: { chainId, indexedBlock: start, indexedBlockHash: "", headBlock: start, finalizedBlock: 0n, isReady: false, updatedAt: new Date() },
+        // Not ready until this run has caught up with the head again.
+        update: { isReady: false, updatedAt: new Date() },
+      });
+      return toStoredCursor(cursor);
+    }, TX_OPTIONS);
+  }
+
+  /** Records the hash of the cursor's block the first time it is read from the chain. */
+  async anchorCursor(chainId: number, block: BlockRef): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      await lockCursor(tx, chainId, { number: block.number, hash: "" });
+      await tx.indexedBlock.upsert({
+        where: { chainId_number: { chainId: BigInt(chainId), number: block.number } },
+        create: { chainId: BigInt(chainId), number: block.number, hash: block.hash },
+        update: { hash: block.hash },
+      });
+      await tx.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { indexedBlockHash: block.hash, updatedAt: new Date() } });
+    }, TX_OPTIONS);
+  }
+
+  async cursor(chainId: number): Promise<StoredCursor> {
+    const row = await this.prisma.indexingCursor.findUnique({ where: { chainId: BigInt(chainId) } });
+    if (!row) throw new IndexerInvariantError(`no cursor for chain ${chainId}`);
+    return toStoredCursor(row);
+  }
+
+  /** Stored hash of block `number`, when it is still kept. */
+  async blockHash(chainId: number, number: bigint): Promise<Hex | undefined> {
+    const row = await this.prisma.indexedBlock.findUnique({ where: { chainId_number: { chainId: BigInt(chainId), number } } });
+    return row?.hash as Hex | undefined;
+  }
+
+  /** Stored bets by id (decimal string). */
+  async bets(chainId: number, betIds: readonly bigint[]): Promise<Map<string, Bet>> {
+    const found = new Map<string, Bet>();
+    for (let i = 0; i < betIds.length; i += 5_000) {
+      const rows = await this.prisma.bet.findMany({
+        where: { chainId: BigInt(chainId), betId: { in: betIds.slice(i, i + 5_000).map((id) => new Prisma.Decimal(id.toString(10))) } },
+      });
+      for (const row of rows) found.set(betKey(row.betId), row);
+    }
+    return found;
+  }
+
+  /** Refreshes head, finalized block, readiness and updatedAt without moving the cursor. */
+  async touchCursor(chainId: number, state: CursorState): Promise<void> {
+    await this.prisma.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { ...state, updatedAt: new Date() } });
+  }
+
+  // ------------------------------------------------------------------------------------ commit
+
+  /**
+   * One transaction: the bets (final state), results, block hashes, the cursor moved from `from`
+   * to `to`, and the outbox rows. Block rows below `pruneBelow` are dropped.
+   */
+  async commit(input: {
+    chainId: number;
+    from: BlockRef;
+    to: BlockRef;
+    blocks: readonly BlockRef[];
+    bets: readonly Bet[];
+    results: readonly BetResult[];
+    updates: readonly OutboxRow[];
+    state: CursorState;
+    pruneBelow: bigint;
+    events: number;
+  }): Promise<void> {
+    const chainId = BigInt(input.chainId);
+    await this.prisma.$transaction(async (tx) => {
+      await lockCursor(tx, input.chainId, input.from);
+      await upsertBets(tx, input.bets);
+      if (input.results.length > 0) await tx.betResult.createMany({ data: input.results.map(resultInput) });
+      if (input.blocks.length > 0) await tx.indexedBlock.createMany({ data: input.blocks.map((b) => ({ chainId, number: b.number, hash: b.hash })) });
+      await tx.indexedBlock.deleteMany({ where: { chainId, number: { lt: input.pruneBelow } } });
+      await tx.indexingCursor.update({
+        where: { chainId },
+        data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
+      });
+      await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
+      await appendOutbox(tx, input.updates);
+    }, TX_OPTIONS);
+  }
+
+  // ---------------------------------------------------------------------------------- rollback
+
+  /**
+   * Undoes everything above `ancestor` in one transaction: bets placed above it are deleted
+   * (REMOVED update carrying their last state); bets settled or refunded above it go back to
+   * PENDING, their result deleted (PLACED update carrying the pending bet); block rows above it are
+   * deleted and the cursor moves to it. Returns the ids removed and reverted.
+   */
+  async rollback(input: { chainId: number; from: BlockRef; ancestor: BlockRef; network: NetworkEntry; state: CursorState }): Promise<{ removed: string[]; reverted: string[] }> {
+    const chainId = BigInt(input.chainId);
+    const above = input.ancestor.number;
+    return this.prisma.$transaction(async (tx) => {
+      await lockCursor(tx, input.chainId, input.from);
+      const affected = await tx.bet.findMany({
+        where: { chainId, lastChangeBlock: { gt: above } },
+        include: { result: true },
+        orderBy: [{ lastChangeBlock: "desc" }, { placedBlock: "desc" }, { placedLogIndex: "desc" }],
+      });
+      const removed: Bet[] = [];
+      const reverted: Bet[] = [];
+      const updates: OutboxRow[] = [];
+      for (const { result, ...bet } of affected) {
+        if (bet.placedBlock > above) {
+          removed.push(bet);
+          updates.push(outboxRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
+        } else {
+          const pending: Bet = {
+            ...bet,
+            status: "PENDING",
+            settledBlock: null,
+            settledBlockHash: null,
+            settledTx: null,
+            settledAt: null,
+            refundedBlock: null,
+            refundedBlockHash: null,
+            refundedTx: null,
+            refundedAt: null,
+            lastChangeBlock: bet.placedBlock,
+          };
+          reverted.push(pending);
+          updates.push(outboxRow("PLACED", pending, null, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
+        }
+      }
+      const ids = (bets: Bet[]) => bets.map((b) => b.betId);
+      if (reverted.length > 0) await tx.betResult.deleteMany({ where: { chainId, betId: { in: ids(reverted) } } });
+      if (removed.length > 0) await tx.bet.deleteMany({ where: { chainId, betId: { in: ids(removed) } } });
+      await upsertBets(tx, reverted);
+      await tx.indexedBlock.deleteMany({ where: { chainId, number: { gt: above } } });
+      await tx.indexingCursor.update({
+        where: { chainId },
+        data: { indexedBlock: input.ancestor.number, indexedBlockHash: input.ancestor.hash, ...input.state, updatedAt: new Date() },
+      });
+      await appendOutbox(tx, updates);
+      return { removed: removed.map((b) => betKey(b.betId)), reverted: reverted.map((b) => betKey(b.betId)) };
+    }, TX_OPTIONS);
+  }
+
+  /**
+   * Forgets everything indexed for a network (a new deployment, or a dev chain that restarted):
+   * every bet gets a REMOVED update, then bets, results and block rows are deleted and the cursor
+   * goes back to block `start` (hash "" until re-anchored).
+   */
+  async reset(chainId: number, start: bigint, network: NetworkEntry): Promise<number> {
+    const id = BigInt(chainId);
+    return this.prisma.$transaction(async (tx) => {
+      const bets = await tx.bet.findMany({ where: { chainId: id }, include: { result: true }, orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }] });
+      const updates = bets.map(({ result, ...bet }) => outboxRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, network));
+      await tx.betResult.deleteMany({ where: { chainId: id } });
+      await tx.bet.deleteMany({ where: { chainId: id } });
+      await tx.indexedBlock.deleteMany({ where: { chainId: id } });
+      await tx.indexingCursor.updateMany({
+        where: { chainId: id },
+        data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date() },
+      });
+      await appendOutbox(tx, updates);
+      return bets.length;
+    }, TX_OPTIONS);
+  }
+}
+
+function emptyEntry(network: NetworkConfig): NetworkEntry {
+  return { chainId: network.chainId, name: network.name, confirmations: network.confirmations, headBlock: null, finalizedBlock: null };
+}
+
+function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint }): StoredCursor {
+  return { number: row.indexedBlock, hash: row.indexedBlockHash as Hex | "", headBlock: row.headBlock, finalizedBlock: row.finalizedBlock };
+}
+
+/** Locks the cursor row and checks it is still at `expected`. */
+async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; hash: string }): Promise<void> {
+  const rows = await tx.$queryRaw<{ indexedBlock: bigint; indexedBlockHash: string }[]>`
+    SELECT "indexedBlock", "indexedBlockHash" FROM "IndexingCursor" WHERE "chainId" = ${BigInt(chainId)} FOR UPDATE`;
+  const row = rows[0];
+  if (!row) throw new IndexerInvariantError(`no cursor for chain ${chainId}`);
+  if (BigInt(row.indexedBlock) !== expected.number || row.indexedBlockHash !== expected.hash) {
+    throw new CursorConflictError(`the cursor of chain ${chainId} moved`, {
+      chainId,
+      details: `expected ${expected.number} ${expected.hash}, found ${row.indexedBlock} ${row.indexedBlockHash}`,
+    });
+  }
+}
+
+/** Serialises outbox writers up to COMMIT (see the module comment), then appends the rows. */
+async function appendOutbox(tx: Tx, updates: readonly OutboxRow[]): Promise<void> {
+  if (updates.length === 0) return;
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
+  for (let i = 0; i < updates.length; i += 5_000) await tx.betUpdate.createMany({ data: updates.slice(i, i + 5_000) });
+}
+
+function resultInput(r: BetResult): Prisma.BetResultCreateManyInput {
+  return { ...r, proof: r.proof as Prisma.InputJsonValue };
+}
+
+const dec = (v: Prisma.Decimal) => v.toFixed(0);
+const big = (v: bigint | null) => (v === null ? null : v.toString(10));
+
+/**
+ * Inserts or overwrites bets with one statement per 5 000 rows: parallel arrays unnested into rows
+ * (23 parameters whatever the row count), `ON CONFLICT` replacing every non-key column.
+ */
+async function upsertBets(tx: Tx, bets: readonly Bet[]): Promise<void> {
+  for (let i = 0; i < bets.length; i += 5_000) {
+    const rows = bets.slice(i, i + 5_000);
+    const col = <T>(f: (b: Bet) => T) => rows.map(f);
+    await tx.$executeRaw`
+      INSERT INTO "Bet" ("chainId", "betId", "player", "token", "stake", "game", "clientSeed", "serverSeedHash", "status",
+        "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt",
+        "settledBlock", "settledBlockHash", "settledTx", "settledAt",
+        "refundedBlock", "refundedBlockHash", "refundedTx", "refundedAt", "lastChangeBlock")
+      SELECT * FROM unnest(
+        ${col((b) => b.chainId.toString(10))}::bigint[], ${col((b) => dec(b.betId))}::numeric[], ${col((b) => b.player)}::text[],
+        ${col((b) => b.token)}::text[], ${col((b) => dec(b.stake))}::numeric[], ${col((b) => b.game)}::text[],
+        ${col((b) => b.clientSeed)}::text[], ${col((b) => b.serverSeedHash)}::text[], ${col((b) => b.status)}::"BetStatus"[],
+        ${col((b) => b.placedBlock.toString(10))}::bigint[], ${col((b) => b.placedLogIndex)}::int[], ${col((b) => b.placedBlockHash)}::text[],
+        ${col((b) => b.placedTx)}::text[], ${col((b) => b.placedAt.toString(10))}::bigint[],
+        ${col((b) => big(b.settledBlock))}::bigint[], ${col((b) => b.settledBlockHash)}::text[], ${col((b) => b.settledTx)}::text[],
+        ${col((b) => big(b.settledAt))}::bigint[],
+        ${col((b) => big(b.refundedBlock))}::bigint[], ${col((b) => b.refundedBlockHash)}::text[], ${col((b) => b.refundedTx)}::text[],
+        ${col((b) => big(b.refundedAt))}::bigint[], ${col((b) => b.lastChangeBlock.toString(10))}::bigint[])
+      ON CONFLICT ("chainId", "betId") DO UPDATE SET
+        "player" = EXCLUDED."player", "token" = EXCLUDED."token", "stake" = EXCLUDED."stake", "game" = EXCLUDED."game",
+        "clientSeed" = EXCLUDED."clientSeed", "serverSeedHash" = EXCLUDED."serverSeedHash", "status" = EXCLUDED."status",
+        "placedBlock" = EXCLUDED."placedBlock", "placedLogIndex" = EXCLUDED."placedLogIndex", "placedBlockHash" = EXCLUDED."placedBlockHash",
+        "placedTx" = EXCLUDED."placedTx", "placedAt" = EXCLUDED."placedAt",
+        "settledBlock" = EXCLUDED."settledBlock", "settledBlockHash" = EXCLUDED."settledBlockHash", "settledTx" = EXCLUDED."settledTx",
+        "settledAt" = EXCLUDED."settledAt",
+        "refundedBlock" = EXCLUDED."refundedBlock", "refundedBlockHash" = EXCLUDED."refundedBlockHash", "refundedTx" = EXCLUDED."refundedTx",
+        "refundedAt" = EXCLUDED."refundedAt", "lastChangeBlock" = EXCLUDED."lastChangeBlock"`;
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * One network's sync loop, Ponder-style: a single stream of `block`, `reorg` and `finalize`.
+ *
+ * - Backfill: while the cursor is below head − confirmations (the finalized range), BetVault logs
+ *   are read with eth_getLogs in ranges of `batchSize` blocks and committed in groups of whole
+ *   blocks (≤ maxEventsPerCommit events), each group with the cursor in one transaction.
+ * - Follow: above that, block by block: the header's parent hash must be the stored hash of the
+ *   cursor block, the logs are read by block hash, and block, events and cursor commit together.
+ * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash) walks back
+ *   over the stored recent block hashes to the common ancestor, rolls everything above it back in
+ *   one transaction, and the loop re-indexes from there. An ancestor below the finalized block is
+ *   ReorgTooDeepError (or, with resetOnChainMismatch, a full re-index).
+ * - Failures: retryable errors back off (jittered, capped) and the cursor is reloaded; anything
+ *   else stops this network and is reported as `fatal`.
+ */
+import type { Hex } from "viem";
+import type { Logger } from "../core/logger.ts";
+import type { NetworkEntry } from "../core/networks.ts";
+import { applyEvents, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
+import type { NetworkConfig } from "./config.ts";
+import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDeepError, sleep, toIndexerError, type IndexerError } from "./errors.ts";
+import { decodeBetLogs, type BetEvent } from "./events.ts";
+import { settlementProof, type ProofVerifier, type SettlementProof } from "./proofs.ts";
+import type { BlockHeader, ChainLog, ChainRpc } from "./rpc.ts";
+import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
+
+export type IndexerEvent =
+  | { type: "block"; chainId: number; mode: "backfill" | "follow"; fromBlock: bigint; toBlock: bigint; events: number; headBlock: bigint }
+  | { type: "reorg"; chainId: number; ancestor: bigint; depth: number; removed: string[]; reverted: string[] }
+  | { type: "finalize"; chainId: number; finalizedBlock: bigint }
+  | { type: "ready"; chainId: number; block: bigint }
+  | { type: "reset"; chainId: number; removed: number; reason: string }
+  | { type: "error"; chainId: number; error: IndexerError; attempt: number; delayMs: number }
+  | { type: "fatal"; chainId: number; error: IndexerError };
+
+export interface NetworkSyncDeps {
+  network: NetworkConfig;
+  store: IndexerStore;
+  rpc: ChainRpc;
+  verifier: ProofVerifier;
+  logger: Logger;
+  emit: (event: IndexerEvent) => void;
+  /** Largest number of events one commit carries during backfill (whole blocks only). */
+  maxEventsPerCommit: number;
+  /** How often an idle, caught-up indexer refreshes the cursor's head and updatedAt. */
+  heartbeatMs: number;
+  signal: AbortSignal;
+}
+
+export interface NetworkStatus {
+  chainId: number;
+  name: string;
+  indexedBlock: bigint | null;
+  indexedBlockHash: Hex | null;
+  headBlock: bigint | null;
+  isReady: boolean;
+  failed: IndexerError | null;
+}
+
+const VERIFY_CONCURRENCY = 8;
+const max = (a: bigint, b: bigint) => (a > b ? a : b);
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+export class NetworkSync {
+  private readonly chainId: number;
+  private cursor: BlockRef | undefined;
+  private head = 0n;
+  /** The finalized block as last published: the deepest block a reorg may roll back to. */
+  private finalized = 0n;
+  private ready = false;
+  private failed: IndexerError | null = null;
+  private lastWrite = 0;
+  private wake: (() => void) | undefined;
+  /** A new head was announced while the loop was busy: do not sleep on the next idle. */
+  private headAnnounced = false;
+  private subscribed = false;
+
+  constructor(private readonly deps: NetworkSyncDeps) {
+    this.chainId = deps.network.chainId;
+  }
+
+  status(): NetworkStatus {
+    return {
+      chainId: this.chainId,
+      name: this.deps.network.name,
+      indexedBlock: this.cursor?.number ?? null,
+      indexedBlockHash: this.cursor?.hash ?? null,
+      headBlock: this.cursor ? this.head : null,
+      isReady: this.ready,
+      failed: this.failed,
+    };
+  }
+
+  /** Runs until the signal aborts or a non-retryable failure. Never rejects. */
+  async run(): Promise<void> {
+    const { logger, signal } = this.deps;
+    this.subscribed = this.deps.rpc.watchHeads(() => {
+      this.headAnnounced = true;
+      this.wake?.();
+    });
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (!this.cursor) await this.init();
+        const progressed = await this.step();
+        failures = 0;
+        if (!progressed) await this.idle();
+      } catch (raw) {
+        if (signal.aborted) break;
+        const error = toIndexerError(raw, this.chainId);
+        if (!error.retryable) {
+          this.failed = error;
+          logger.error({ chainId: this.chainId, code: error.code, err: error }, "indexer stopped on a non-retryable error");
+          this.deps.emit({ type: "fatal", chainId: this.chainId, error });
+          return;
+        }
+        failures++;
+        const delayMs = backoffDelay(failures, { baseDelayMs: 500, maxDelayMs: 30_000 });
+        logger.warn({ chainId: this.chainId, code: error.code, err: error.details ?? error.shortMessage, attempt: failures, delayMs }, "indexer step failed, retrying");
+        this.deps.emit({ type: "error", chainId: this.chainId, error, attempt: failures, delayMs });
+        this.cursor = undefined; // reload from the database: it is the truth
+        await sleep(delayMs, signal);
+      }
+    }
+  }
+
+  private async init(): Promise<void> {
+    const { rpc, store, network } = this.deps;
+    const chainId = await rpc.chainId();
+    if (chainId !== network.chainId) {
+      throw new ChainIdMismatchError(`the RPC endpoint of ${network.name} serves chain ${chainId}, not ${network.chainId}`, { chainId: network.chainId });
+    }
+    let cursor = await store.cursor(this.chainId);
+    if (cursor.hash === "") {
+      const block = await rpc.block(cursor.number);
+      if (!block) throw new ChainInconsistentError(`block ${cursor.number} (before the BetVault deployment) is not on the chain yet`, { chainId: this.chainId });
+      await store.anchorCursor(this.chainId, { number: block.number, hash: block.hash });
+      cursor = { ...cursor, hash: block.hash };
+    }
+    this.cursor = { number: cursor.number, hash: cursor.hash as Hex };
+    this.head = cursor.headBlock;
+    this.finalized = cursor.finalizedBlock;
+  }
+
+  /** One unit of work; false when there was nothing to do. */
+  private async step(): Promise<boolean> {
+    const { rpc, network } = this.deps;
+    const cursor = this.requireCursor();
+    const latest = await rpc.latestBlock();
+    this.head = latest.number;
+
+    if (latest.number <= cursor.number) {
+      // Nothing new, unless the chain under our cursor changed (same height, other hash) or shrank.
+      const ours = latest.number === cursor.number ? latest : await rpc.block(cursor.number);
+      if (ours && ours.hash === cursor.hash) {
+        await this.markCaughtUp();
+        return false;
+      }
+      await this.reorg(min(latest.number, cursor.number), latest);
+      return true;
+    }
+
+    const finalizedTarget = max(latest.number - BigInt(network.confirmations), 0n);
+    if (cursor.number < finalizedTarget) {
+      await this.backfill(cursor.number + 1n, min(cursor.number + BigInt(network.batchSize), finalizedTarget));
+      return true;
+    }
+
+    const next = cursor.number + 1n;
+    const header = next === latest.number ? latest : await rpc.block(next);
+    if (!header) return false;
+    if (header.parentHash !== cursor.hash) {
+      await this.reorg(cursor.number, latest);
+      return true;
+    }
+    const logs = await rpc.logsOfBlock(header.hash);
+    const events = decodeBetLogs(logs);
+    await this.commitEvents(events, { number: header.number, hash: header.hash }, new Map([[header.number, header.timestamp]]), "follow");
+    return true;
+  }
+
+  /** Indexes [from, to] (final blocks) with one getLogs and as few commits as the event cap allows. */
+  private async backfill(from: bigint, to: bigint): Promise<void> {
+    const { rpc } = this.deps;
+    const cursor = this.requireCursor();
+    const [logs, first, last] = await Promise.all([rpc.logs(from, to), rpc.block(from), rpc.block(to)]);
+    if (!first || !last) throw new ChainInconsistentError(`blocks ${from}..${to} are not all on the chain`, { chainId: this.chainId });
+    if (first.parentHash !== cursor.hash) {
+      await this.reorg(cursor.number, last);
+      return;
+    }
+    const events = decodeBetLogs(logs);
+    const timestamps = await this.timestamps(logs, [first, last]);
+
+    // Commit whole blocks, at most maxEventsPerCommit events at a time (a single larger block still goes alone).
+    let start = 0;
+    while (start < events.length) {
+      let end = Math.min(start + this.deps.maxEventsPerCommit, events.length);
+      const lastBlock = events[end - 1]?.blockNumber;
+      while (end < events.length && events[end]?.blockNumber === lastBlock) end++;
+      const group = events.slice(start, end);
+      const tail = group[group.length - 1];
+      const isLast = end >= events.length;
+      const target = isLast || !tail ? { number: last.number, hash: last.hash } : { number: tail.blockNumber, hash: tail.blockHash };
+      await this.commitEvents(group, target, timestamps, "backfill");
+      start = end;
+    }
+    if (events.length === 0) await this.commitEvents([], { number: last.number, hash: last.hash }, timestamps, "backfill");
+  }
+
+  /** Block timestamps for every block holding a log: from the logs when the node includes them, else from headers. */
+  private async timestamps(logs: readonly ChainLog[], known: readonly BlockHeader[]): Promise<Map<bigint, bigint>> {
+    const out = new Map<bigint, bigint>();
+    const byNumber = new Map<bigint, Hex>();
+    for (const h of known) {
+      out.set(h.number, h.timestamp);
+      byNumber.set(h.number, h.hash);
+    }
+    const missing = new Map<bigint, Hex>();
+    for (const log of logs) {
+      const expected = byNumber.get(log.blockNumber);
+      if (expected !== undefined && expected !== log.blockHash) {
+        throw new ChainInconsistentError(`a log of block ${log.blockNumber} names another block hash`, { chainId: this.chainId });
+      }
+      if (log.blockTimestamp !== undefined) out.set(log.blockNumber, log.blockTimestamp);
+      else if (!out.has(log.blockNumber)) missing.set(log.blockNumber, log.blockHash);
+    }
+    const headers = await Promise.all([...missing.keys()].map((n) => this.deps.rpc.block(n)));
+    for (const header of headers) {
+      if (!header || header.hash !== missing.get(header.number)) {
+        throw new ChainInconsistentError("a block changed while its logs were read", { chainId: this.chainId });
+      }
+      out.set(header.number, header.timestamp);
+    }
+    return out;
+  }
+
+  private cursorState(toBlock: bigint): CursorState {
+    const finalizedBlock = max(this.head - BigInt(this.deps.network.confirmations), 0n);
+    return { headBlock: max(this.head, toBlock), finalizedBlock, isReady: this.ready || toBlock >= this.head };
+  }
+
+  private entry(state: CursorState): NetworkEntry {
+    const { network } = this.deps;
+    return { chainId: network.chainId, name: network.name, confirmations: network.confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
+  }
+
+  private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
+    const { store } = this.deps;
+    const from = this.requireCursor();
+    const existing = await store.bets(this.chainId, betsToLoad(events));
+    const proofs = await this.proofs(settlementInputs(events, existing));
+    const state = this.cursorState(to.number);
+    const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network: this.entry(state) });
+    await store.commit({
+      chainId: this.chainId,
+      from,
+      to,
+      blocks: [to],
+      bets: applied.bets,
+      results: applied.results,
+      updates: applied.updates,
+      state,
+      pruneBelow: min(state.finalizedBlock, to.number),
+      events: events.length,
+    });
+    this.cursor = to;
+    this.lastWrite = Date.now();
+    this.deps.emit({ type: "block", chainId: this.chainId, mode, fromBlock: from.number + 1n, toBlock: to.number, events: events.length, headBlock: state.headBlock });
+    this.published(state, to.number);
+  }
+
+  private published(state: CursorState, block: bigint): void {
+    if (state.finalizedBlock > this.finalized) {
+      this.finalized = state.finalizedBlock;
+      this.deps.emit({ type: "finalize", chainId: this.chainId, finalizedBlock: state.finalizedBlock });
+    }
+    if (state.isReady && !this.ready) {
+      this.ready = true;
+      this.deps.logger.info({ chainId: this.chainId, block }, "backfill done, following the head");
+      this.deps.emit({ type: "ready", chainId: this.chainId, block });
+    }
+  }
+
+  private async proofs(inputs: ReturnType<typeof settlementInputs>): Promise<Map<string, SettlementProof>> {
+    const out = new Map<string, SettlementProof>();
+    for (let i = 0; i < inputs.length; i += VERIFY_CONCURRENCY) {
+      const chunk = inputs.slice(i, i + VERIFY_CONCURRENCY);
+      const done = await Promise.all(chunk.map(({ event, bet }) => settlementProof(event, bet, this.deps.verifier)));
+      chunk.forEach(({ event }, j) => out.set(settlementKey(event), done[j] as SettlementProof));
+    }
+    return out;
+  }
+
+  /** Caught up: publish readiness and refresh head/updatedAt (at most every heartbeatMs when nothing changes). */
+  private async markCaughtUp(): Promise<void> {
+    const cursor = this.requireCursor();
+    const state = this.cursorState(cursor.number);
+    const stale = Date.now() - this.lastWrite >= this.deps.heartbeatMs;
+    if (!this.ready || state.finalizedBlock > this.finalized || stale) {
+      await this.deps.store.touchCursor(this.chainId, { ...state, isReady: true });
+      this.lastWrite = Date.now();
+      this.published({ ...state, isReady: true }, cursor.number);
+    }
+  }
+
+  /**
+   * Walks back from `fromNumber` to the highest block whose stored hash the chain still has, and
+   * rolls everything above it back. Below the finalized block that is a ReorgTooDeepError.
+   */
+  private async reorg(fromNumber: bigint, latest: BlockHeader): Promise<void> {
+    const { store, rpc, network, logger } = this.deps;
+    const cursor = this.requireCursor();
+    let ancestor: BlockRef | undefined;
+    for (let k = min(fromNumber, cursor.number); k >= this.finalized && k >= 0n; k--) {
+      const stored = k === cursor.number ? cursor.hash : await store.blockHash(this.chainId, k);
+      if (!stored) break;
+      const onChain = await rpc.block(k);
+      if (onChain && onChain.hash === stored) {
+        ancestor = { number: k, hash: stored };
+        break;
+      }
+    }
+    if (!ancestor) {
+      const details = `cursor ${cursor.number} ${cursor.hash}, finalized ${this.finalized}, chain head ${latest.number} ${latest.hash}`;
+      if (network.resetOnChainMismatch) {
+        const start = network.contracts.BetVault.deployBlock > 0n ? network.contracts.BetVault.deployBlock - 1n : 0n;
+        const removed = await store.reset(this.chainId, start, this.entry(this.cursorState(start)));
+        logger.warn({ chainId: this.chainId, removed, details }, "the chain no longer holds the indexed history: re-indexing from the deploy block");
+        this.deps.emit({ type: "reset", chainId: this.chainId, removed, reason: details });
+        this.cursor = undefined;
+        this.ready = false;
+        this.finalized = 0n;
+        return;
+      }
+      throw new ReorgTooDeepError(`reorg on ${network.name} deeper than finality (${network.confirmations} confirmations)`, { chainId: this.chainId, details });
+    }
+    this.head = latest.number;
+    // The published finality never moves backwards (the ancestor is at or above it).
+    const state: CursorState = { ...this.cursorState(ancestor.number), finalizedBlock: this.finalized };
+    const { removed, reverted } = await store.rollback({ chainId: this.chainId, from: cursor, ancestor, network: this.entry(state), state });
+    const depth = Number(cursor.number - ancestor.number);
+    logger.warn({ chainId: this.chainId, ancestor: ancestor.number, depth, removed: removed.length, reverted: reverted.length }, "reorg: rolled back to the common ancestor");
+    this.cursor = ancestor;
+    this.lastWrite = Date.now();
+    this.deps.emit({ type: "reorg", chainId: this.chainId, ancestor: ancestor.number, depth, removed, reverted });
+  }
+
+  /** Waits for a new head (WebSocket) or the polling interval, whichever comes first. */
+  private async idle(): Promise<void> {
+    if (this.headAnnounced) {
+      this.headAnnounced = false;
+      return;
+    }
+    const interval = this.subscribed ? this.deps.network.pollingIntervalMs * 4 : this.deps.network.pollingIntervalMs;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.headAnnounced = false;
+        clearTimeout(timer);
+        this.deps.signal.removeEventListener("abort", done);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, interval);
+      this.wake = done;
+      this.deps.signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  private requireCursor(): BlockRef {
+    if (!this.cursor) throw new ChainInconsistentError("cursor not loaded", { chainId: this.chainId });
+    return this.cursor;
+  }
+}
