@@ -58,10 +58,31 @@ function parseJsonBody(text: string, contentType: string | undefined): unknown {
   }
 }
 
+/**
+ * Headers for a public, read-only, credential-free API: any origin may read it (no cookies are
+ * ever accepted, so `*` gives nothing away), and browsers are told not to sniff or frame it.
+ */
+const PUBLIC_API_HEADERS: Record<string, string> = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+  "access-control-allow-headers": "content-type, accept, apollo-require-preflight, x-apollo-operation-name",
+  "access-control-expose-headers": "retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset",
+  "access-control-max-age": "86400",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "x-frame-options": "DENY",
+  "cross-origin-resource-policy": "cross-origin",
+};
+
 export function createGraphQLRequestListener<TContext extends BaseContext>(options: GraphQLHttpOptions<TContext>) {
   const graphqlPath = options.graphqlPath ?? "/graphql";
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     try {
+      for (const [name, value] of Object.entries(PUBLIC_API_HEADERS)) res.setHeader(name, value);
+      if (req.method === "OPTIONS") {
+        res.writeHead(204).end();
+        return;
+      }
       const url = new URL(req.url ?? "/", "http://localhost");
       const route = options.routes?.[url.pathname];
       if (route) return await route(req, res);

@@ -84,6 +84,36 @@ describe("Apollo's own codes and HTTP errors", () => {
     expect(batched.status).toBe(400);
     expect((await t.gql(`{ networkConfigs { name } }`)).data).toBeTruthy();
   });
+  it("answers CORS preflights for any origin, sends no credentials header, and sets safety headers", async () => {
+    const preflight = await fetch(`${t.url}/graphql`, {
+      method: "OPTIONS",
+      headers: { origin: "https://explorer.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("content-type");
+    expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+    const response = await fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", origin: "https://explorer.example" }, body: JSON.stringify({ query: "{ __typename }" }) });
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(response.headers.get("x-powered-by")).toBeNull();
+    await response.arrayBuffer();
+  });
+
+  it("PERSISTED_QUERY_NOT_FOUND, then the registered hash alone serves the query, over GET too", async () => {
+    const { createHash } = await import("node:crypto");
+    const query = "{ networkConfigs { chainId name } }";
+    const persistedQuery = { version: 1, sha256Hash: createHash("sha256").update(query).digest("hex") };
+    const ask = (body: object) => fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const unknown = (await (await ask({ extensions: { persistedQuery } })).json()) as { errors: { extensions: { code: string } }[] };
+    expect(unknown.errors[0]!.extensions.code).toBe("PERSISTED_QUERY_NOT_FOUND");
+    expect(((await (await ask({ query, extensions: { persistedQuery } })).json()) as { data: unknown }).data).toBeTruthy();
+    const byHash = (await (await ask({ extensions: { persistedQuery } })).json()) as { data: { networkConfigs: unknown[] } };
+    expect(byHash.data.networkConfigs).toHaveLength(2);
+    const viaGet = await fetch(`${t.url}/graphql?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery }))}`);
+    expect(((await viaGet.json()) as { data: { networkConfigs: unknown[] } }).data.networkConfigs).toHaveLength(2);
+  });
+
   it("serves queries over GET for CDN caching", async () => {
     const response = await fetch(`${t.url}/graphql?query=${encodeURIComponent("{ networkConfigs { chainId } }")}`);
     expect(response.status).toBe(200);
