@@ -1,10 +1,12 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { ApolloServer, type BaseContext } from "@apollo/server";
+import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import { buildSubgraphSchema } from "@apollo/subgraph";
 import type { GraphQLResolverMap } from "@apollo/subgraph/dist/schema-helper/resolverMap.js";
 import { parse, type DocumentNode } from "graphql";
+import { MAX_AGE } from "./cache-hints.ts";
 import { createErrorFormatter } from "./errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "./http.ts";
 import type { SubgraphDeps } from "./context.ts";
@@ -48,7 +50,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // No Apollo usage reporting here: federated traces would only cost time per request.
-    plugins: [ApolloServerPluginInlineTraceDisabled()],
+    // Fields without a hint may change with the next block (core/cache-hints.ts).
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControl({ defaultMaxAge: MAX_AGE.live })],
     logger,
   });
   let http: RunningHttpServer | undefined;

@@ -1,9 +1,11 @@
 import { readFileSync, watch, type FSWatcher } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
+import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
 import type { Database } from "../core/db.ts";
 import { createErrorFormatter } from "../core/errors.ts";
+import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 import { createHealthSchema } from "./health/schema.ts";
@@ -109,7 +111,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
-    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS)],
+    // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
+    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS), ApolloServerPluginCacheControl(), cachePolicyPlugin()],
     logger,
   });
 

@@ -2,41 +2,47 @@ import DataLoader from "dataloader";
 import { betKey, splitBetKey } from "../../core/bet-key.ts";
 import type { SubgraphDeps } from "../../core/context.ts";
 import { Prisma } from "../../prisma/generated/client.ts";
-import type { BetRefModel, BetResultModel } from "./mappers.ts";
+import type { BetRefModel, BetResultModel, BetWithResult } from "./mappers.ts";
 
 export interface ResultsContext extends SubgraphDeps {
   /** Bets by "chainId:betId" with their result (null while unsettled); null when unknown. One query per batch. */
-  betWithResult: DataLoader<string, { result: BetResultModel | null } | null>;
+  betWithResult: DataLoader<string, BetWithResult | null>;
 }
 
 export function refKey(ref: BetRefModel): string {
   return betKey(ref.chainId, ref.betId);
 }
 
-type Row = Omit<BetResultModel, "won" | "verified"> & { key: string; won: boolean | null; verified: boolean | null };
+type Row = Omit<BetResultModel, "won" | "verified"> & {
+  key: string;
+  lastChangeBlock: string;
+  status: string;
+  won: boolean | null;
+  verified: boolean | null;
+};
 
 /**
  * One statement for a whole batch: the bets LEFT JOIN their results. Prisma's relation joins go
  * through JSON, which turns 256-bit numerics into floats; this query casts them to text instead.
  */
-async function loadBetsWithResults(deps: SubgraphDeps, keys: readonly string[]) {
+async function loadBetsWithResults(deps: SubgraphDeps, keys: readonly string[]): Promise<(BetWithResult | null)[]> {
   const pairs = keys.map((key) => {
     const { chainId, betId } = splitBetKey(key);
     return Prisma.sql`(${chainId}::bigint, ${betId}::numeric)`;
   });
   const rows = await deps.db.prisma.$queryRaw<Row[]>`
-    SELECT b."chainId"::text || ':' || b."betId"::text AS key,
+    SELECT b."chainId"::text || ':' || b."betId"::text AS key, b."lastChangeBlock"::text AS "lastChangeBlock", b."status"::text AS status,
            r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof",
            r."publicSignals", r."solidityCalldata", r."verified"
     FROM "Bet" b
     LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"
     WHERE (b."chainId", b."betId") IN (${Prisma.join(pairs)})`;
-  const byKey = new Map(rows.map((row) => {
+  const byKey = new Map(rows.map((row): [string, BetWithResult] => {
     const result: BetResultModel | null = row.won === null ? null : {
       outcome: row.outcome, won: row.won, payout: row.payout, proof: row.proof, publicSignals: row.publicSignals,
       solidityCalldata: row.solidityCalldata, verified: row.verified ?? false,
     };
-    return [row.key, { result }];
+    return [row.key, { chainId: Number(splitBetKey(row.key).chainId), result, lastChangeBlock: BigInt(row.lastChangeBlock), status: row.status }];
   }));
   return keys.map((key) => byKey.get(key) ?? null);
 }

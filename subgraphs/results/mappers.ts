@@ -20,6 +20,14 @@ export interface BetResultModel {
   verified: boolean;
 }
 
+/** What the results loader knows of a bet: its result, and how far its latest change is final. */
+export interface BetWithResult {
+  chainId: number;
+  result: BetResultModel | null;
+  lastChangeBlock: bigint;
+  status: string;
+}
+
 /** snarkjs's proof layout as stored in `BetResult.proof`. */
 export interface SnarkjsProof {
   protocol: string;

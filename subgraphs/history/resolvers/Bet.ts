@@ -1,3 +1,4 @@
+import { betMaxAge, cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
 import { betDepth } from "../../../core/networks.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { betKey } from "../../../core/bet-key.ts";
@@ -5,16 +6,24 @@ import type { BetResolvers } from "../generated/resolvers-types.ts";
 
 export const Bet: BetResolvers = {
   // Representations come from other subgraphs as raw JSON (`_Any`): check them like input.
-  __resolveReference: (reference, ctx) => {
+  __resolveReference: async (reference, ctx, info) => {
     let key: string;
     try {
       key = betKey(parseChainId(reference.chainId), parseUInt256(reference.betId));
     } catch {
       return null;
     }
-    return ctx.betByKey.load(key);
+    const bet = await ctx.betByKey.load(key);
+    cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
+    return bet;
   },
-  network: (bet) => ({ chainId: bet.chainId }),
-  confirmations: async (bet, _args, ctx) => betDepth(bet.lastChangeBlock, await ctx.networks.get(bet.chainId)).confirmations,
+  network: (bet, _args, _ctx, info) => {
+    cacheFor(info, MAX_AGE.final);
+    return { chainId: bet.chainId };
+  },
+  confirmations: async (bet, _args, ctx, info) => {
+    cacheFor(info, MAX_AGE.live); // grows with every block, final or not
+    return betDepth(bet.lastChangeBlock, await ctx.networks.get(bet.chainId)).confirmations;
+  },
   finalized: async (bet, _args, ctx) => betDepth(bet.lastChangeBlock, await ctx.networks.get(bet.chainId)).finalized,
 };

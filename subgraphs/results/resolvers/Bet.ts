@@ -1,3 +1,4 @@
+import { betMaxAge, cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { refKey } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
@@ -5,12 +6,17 @@ import type { BetRefModel } from "../mappers.ts";
 
 export const Bet: BetResolvers = {
   // Representations come from other subgraphs as raw JSON (`_Any`): check them like input.
-  __resolveReference: (reference) => {
+  __resolveReference: (reference, _ctx, info) => {
+    cacheFor(info, MAX_AGE.final); // the reference is only ids: its fields hint for themselves
     try {
       return { chainId: parseChainId(reference.chainId), betId: parseUInt256(reference.betId) } satisfies BetRefModel;
     } catch {
       return null;
     }
   },
-  result: async (ref, _args, ctx) => (await ctx.betWithResult.load(refKey(ref)))?.result ?? null,
+  result: async (ref, _args, ctx, info) => {
+    const bet = await ctx.betWithResult.load(refKey(ref));
+    cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
+    return bet?.result ?? null;
+  },
 };

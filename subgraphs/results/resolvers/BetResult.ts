@@ -1,7 +1,12 @@
+import { cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
 import type { BetResultResolvers, Groth16ProofResolvers } from "../generated/resolvers-types.ts";
 
 export const BetResult: BetResultResolvers = {
-  proof: (row) => row,
+  // A result's proof never changes; whether the result itself stays is hinted on Bet.result.
+  proof: (row, _args, _ctx, info) => {
+    cacheFor(info, MAX_AGE.final);
+    return row;
+  },
 };
 
 export const Groth16Proof: Groth16ProofResolvers = {

@@ -1,3 +1,4 @@
+import { betMaxAge, cacheFor, MAX_AGE } from "../../../../core/cache-hints.ts";
 import { InputError } from "../../../../core/errors.ts";
 import { refKey } from "../../context.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
@@ -5,20 +6,28 @@ import type { BetRefModel } from "../../mappers.ts";
 
 const MAX_IDS = 100;
 
-export const betResult: QueryResolvers["betResult"] = async (_parent, { chainId, betId }, ctx) => {
+export const betResult: QueryResolvers["betResult"] = async (_parent, { chainId, betId }, ctx, info) => {
   await ctx.networks.require(chainId);
   const ref: BetRefModel = { chainId, betId };
-  return (await ctx.betWithResult.load(refKey(ref))) ? ref : null;
+  const bet = await ctx.betWithResult.load(refKey(ref));
+  // An unknown bet may be indexed with the next block: only a finalized one is cached long.
+  cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
+  return bet ? ref : null;
 };
 
-export const betResults: QueryResolvers["betResults"] = async (_parent, { chainId, betIds }, ctx) => {
+export const betResults: QueryResolvers["betResults"] = async (_parent, { chainId, betIds }, ctx, info) => {
   if (betIds.length > MAX_IDS) throw new InputError(`betIds takes at most ${MAX_IDS} ids`, { argumentName: "betIds" });
   await ctx.networks.require(chainId);
   const refs = betIds.map((betId): BetRefModel => ({ chainId, betId }));
   const found = await ctx.betWithResult.loadMany(refs.map(refKey));
-  return refs.map((ref, i) => {
+  let maxAge: number = MAX_AGE.final;
+  const bets = [];
+  for (const [i, ref] of refs.entries()) {
     const row = found[i];
     if (row instanceof Error) throw row;
-    return row ? ref : null;
-  });
+    maxAge = Math.min(maxAge, row ? await betMaxAge(ctx.networks, row) : MAX_AGE.live);
+    bets.push(row ? ref : null);
+  }
+  cacheFor(info, maxAge);
+  return bets;
 };
