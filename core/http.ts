@@ -121,13 +121,22 @@ export interface RunningHttpServer {
   server: http.Server;
   url: string;
   port: number;
-  close(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then cuts what is left. */
+  close(graceMs?: number): Promise<void>;
 }
 
 /** Listens on host:port (port 0 picks a free one) and resolves once bound. */
 export async function listen(listener: http.RequestListener, host: string, port: number): Promise<RunningHttpServer> {
   // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
-  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 }, listener);
+  let closing = false;
+  const inFlight = new Set<ServerResponse>();
+  const server = http.createServer({ keepAliveTimeout: 65_000, headersTimeout: 20_000, requestTimeout: 30_000 }, (req, res) => {
+    // While draining, every answer ends its connection so clients move to another replica.
+    if (closing) res.setHeader("connection", "close");
+    inFlight.add(res);
+    res.once("close", () => inFlight.delete(res));
+    return listener(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
@@ -138,10 +147,15 @@ export async function listen(listener: http.RequestListener, host: string, port:
     server,
     port: address.port,
     url: `http://${shownHost}:${address.port}`,
-    close: () =>
+    close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
+        closing = true;
+        for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
         server.close(() => resolve());
+        // Idle keep-alive sockets go now; busy ones finish their request, answered with
+        // `Connection: close`.
         server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), graceMs).unref();
       }),
   };
 }

@@ -1,0 +1,42 @@
+import net from "node:net";
+import { describe, expect, it } from "vitest";
+import { listen } from "./http.ts";
+
+// Graceful drain: a request already under way when the server closes still gets its answer;
+// a new connection is refused.
+
+describe("listen().close()", () => {
+  it("lets an in-flight request finish and refuses new connections", async () => {
+    const running = await listen(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      res.end(`got ${body.length}`);
+    }, "127.0.0.1", 0);
+
+    const socket = net.connect(running.port, "127.0.0.1");
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    const closed = running.close(5_000);
+    const refused = await new Promise<boolean>((resolve) => {
+      const probe = net.connect(running.port, "127.0.0.1");
+      probe.once("error", () => resolve(true));
+      probe.once("connect", () => {
+        probe.destroy();
+        resolve(false);
+      });
+    });
+    expect(refused).toBe(true);
+
+    let answer = "";
+    socket.on("data", (chunk) => (answer += chunk.toString()));
+    const ended = new Promise((resolve) => socket.once("close", resolve));
+    socket.write("67890");
+    await ended; // the server ends the connection after answering
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    expect(answer).toContain("got 10");
+    expect(answer.toLowerCase()).toContain("connection: close");
+  });
+});
