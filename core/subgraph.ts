@@ -11,6 +11,7 @@ import { createErrorFormatter } from "./errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "./http.ts";
 import type { SubgraphDeps } from "./context.ts";
 import type { Logger } from "./logger.ts";
+import { createServiceMetrics } from "./metrics.ts";
 
 /** The SDL file is the subgraph's contract; it is read, never embedded in code. */
 export function loadSdl(url: URL): DocumentNode {
@@ -45,13 +46,14 @@ export function buildFederatedSchema(typeDefs: DocumentNode, resolvers: object) 
 /** One way to build every subgraph: Federation schema, shared error masking, shared HTTP front. */
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
+  const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
   const server = new ApolloServer<TContext>({
     schema: buildFederatedSchema(options.typeDefs, options.resolvers),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // No Apollo usage reporting here: federated traces would only cost time per request.
     // Fields without a hint may change with the next block (core/cache-hints.ts).
-    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControl({ defaultMaxAge: MAX_AGE.live })],
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControl({ defaultMaxAge: MAX_AGE.live }), metrics.plugin],
     logger,
   });
   let http: RunningHttpServer | undefined;
@@ -66,6 +68,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         server,
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         context: async (_req: IncomingMessage) => options.context(),
+        routes: { "/metrics": metrics.route },
       });
       http = await listen(listener, host, port);
       logger.info({ url: `${http.url}/graphql` }, "subgraph listening");

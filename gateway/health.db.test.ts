@@ -60,6 +60,21 @@ describe("health", () => {
   });
 });
 
+describe("metrics", () => {
+  it("counts requests per operation and times subgraph fetches, on the gateway and each subgraph", async () => {
+    await t.gql(`query WalletPending { pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`);
+    await t.gql(`query WalletPending { pendingBetCount(wallet: "nope") }`);
+    const gateway = await (await fetch(`${t.url}/metrics`)).text();
+    expect(gateway).toMatch(/graphql_requests_total\{operation="WalletPending",outcome="ok",service="gateway"\} 1/);
+    expect(gateway).toMatch(/graphql_requests_total\{operation="WalletPending",outcome="error",service="gateway"\} 1/);
+    expect(gateway).toMatch(/subgraph_fetch_duration_seconds_count\{service="gateway",subgraph="history"\} [1-9]/);
+    expect(gateway).toContain("process_cpu_user_seconds_total");
+    // The gateway names each subgraph fetch after the client's operation: <name>__<subgraph>__<n>.
+    const history = await (await fetch(t.stack.subgraphUrls.history!.replace("/graphql", "/metrics"))).text();
+    expect(history).toMatch(/graphql_request_duration_seconds_count\{operation="WalletPending__history__\d+",service="subgraph-history"\} [1-9]/);
+  });
+});
+
 describe("supergraph file", () => {
   it("is reloaded without restart when it changes", async () => {
     const before = await t.gql(`{ pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`);

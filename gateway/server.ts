@@ -4,7 +4,9 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
 import type { Database } from "../core/db.ts";
+import { Histogram } from "prom-client";
 import { createErrorFormatter } from "../core/errors.ts";
+import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
@@ -71,6 +73,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
       Object.fromEntries(Object.entries(routing).filter(([name]) => name !== HEALTH_SUBGRAPH).map(([name, url]) => [name, urlOf(name, url)])),
   });
   const healthSchema = createHealthSchema(health);
+  const metrics = createServiceMetrics("gateway");
+  const subgraphFetch = new Histogram({
+    name: "subgraph_fetch_duration_seconds",
+    help: "Gateway → subgraph request latency",
+    labelNames: ["subgraph"] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [metrics.registry],
+  });
 
   let watcher: FSWatcher | undefined;
   const gateway = new ApolloGateway({
@@ -100,7 +110,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
     buildService: ({ name, url }) =>
-      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url)),
+      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url), subgraphFetch),
   });
 
   const server = new ApolloServer({
@@ -112,7 +122,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
     // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
-    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS), ApolloServerPluginCacheControl(), cachePolicyPlugin()],
+    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS), ApolloServerPluginCacheControl(), cachePolicyPlugin(), metrics.plugin],
     logger,
   });
 
@@ -130,7 +140,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         server,
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
-        routes: { "/health": healthRoute },
+        routes: { "/health": healthRoute, "/metrics": metrics.route },
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
       });
       http = await listen(listener, host, port);

@@ -1,5 +1,6 @@
 import { RemoteGraphQLDataSource } from "@apollo/gateway";
 import type { Fetcher, FetcherRequestInit } from "@apollo/utils.fetcher";
+import type { Histogram } from "prom-client";
 import { ServiceUnavailableError } from "../core/errors.ts";
 
 /**
@@ -9,6 +10,10 @@ import { ServiceUnavailableError } from "../core/errors.ts";
  */
 const graphqlAwareFetch: Fetcher = async (url: string, init?: FetcherRequestInit) => {
   const response = await fetch(url, init as RequestInit);
+  return passGraphQLErrors(response);
+};
+
+async function passGraphQLErrors(response: Response): Promise<Response> {
   const type = response.headers.get("content-type") ?? "";
   if (response.status >= 400 && response.status < 500 && /^application\/(graphql-response\+)?json/.test(type)) {
     const body = await response.text();
@@ -16,11 +21,23 @@ const graphqlAwareFetch: Fetcher = async (url: string, init?: FetcherRequestInit
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
   return response;
-};
+}
 
 export class SubgraphDataSource extends RemoteGraphQLDataSource {
-  constructor(private readonly subgraphName: string, url: string) {
-    super({ url, fetcher: graphqlAwareFetch });
+  constructor(private readonly subgraphName: string, url: string, fetchDuration?: Histogram<"subgraph">) {
+    super({
+      url,
+      fetcher: fetchDuration
+        ? async (target, init) => {
+            const stop = fetchDuration.startTimer({ subgraph: subgraphName });
+            try {
+              return await graphqlAwareFetch(target, init);
+            } finally {
+              stop();
+            }
+          }
+        : graphqlAwareFetch,
+    });
   }
 
   /** A subgraph that cannot be reached is SERVICE_UNAVAILABLE, named, without host or port. */

@@ -1,0 +1,63 @@
+import type { ApolloServerPlugin } from "@apollo/server";
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import type { RouteHandler } from "./http.ts";
+
+// Prometheus metrics, one registry per service process, served at GET /metrics. Operation names
+// come from clients, so they are capped to a known-safe shape to keep label cardinality bounded.
+
+export interface ServiceMetrics {
+  registry: Registry;
+  requests: Counter<"operation" | "outcome">;
+  duration: Histogram<"operation">;
+  /** Apollo plugin recording every GraphQL request. */
+  plugin: ApolloServerPlugin;
+  route: RouteHandler;
+}
+
+const SECONDS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+function operationLabel(name: string | null | undefined): string {
+  return name && /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) ? name : "anonymous";
+}
+
+export function createServiceMetrics(service: string, options: { defaultMetrics?: boolean } = {}): ServiceMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: "graphql_requests_total",
+    help: "GraphQL requests by operation name and outcome (ok, error)",
+    labelNames: ["operation", "outcome"] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "graphql_request_duration_seconds",
+    help: "GraphQL request latency by operation name",
+    labelNames: ["operation"] as const,
+    buckets: SECONDS,
+    registers: [registry],
+  });
+  return {
+    registry,
+    requests,
+    duration,
+    plugin: {
+      async requestDidStart() {
+        const stop = duration.startTimer();
+        return {
+          async willSendResponse({ operationName, response }) {
+            const operation = operationLabel(operationName);
+            stop({ operation });
+            const failed = response.body.kind === "single" && (response.body.singleResult.errors?.length ?? 0) > 0;
+            requests.inc({ operation, outcome: failed ? "error" : "ok" });
+          },
+        };
+      },
+    },
+    route: async (_req, res) => {
+      const text = await registry.metrics();
+      res.writeHead(200, { "content-type": registry.contentType });
+      res.end(text);
+    },
+  };
+}
