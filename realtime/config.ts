@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { ConfigError } from "../core/config.ts";
+import type { RealtimeLimits } from "./connection.ts";
+import type { Retention } from "./outbox.ts";
+
+// The realtime tier's environment, parsed once at start-up (beside core/config.ts, which holds the
+// variables every service shares: HOST, PORT, DATABASE_URL, DATA_DIR, REDIS_URL, LOG_LEVEL, …).
+
+const positiveInt = z.coerce.number().int().positive();
+const nonNegativeInt = z.coerce.number().int().min(0);
+const flag = z.enum(["0", "1", "false", "true", ""]).default("").transform((v) => v === "1" || v === "true");
+
+const schema = z.object({
+  REALTIME_PATH: z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, "REALTIME_PATH must be a URL path").optional(),
+  REALTIME_REDIS_PREFIX: z.string().min(1).default("bets:"),
+  REALTIME_PUBLISHER: flag,
+  REALTIME_TRANSPORTS: z.enum(["polling,websocket", "websocket"]).default("polling,websocket"),
+  REALTIME_MAX_SUBSCRIPTIONS: positiveInt.default(200),
+  REALTIME_MAX_CHAIN_IDS: positiveInt.default(32),
+  REALTIME_EVENTS_PER_SECOND: positiveInt.default(20),
+  REALTIME_MAX_MESSAGE_BYTES: positiveInt.default(16 * 1024),
+  REALTIME_REPLAY_MAX_UPDATES: nonNegativeInt.default(100_000),
+  REALTIME_REPLAY_MAX_AGE_SECONDS: nonNegativeInt.default(24 * 3600),
+  REALTIME_PING_INTERVAL_MS: positiveInt.default(25_000),
+  REALTIME_PING_TIMEOUT_MS: positiveInt.default(20_000),
+  REALTIME_POLL_INTERVAL_MS: positiveInt.default(1_000),
+});
+
+export type RealtimeConfig = z.infer<typeof schema>;
+
+export function loadRealtimeConfig(env: Record<string, string | undefined> = process.env): RealtimeConfig {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
+    throw new ConfigError(`Invalid configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+export function limitsFromConfig(config: RealtimeConfig): RealtimeLimits {
+  return {
+    maxSubscriptions: config.REALTIME_MAX_SUBSCRIPTIONS,
+    maxChainIds: config.REALTIME_MAX_CHAIN_IDS,
+    eventsPerSecond: config.REALTIME_EVENTS_PER_SECOND,
+    maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
+  };
+}
+
+export function retentionFromConfig(config: RealtimeConfig): Retention {
+  return { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
+}

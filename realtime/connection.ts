@@ -1,0 +1,265 @@
+// One client connection: validates `bets:subscribe` / `bets:unsubscribe`, keeps the socket's
+// subscription and its rooms, rate-limits, and runs resumes (`sinceSeq`) without gap or duplicate.
+//
+// A resume, step by step (all on this node):
+//   1. synchronously: leave every room and open a sink on the stream (stream.ts), so from here on
+//      updates for this socket are buffered, not sent;
+//   2. check the request (known chains, replay window); a refusal flushes the sink and rejoins the
+//      old rooms, as if nothing happened;
+//   3. replay matching outbox rows with seq > sinceSeq, in order, page by page → cursor;
+//   4. stream.catchUp(cursor): the node has delivered everything ≤ cursor, so whatever it delivers
+//      from now on is newer than the replay;
+//   5. synchronously: send the buffered updates with seq > cursor (those ≤ cursor were replayed),
+//      close the sink, join the new rooms, answer `bets:subscribed` with the node's lastSeq.
+// No update can slip between 5's steps (one tick), nor be sent twice (the cursor filters the buffer,
+// step 4 keeps later live ones above it).
+import type { Logger } from "../core/logger.ts";
+import type { NetworkDirectory } from "../core/networks.ts";
+import {
+  RealtimeErrorCode,
+  type BetUpdatePayload,
+  type ClientEventName,
+  type ErrorBody,
+  type FeedUpdate,
+  type Response,
+  type SubscribedPayload,
+} from "./events.ts";
+import type { RealtimeSocket } from "./fanout.ts";
+import { MAX_SEQ, type Outbox, type Retention } from "./outbox.ts";
+import type { ReplaySink, UpdateStream } from "./stream.ts";
+import {
+  addToState,
+  chainIdsOf,
+  emptyState,
+  limitViolation,
+  matches,
+  parseSubscribe,
+  parseUnsubscribe,
+  removeFromState,
+  roomsForState,
+  stateToPayload,
+  type SubscriptionLimits,
+  type SubscriptionState,
+} from "./subscription.ts";
+
+export interface RealtimeLimits extends SubscriptionLimits {
+  /** Client events per socket per second (a token bucket of this size, refilled at this rate). */
+  eventsPerSecond: number;
+  /** Socket.IO message size (maxHttpBufferSize), bytes. */
+  maxMessageBytes: number;
+}
+
+export const DEFAULT_LIMITS: RealtimeLimits = { maxSubscriptions: 200, maxChainIds: 32, eventsPerSecond: 20, maxMessageBytes: 16 * 1024 };
+
+export interface ConnectionContext {
+  stream: UpdateStream;
+  outbox: Outbox;
+  networks: NetworkDirectory;
+  limits: RealtimeLimits;
+  retention: Retention;
+  logger: Logger;
+  /** Outbox rows per replay read. */
+  replayPageSize: number;
+}
+
+/** Operations waiting on one socket beyond which new ones are refused as RATE_LIMITED. */
+const MAX_PENDING = 8;
+
+export function toPayload(update: FeedUpdate): BetUpdatePayload {
+  return { seq: update.seq, type: update.type, chainId: update.chainId, betId: update.betId, bet: update.bet };
+}
+
+class Refusal extends Error {
+  constructor(readonly code: RealtimeErrorCode, message: string) {
+    super(message);
+  }
+}
+
+type Ack = (response: Response<SubscribedPayload>) => void;
+
+class TokenBucket {
+  private tokens: number;
+  private at = performance.now();
+  constructor(private readonly rate: number) {
+    this.tokens = rate;
+  }
+  take(): boolean {
+    const now = performance.now();
+    this.tokens = Math.min(this.rate, this.tokens + ((now - this.at) / 1000) * this.rate);
+    this.at = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+const CLIENT_EVENTS = new Set<string>(["bets:subscribe", "bets:unsubscribe"]);
+
+/** The socket's arguments as sent: `emit(event, ack)` puts the callback first. */
+function splitArgs(first: unknown, second: unknown): { payload: unknown; ack: Ack | undefined } {
+  if (typeof first === "function" && second === undefined) return { payload: undefined, ack: first as Ack };
+  return { payload: first, ack: typeof second === "function" ? (second as Ack) : undefined };
+}
+
+export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext): void {
+  let state: SubscriptionState = emptyState();
+  let joined = new Set<string>();
+  let queue: Promise<void> = Promise.resolve();
+  let pending = 0;
+  const bucket = new TokenBucket(ctx.limits.eventsPerSecond);
+
+  const refuse = (event: ClientEventName, ack: Ack | undefined, error: ErrorBody) => {
+    socket.emit("bets:error", { ...error, event });
+    ack?.({ error });
+  };
+
+  socket.use(([event, ...args], next) => {
+    if (bucket.take()) return next();
+    const ack = args.at(-1);
+    const error: ErrorBody = { code: RealtimeErrorCode.RateLimited, message: `More than ${ctx.limits.eventsPerSecond} events per second: slow down` };
+    if (typeof ack === "function") (ack as Ack)({ error });
+    if (CLIENT_EVENTS.has(event)) socket.emit("bets:error", { ...error, event: event as ClientEventName });
+  });
+
+  const setRooms = (rooms: Set<string>) => {
+    for (const room of joined) if (!rooms.has(room)) socket.leave(room);
+    socket.join([...rooms].filter((room) => !joined.has(room)));
+    joined = rooms;
+  };
+
+  const enqueue = (event: ClientEventName, first: unknown, second: unknown, run: (payload: unknown) => Promise<SubscribedPayload>) => {
+    const { payload, ack } = splitArgs(first, second);
+    if (pending >= MAX_PENDING) {
+      refuse(event, ack, { code: RealtimeErrorCode.RateLimited, message: "Too many requests waiting on this socket: wait for their acknowledgements" });
+      return;
+    }
+    pending++;
+    queue = queue
+      .then(() => run(payload))
+      .then(
+        (result) => {
+          if (!socket.connected) return;
+          socket.emit("bets:subscribed", result);
+          ack?.(result);
+        },
+        (error: unknown) => {
+          if (!socket.connected) return;
+          if (error instanceof Refusal) return refuse(event, ack, { code: error.code, message: error.message });
+          ctx.logger.error({ err: error, event }, "realtime request failed");
+          refuse(event, ack, { code: RealtimeErrorCode.ServiceUnavailable, message: "Service temporarily unavailable: retry later" });
+        },
+      )
+      .finally(() => pending--);
+  };
+
+  const checkChains = async (chainIds: number[]) => {
+    if (chainIds.length === 0) return;
+    const known = await ctx.networks.all();
+    const unknown = chainIds.find((chainId) => !known.has(chainId));
+    if (unknown !== undefined) {
+      throw new Refusal(RealtimeErrorCode.BadUserInput, `Unknown chainId ${unknown}: see networkConfigs for the indexed networks`);
+    }
+  };
+
+  const subscribe = async (payload: unknown): Promise<SubscribedPayload> => {
+    const parsed = parseSubscribe(payload);
+    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
+    const change = parsed.value;
+    const next = addToState(state, change);
+    const violation = limitViolation(next, ctx.limits);
+    if (violation) throw new Refusal(RealtimeErrorCode.TooManySubscriptions, violation);
+
+    if (change.sinceSeq === undefined) {
+      await checkChains(chainIdsOf(change));
+      state = next;
+      setRooms(roomsForState(state));
+      return stateToPayload(state, ctx.stream.lastSeq);
+    }
+    return resume(next, change.sinceSeq, chainIdsOf(change));
+  };
+
+  const resume = async (next: SubscriptionState, since: bigint, chainIds: number[]): Promise<SubscribedPayload> => {
+    // 1. Stop live delivery; buffer what the current state would have received meanwhile.
+    const previous = state;
+    setRooms(new Set());
+    const sink = ctx.stream.openSink((update) => matches(previous, update));
+    try {
+      // 2. Checks; a refusal restores the previous state without a gap.
+      try {
+        await checkChains(chainIds);
+        if (since > MAX_SEQ) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, `sinceSeq ${since} is ahead of the newest stored update`);
+        const window = await ctx.outbox.checkWindow(since, ctx.retention);
+        if (!window.ok) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, window.message ?? "sinceSeq is outside the replay window");
+      } catch (error) {
+        goLive(sink, previous, 0n);
+        throw error;
+      }
+      state = next;
+      sink.matches = (update) => matches(next, update);
+
+      let cursor = since;
+      try {
+        // 3. Replay from the table.
+        for (;;) {
+          const rows = await ctx.outbox.after(cursor, { filter: next, limit: ctx.replayPageSize });
+          if (!socket.connected) return stateToPayload(next, cursor);
+          for (const update of rows) {
+            socket.emit("bets:update", toPayload(update));
+            cursor = BigInt(update.seq);
+          }
+          if (rows.length < ctx.replayPageSize) break;
+          await drained(socket);
+        }
+        // 4. Nothing at or below the cursor can still arrive live.
+        await ctx.stream.catchUp(cursor);
+      } catch (error) {
+        // Half a replay cannot go live without a gap: the socket ends unsubscribed and is told so.
+        state = emptyState();
+        throw error;
+      }
+      // 5. Buffered updates above the cursor, then live.
+      goLive(sink, next, cursor);
+      return stateToPayload(next, ctx.stream.lastSeq);
+    } finally {
+      ctx.stream.closeSink(sink);
+    }
+  };
+
+  /** Synchronously: flush the sink above `after`, close it, join the rooms of `target`. */
+  const goLive = (sink: ReplaySink, target: SubscriptionState, after: bigint) => {
+    for (const update of sink.buffer) {
+      if (BigInt(update.seq) > after) socket.emit("bets:update", toPayload(update));
+    }
+    sink.buffer.length = 0;
+    ctx.stream.closeSink(sink);
+    if (socket.connected) setRooms(roomsForState(target));
+  };
+
+  const unsubscribe = async (payload: unknown): Promise<SubscribedPayload> => {
+    const parsed = parseUnsubscribe(payload);
+    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
+    state = removeFromState(state, parsed.value);
+    setRooms(roomsForState(state));
+    return stateToPayload(state, ctx.stream.lastSeq);
+  };
+
+  socket.on("bets:subscribe", (first, second) => enqueue("bets:subscribe", first, second, subscribe));
+  socket.on("bets:unsubscribe", (first, second) => enqueue("bets:unsubscribe", first, second, unsubscribe));
+}
+
+/** Waits until the socket's engine has written out what is queued (replays do not pile up in memory). */
+function drained(socket: RealtimeSocket): Promise<void> {
+  const conn = socket.conn;
+  if (conn.transport.writable || !socket.connected) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      conn.off("drain", done);
+      conn.off("close", done);
+      resolve();
+    };
+    const timer = setTimeout(done, 5_000);
+    conn.on("drain", done);
+    conn.on("close", done);
+  });
+}

@@ -1,0 +1,127 @@
+// The realtime contract of shared/API.md ("Realtime (Socket.IO)"), typed once. The server, the tests
+// and the client package import these types; nothing else declares a Socket.IO event.
+//
+//   const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(url, { path: "/ws", transports: ["websocket"] });
+//   socket.on("bets:update", (update) => …);
+//   const state = await socket.emitWithAck("bets:subscribe", { wallets: [address], sinceSeq });
+//
+// Wire conventions: on-chain integers and `seq` are decimal strings, addresses lowercase hex, chain
+// ids JSON numbers. Payloads only ever gain fields.
+import type { BetJson } from "../core/bet-json.ts";
+
+/** Where a realtime node serves Socket.IO: the dedicated realtime host, or the API host itself. */
+export const REALTIME_PATH = { dedicated: "/ws", gateway: "/socket.io" } as const;
+
+export type BetUpdateType = "PLACED" | "SETTLED" | "REFUNDED" | "REMOVED";
+
+export interface BetRef {
+  chainId: number;
+  /** UInt256 decimal string. */
+  betId: string;
+}
+
+/** `bets:subscribe`: every field optional; lists are added to the socket's subscription. */
+export interface SubscribeRequest {
+  /** Players to follow (any case; mixed case must be EIP-55). */
+  wallets?: string[];
+  bets?: BetRef[];
+  /** Narrows wallets, bets and `all` to these chains; alone it means every bet of these chains. */
+  chainIds?: number[];
+  /** The public firehose. `false` is the same as leaving it out. */
+  all?: boolean;
+  /** UInt256 decimal string: replay every stored update after it that matches, then go live. */
+  sinceSeq?: string;
+}
+
+/** `bets:unsubscribe`: the listed items are removed; `{}` ends everything. */
+export type UnsubscribeRequest = Omit<SubscribeRequest, "sinceSeq">;
+
+/** `bets:subscribed` and the acknowledgement of both client events: the socket's whole state. */
+export interface SubscribedPayload {
+  wallets: string[];
+  bets: BetRef[];
+  chainIds: number[];
+  all: boolean;
+  /**
+   * The newest seq this connection is live from: every matching update with a greater seq will
+   * be delivered, so it is a valid `sinceSeq` for a later resume.
+   */
+  seq: string;
+}
+
+/** `bets:update`: one lifecycle change of one bet, delivered once per socket, in seq order. */
+export interface BetUpdatePayload {
+  /** Global, strictly increasing, assigned at commit (UInt256 decimal string). */
+  seq: string;
+  type: BetUpdateType;
+  chainId: number;
+  betId: string;
+  /** The bet as the GraphQL `Bet` serialises it at that commit (with `result` when settled). */
+  bet: BetJson;
+}
+
+export const RealtimeErrorCode = {
+  BadUserInput: "BAD_USER_INPUT",
+  TooManySubscriptions: "TOO_MANY_SUBSCRIPTIONS",
+  RateLimited: "RATE_LIMITED",
+  ReplayWindowExceeded: "REPLAY_WINDOW_EXCEEDED",
+  /**
+   * The database could not be read (retry later). Not among the contract's four Socket.IO codes:
+   * borrowed from its general error table rather than answering a failure as bad input.
+   */
+  ServiceUnavailable: "SERVICE_UNAVAILABLE",
+} as const;
+export type RealtimeErrorCode = (typeof RealtimeErrorCode)[keyof typeof RealtimeErrorCode];
+
+export interface ErrorBody {
+  code: RealtimeErrorCode;
+  message: string;
+}
+
+export type ClientEventName = keyof ClientToServerEvents;
+
+/** `bets:error`: a refused subscribe/unsubscribe (the socket stays connected and usable). */
+export interface BetsErrorPayload extends ErrorBody {
+  event: ClientEventName;
+}
+
+/** What an acknowledgement callback receives. */
+export type Response<T> = T | { error: ErrorBody };
+
+export function isErrorResponse<T extends object>(response: Response<T>): response is { error: ErrorBody } {
+  return "error" in response;
+}
+
+export interface ClientToServerEvents {
+  "bets:subscribe": (request: SubscribeRequest, ack?: (response: Response<SubscribedPayload>) => void) => void;
+  "bets:unsubscribe": (request: UnsubscribeRequest, ack?: (response: Response<SubscribedPayload>) => void) => void;
+}
+
+export interface ServerToClientEvents {
+  "bets:subscribed": (state: SubscribedPayload) => void;
+  "bets:update": (update: BetUpdatePayload) => void;
+  "bets:error": (error: BetsErrorPayload) => void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Between servers (not part of the public contract): the publisher's feed to every realtime node.
+// ---------------------------------------------------------------------------------------------
+
+/** One outbox row as the feed carries it: the public payload plus the player (for wallet rooms). */
+export interface FeedUpdate extends BetUpdatePayload {
+  player: string;
+}
+
+/**
+ * A batch of consecutive outbox rows, in seq order. `prevSeq` is the seq the publisher had
+ * published up to before this batch: a node whose own position is behind it has missed something
+ * and reads the gap from the table. An empty batch is a heartbeat that carries only the position.
+ */
+export interface FeedMessage {
+  prevSeq: string;
+  updates: FeedUpdate[];
+}
+
+export interface InterServerEvents {
+  "bets:feed": (message: FeedMessage) => void;
+}

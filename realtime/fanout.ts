@@ -1,0 +1,107 @@
+// The fan-out seam between the publisher and the realtime nodes, with two implementations and one
+// shared test suite (realtime/realtime.db.test.ts):
+//
+// - memory: one process (npm start, tests). Socket.IO's in-memory adapter; the feed is a function call.
+// - redis:  @socket.io/redis-adapter (Pub/Sub, ioredis). Nodes use it as their adapter; the publisher
+//           is a headless Socket.IO server on the same adapter and sends the feed with
+//           `serverSideEmit("bets:feed", …)`: one Redis PUBLISH per batch of updates, heard by every
+//           node, which then writes to its own sockets by room. (@socket.io/redis-emitter is not
+//           installed; the headless server needs nothing else.)
+//
+// Redis Pub/Sub is at-most-once: a node that misses a feed message notices from the next message's
+// `prevSeq` (or the publisher's heartbeat) and reads the gap from the outbox (realtime/stream.ts).
+import { createAdapter } from "@socket.io/redis-adapter";
+import { Redis } from "ioredis";
+import { Server, type ServerOptions, type Socket } from "socket.io";
+import type { Logger } from "../core/logger.ts";
+import type { ClientToServerEvents, FeedMessage, InterServerEvents, ServerToClientEvents } from "./events.ts";
+
+/** Per-socket data the realtime node keeps on `socket.data` (nothing; state lives in connection.ts). */
+export type SocketData = Record<string, never>;
+
+export type RealtimeServer = Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+
+export type RealtimeSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+
+export type FeedHandler = (message: FeedMessage) => void;
+
+export interface Fanout {
+  readonly kind: "memory" | "redis";
+  /** The Socket.IO adapter for a new server (undefined: Socket.IO's in-memory adapter). */
+  adapter(): ServerOptions["adapter"] | undefined;
+  /** Node side: call `handler` with every feed message, in publish order. Returns a function that stops. */
+  onFeed(io: RealtimeServer, handler: FeedHandler): () => void;
+  /** Publisher side: send one message to every node. */
+  publish(message: FeedMessage): void;
+  close(): Promise<void>;
+}
+
+export function createMemoryFanout(): Fanout {
+  const handlers = new Set<FeedHandler>();
+  return {
+    kind: "memory",
+    adapter: () => undefined,
+    onFeed(_io, handler) {
+      handlers.add(handler);
+      return () => handlers.delete(handler);
+    },
+    publish(message) {
+      for (const handler of handlers) handler(message);
+    },
+    async close() {
+      handlers.clear();
+    },
+  };
+}
+
+export interface RedisFanoutOptions {
+  url: string;
+  /** Prefix of every Redis channel (one per deployment, or per test run). */
+  prefix: string;
+  logger: Logger;
+}
+
+export function createRedisFanout(options: RedisFanoutOptions): Fanout {
+  const clients: Redis[] = [];
+  let headless: RealtimeServer | undefined;
+  let closed = false;
+
+  const client = (role: string): Redis => {
+    // Commands wait (queued) while Redis is away instead of failing: the adapter does not handle
+    // a rejected PUBLISH, and a late message is healed by prevSeq anyway.
+    const redis = new Redis(options.url, { maxRetriesPerRequest: null, connectionName: `realtime:${role}` });
+    let down = false;
+    redis.on("error", (error: Error) => {
+      if (!down) options.logger.warn({ err: error.message, role }, "redis unavailable");
+      down = true;
+    });
+    redis.on("ready", () => {
+      if (down) options.logger.info({ role }, "redis reconnected");
+      down = false;
+    });
+    clients.push(redis);
+    return redis;
+  };
+  const adapter = () => createAdapter(client("pub"), client("sub"), { key: `${options.prefix}socket.io` });
+
+  return {
+    kind: "redis",
+    adapter,
+    onFeed(io, handler) {
+      io.on("bets:feed", handler);
+      return () => io.off("bets:feed", handler);
+    },
+    publish(message) {
+      if (closed) return;
+      headless ??= new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>({ adapter: adapter() });
+      headless.serverSideEmit("bets:feed", message);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      // A headless server has no engine: close its adapter, not the server.
+      if (headless) await headless.of("/").adapter.close();
+      await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}

@@ -1,0 +1,3 @@
+import { realtimeSuite } from "./suite.ts";
+
+realtimeSuite("memory");

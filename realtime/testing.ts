@@ -1,0 +1,242 @@
+// Test and benchmark helpers: outbox rows written the way the indexer writes them (one INSERT per
+// call, in one transaction, serialised like the indexer so seq commits in order), and a child
+// process runner for realtime nodes and publishers.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
+import type { BetJson } from "../core/bet-json.ts";
+import type { Database } from "../core/db.ts";
+import { io as ioClient, type Socket as ClientSocket } from "socket.io-client";
+import type { Prisma } from "../prisma/generated/client.ts";
+import type {
+  BetsErrorPayload,
+  BetUpdatePayload,
+  BetUpdateType,
+  ClientToServerEvents,
+  Response,
+  ServerToClientEvents,
+  SubscribedPayload,
+  SubscribeRequest,
+  UnsubscribeRequest,
+} from "./events.ts";
+
+export interface TestUpdate {
+  chainId: number;
+  betId: string;
+  player: string;
+  type?: BetUpdateType;
+}
+
+const hex = (n: bigint, bytes: number) => `0x${BigInt.asUintN(bytes * 8, n).toString(16).padStart(bytes * 2, "0")}`;
+
+/** A BetJson that keeps the contract's conventions (decimal strings, lowercase hex). */
+export function fakeBet(update: TestUpdate): BetJson {
+  const type = update.type ?? "PLACED";
+  const id = BigInt(update.betId);
+  const status = type === "SETTLED" ? "SETTLED" : type === "REFUNDED" ? "REFUNDED" : "PENDING";
+  const settled = status === "SETTLED";
+  return {
+    chainId: update.chainId,
+    betId: update.betId,
+    player: update.player,
+    token: hex(0n, 20),
+    stake: "1500000000000000000",
+    game: "coinflip",
+    clientSeed: hex(id + 1n, 32),
+    serverSeedHash: hex(id + 2n, 32),
+    status,
+    placedBlock: "100",
+    placedTx: hex(id + 3n, 32),
+    placedAt: "1700000200",
+    settledBlock: settled ? "101" : null,
+    settledTx: settled ? hex(id + 4n, 32) : null,
+    settledAt: settled ? "1700000202" : null,
+    refundedBlock: status === "REFUNDED" ? "101" : null,
+    refundedTx: status === "REFUNDED" ? hex(id + 5n, 32) : null,
+    refundedAt: status === "REFUNDED" ? "1700000202" : null,
+    confirmations: "1",
+    finalized: false,
+    result: settled
+      ? {
+          outcome: "12345678901234567890123456789",
+          won: true,
+          payout: "3000000000000000000",
+          proof: { protocol: "groth16", curve: "bn128", piA: ["1", "2", "1"], piB: [["1", "2"], ["3", "4"], ["1", "0"]], piC: ["5", "6", "1"],
+            publicSignals: ["7", "8", "9", "10"], solidityCalldata: "0x", verified: true },
+        }
+      : null,
+  };
+}
+
+/** Same key as the indexer's writer lock would be if it had none of its own: serialises test writers. */
+const WRITER_LOCK = 0x6f757462; // "outb"
+
+/** Writes the updates as outbox rows in one transaction (one INSERT); resolves to their seqs once committed. */
+export async function insertUpdates(db: Database, updates: TestUpdate[]): Promise<bigint[]> {
+  if (updates.length === 0) return [];
+  const data = updates.map((u): Prisma.BetUpdateCreateManyInput => ({
+    chainId: BigInt(u.chainId),
+    betId: u.betId,
+    type: u.type ?? "PLACED",
+    player: u.player,
+    blockNumber: 100n,
+    blockHash: hex(1n, 32),
+    bet: fakeBet(u) as unknown as Prisma.InputJsonValue,
+  }));
+  if (db.kind === "pglite") {
+    const rows = await db.prisma.betUpdate.createManyAndReturn({ data, select: { seq: true } });
+    return rows.map((r) => r.seq);
+  }
+  const rows = await db.prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${WRITER_LOCK})`;
+    return tx.betUpdate.createManyAndReturn({ data, select: { seq: true } });
+  });
+  return rows.map((r) => r.seq);
+}
+
+export function wallet(n: number): string {
+  return hex(BigInt(n) + 0xabc0000n, 20);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes (tsx), each logging pino JSON lines on stdout.
+// ---------------------------------------------------------------------------------------------
+
+export interface Child {
+  process: ChildProcess;
+  pid: number;
+  /** Resolves with the first log line whose `msg` equals `message`. */
+  waitFor(message: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Log lines seen so far. */
+  lines: Record<string, unknown>[];
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** `node --import tsx script`: one process (the tsx CLI would add a wrapper whose pid is not the server's). */
+export function spawnTsx(script: string, env: Record<string, string>): Child {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { ...process.env, LOG_LEVEL: "info", NODE_ENV: "test", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  if (child.pid === undefined) throw new Error(`could not spawn ${script}`);
+  const lines: Record<string, unknown>[] = [];
+  const waiters = new Set<{ message: string; resolve: (line: Record<string, unknown>) => void }>();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  createInterface({ input: child.stdout! }).on("line", (text) => {
+    let line: Record<string, unknown>;
+    try {
+      line = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    lines.push(line);
+    for (const waiter of waiters) {
+      if (line.msg === waiter.message) {
+        waiters.delete(waiter);
+        waiter.resolve(line);
+      }
+    }
+  });
+  return {
+    process: child,
+    pid: child.pid,
+    lines,
+    waitFor(message, timeoutMs = 20_000) {
+      const seen = lines.find((l) => l.msg === message);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const waiter = { message, resolve: (line: Record<string, unknown>) => (clearTimeout(timer), resolve(line)) };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`${script} (pid ${child.pid}) did not log "${message}" within ${timeoutMs} ms; stderr: ${stderr}`));
+        }, timeoutMs);
+        waiters.add(waiter);
+        exited.then(() => {
+          if (!waiters.has(waiter)) return;
+          waiters.delete(waiter);
+          clearTimeout(timer);
+          reject(new Error(`${script} (pid ${child.pid}) exited before logging "${message}"; stderr: ${stderr}`));
+        });
+      });
+    },
+    async kill(signal = "SIGTERM") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      process.kill(child.pid!, signal);
+      await exited;
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clients
+// ---------------------------------------------------------------------------------------------
+
+export type TypedClientSocket = ClientSocket<ServerToClientEvents, ClientToServerEvents>;
+
+export interface TestClient {
+  socket: TypedClientSocket;
+  updates: BetUpdatePayload[];
+  errors: BetsErrorPayload[];
+  subscribed: SubscribedPayload[];
+  subscribe(request: SubscribeRequest): Promise<Response<SubscribedPayload>>;
+  unsubscribe(request: UnsubscribeRequest): Promise<Response<SubscribedPayload>>;
+  /** Resolves once `predicate` holds (checked on every event), or rejects after `timeoutMs`. */
+  until(predicate: () => boolean, timeoutMs?: number, what?: string): Promise<void>;
+  close(): void;
+}
+
+/** A WebSocket client (no reconnection: tests reconnect explicitly, like a client behind a load balancer). */
+export async function connectClient(url: string, path: string): Promise<TestClient> {
+  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true });
+  const client: TestClient = {
+    socket,
+    updates: [],
+    errors: [],
+    subscribed: [],
+    subscribe: (request) => socket.timeout(20_000).emitWithAck("bets:subscribe", request),
+    unsubscribe: (request) => socket.timeout(20_000).emitWithAck("bets:unsubscribe", request),
+    until(predicate, timeoutMs = 10_000, what = "condition") {
+      if (predicate()) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!predicate()) return;
+          clearTimeout(timer);
+          clearInterval(poll);
+          resolve();
+        };
+        const poll = setInterval(check, 10);
+        const timer = setTimeout(() => {
+          clearInterval(poll);
+          reject(new Error(`timed out waiting for ${what} (${client.updates.length} updates, ${client.errors.length} errors)`));
+        }, timeoutMs);
+      });
+    },
+    close: () => void socket.close(),
+  };
+  socket.on("bets:update", (update) => client.updates.push(update));
+  socket.on("bets:error", (error) => client.errors.push(error));
+  socket.on("bets:subscribed", (state) => client.subscribed.push(state));
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    socket.once("connect_error", reject);
+  });
+  return client;
+}
+
+/** Seqs of the updates, as bigint, to compare with what was written. */
+export function seqs(updates: BetUpdatePayload[]): bigint[] {
+  return updates.map((u) => BigInt(u.seq));
+}
+
+/** Minimal Network rows for chain ids (subscriptions refuse unknown chains). */
+export async function createNetworks(db: Database, chainIds: number[]): Promise<void> {
+  for (const chainId of chainIds) {
+    await db.prisma.network.create({
+      data: { chainId: BigInt(chainId), name: `test${chainId}`, confirmations: 2, verificationKeyJson: "{}", verificationKeySha256: hex(0n, 32) },
+    });
+  }
+}
