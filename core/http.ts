@@ -2,6 +2,7 @@ import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext } from "@apollo/server";
 import { ErrorCode } from "./errors.ts";
+import { requestIdOf, runInRequestScope } from "./request-scope.ts";
 
 // A small HTTP front for Apollo Server (what `startStandaloneServer` does, plus the things a public
 // endpoint needs): a hard body limit answered with 413 before parsing, clear JSON for malformed
@@ -66,7 +67,7 @@ const PUBLIC_API_HEADERS: Record<string, string> = {
   "access-control-allow-origin": "*",
   "access-control-allow-methods": "GET, POST, OPTIONS",
   "access-control-allow-headers": "content-type, accept, apollo-require-preflight, x-apollo-operation-name",
-  "access-control-expose-headers": "retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset",
+  "access-control-expose-headers": "retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, x-request-id",
   "access-control-max-age": "86400",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -77,6 +78,12 @@ const PUBLIC_API_HEADERS: Record<string, string> = {
 export function createGraphQLRequestListener<TContext extends BaseContext>(options: GraphQLHttpOptions<TContext>) {
   const graphqlPath = options.graphqlPath ?? "/graphql";
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const requestId = requestIdOf(req);
+    res.setHeader("x-request-id", requestId);
+    return runInRequestScope(requestId, () => serve(req, res));
+  };
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       for (const [name, value] of Object.entries(PUBLIC_API_HEADERS)) res.setHeader(name, value);
       if (req.method === "OPTIONS") {
@@ -114,7 +121,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       }
       sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
     }
-  };
+  }
 }
 
 export interface RunningHttpServer {

@@ -1,4 +1,5 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
+import { currentRequestId } from "./request-scope.ts";
 
 export type { Logger };
 
@@ -6,13 +7,21 @@ export type { Logger };
  * Structured JSON logs. `serverSeed`-like keys are redacted defensively even though no service
  * ever holds a server seed: the simulator is the only process that does, and it never logs it.
  */
-export function createLogger(options: { level?: string; name?: string } = {}): Logger {
-  return pino({
-    name: options.name,
-    level: options.level ?? process.env.LOG_LEVEL ?? "info",
-    redact: { paths: ["serverSeed", "*.serverSeed", "seed", "*.seed"], censor: "[redacted]" },
-    base: { service: options.name },
-  });
+export function createLogger(options: { level?: string; name?: string; destination?: DestinationStream } = {}): Logger {
+  return pino(
+    {
+      name: options.name,
+      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      redact: { paths: ["serverSeed", "*.serverSeed", "seed", "*.seed"], censor: "[redacted]" },
+      base: { service: options.name },
+      // Every line written while serving a request names it (core/request-scope.ts).
+      mixin: () => {
+        const requestId = currentRequestId();
+        return requestId ? { requestId } : {};
+      },
+    },
+    options.destination,
+  );
 }
 
 /** A logger that drops everything: tests and benchmarks that do not want output. */

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../core/logger.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 
 // Every error code reachable in the read API, through the gateway: a clear code, the argument
 // named where the resolver knows it, nothing internal in the message, and the service unharmed.
 
 let t: TestStack;
+const logLines: Record<string, unknown>[] = [];
 beforeAll(async () => {
-  t = await startTestStack({ bets: 120 }, { production: true });
+  const logger = createLogger({ level: "info", destination: { write: (line: string) => void logLines.push(JSON.parse(line) as Record<string, unknown>) } });
+  t = await startTestStack({ bets: 120 }, { production: true, logger });
 });
 afterAll(async () => {
   await t?.close();
@@ -142,9 +145,19 @@ describe("INTERNAL_SERVER_ERROR", () => {
     // A stored proof that lost its fields: resolving piA fails in a way no client input explains.
     const victim = await t.db.prisma.betResult.findFirstOrThrow({ where: { chainId: 31337n } });
     await t.db.prisma.betResult.update({ where: { chainId_betId: { chainId: victim.chainId, betId: victim.betId } }, data: { proof: {} } });
-    const response = await t.gql(`{ betResult(chainId: 31337, betId: "${victim.betId.toFixed(0)}") { betId result { proof { piA } } } }`);
-    expect(response.errors![0]).toMatchObject({ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } });
+    const requestId = "req-test-42";
+    const raw = await fetch(`${t.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-request-id": requestId },
+      body: JSON.stringify({ query: `{ betResult(chainId: 31337, betId: "${victim.betId.toFixed(0)}") { betId result { proof { piA } } } }` }),
+    });
+    expect(raw.headers.get("x-request-id")).toBe(requestId);
+    const response = (await raw.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(response.errors[0]).toMatchObject({ message: "Internal server error", extensions: { code: "INTERNAL_SERVER_ERROR" } });
     expect(JSON.stringify(response)).not.toMatch(/stacktrace|Cannot return null|\.ts:\d+/i);
+    // The server keeps the detail, under the client's request id, in the subgraph and the gateway.
+    const logged = logLines.filter((line) => line.requestId === requestId && line.msg === "unexpected error");
+    expect(logged.map((line) => line.subgraph ?? line.service).sort()).toEqual(["gateway", "results"]);
   });
 });
 

@@ -2,6 +2,7 @@ import { RemoteGraphQLDataSource } from "@apollo/gateway";
 import type { Fetcher, FetcherRequestInit } from "@apollo/utils.fetcher";
 import type { Histogram } from "prom-client";
 import { ServiceUnavailableError } from "../core/errors.ts";
+import { currentRequestId } from "../core/request-scope.ts";
 
 /**
  * A subgraph answers a request it refuses (validation, variable coercion) with HTTP 400 and a
@@ -38,6 +39,12 @@ export class SubgraphDataSource extends RemoteGraphQLDataSource {
           }
         : graphqlAwareFetch,
     });
+  }
+
+  /** One request id from the client's request through every subgraph it reaches. */
+  override willSendRequest({ request }: { request: { http?: { headers: { set(name: string, value: string): void } } } }): void {
+    const requestId = currentRequestId();
+    if (requestId) request.http?.headers.set("x-request-id", requestId);
   }
 
   /** A subgraph that cannot be reached is SERVICE_UNAVAILABLE, named, without host or port. */

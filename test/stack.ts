@@ -1,4 +1,4 @@
-import { silentLogger } from "../core/logger.ts";
+import { silentLogger, type Logger } from "../core/logger.ts";
 import type { GatewayProtection } from "../gateway/protection.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { SERVICE_VERSION } from "../core/service.ts";
@@ -32,12 +32,13 @@ export async function startTestStack(
     networkTtlMs?: number;
     redis?: { ping(): Promise<unknown> };
     protection?: GatewayProtection;
+    logger?: Logger;
   } = {},
 ): Promise<TestStack> {
   const db = await createTestDatabase({ onQuery: options.onQuery });
   const summary = await seedFixtures(db, { bets: 120, ...fixtures, proofCache: readProofCache() });
   const stack = await startStack({
-    deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production: options.production ?? false },
+    deps: { db, logger: options.logger ?? silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production: options.production ?? false },
     host: "127.0.0.1",
     port: 0,
     version: SERVICE_VERSION,
