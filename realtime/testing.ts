@@ -240,3 +240,80 @@ export async function createNetworks(db: Database, chainIds: number[]): Promise<
     });
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A cluster of realtime processes on loopback: nodes (realtime/main.ts) and publishers
+// (realtime/publisher-main.ts) sharing one PostgreSQL database and one Redis key prefix.
+// ---------------------------------------------------------------------------------------------
+
+export interface ClusterNode extends Child {
+  url: string;
+}
+
+export interface Cluster {
+  nodes: ClusterNode[];
+  publishers: Child[];
+  /** The publisher that logged "publisher active" last, among those still running. */
+  activePublisher(): Child | undefined;
+  startNode(): Promise<ClusterNode>;
+  startPublisher(): Child;
+  /** Kills every child still running (SIGTERM, then SIGKILL after 3 s). */
+  stop(): Promise<void>;
+}
+
+export async function startCluster(options: { databaseUrl: string; redisUrl: string; prefix: string; nodes: number; publishers: number }): Promise<Cluster> {
+  const env = {
+    DATABASE_URL: options.databaseUrl,
+    REDIS_URL: options.redisUrl,
+    REALTIME_REDIS_PREFIX: options.prefix,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    REALTIME_POLL_INTERVAL_MS: "500",
+  };
+  const children: Child[] = [];
+  const cluster: Cluster = {
+    nodes: [],
+    publishers: [],
+    activePublisher() {
+      let best: { child: Child; at: number } | undefined;
+      for (const child of cluster.publishers) {
+        if (child.process.exitCode !== null || child.process.signalCode !== null) continue;
+        const line = [...child.lines].reverse().find((l) => l.msg === "publisher active");
+        if (line && (!best || Number(line.time) > best.at)) best = { child, at: Number(line.time) };
+      }
+      return best?.child;
+    },
+    async startNode() {
+      const child = spawnTsx("realtime/main.ts", env);
+      children.push(child);
+      const ready = await child.waitFor("realtime node ready", 30_000);
+      const node = { ...child, url: String(ready.url) };
+      cluster.nodes.push(node);
+      return node;
+    },
+    startPublisher() {
+      const child = spawnTsx("realtime/publisher-main.ts", env);
+      children.push(child);
+      cluster.publishers.push(child);
+      return child;
+    },
+    async stop() {
+      await Promise.all(
+        children.map(async (child) => {
+          const timer = setTimeout(() => void child.kill("SIGKILL"), 3_000);
+          await child.kill("SIGTERM");
+          clearTimeout(timer);
+        }),
+      );
+    },
+  };
+  for (let i = 0; i < options.publishers; i++) cluster.startPublisher();
+  try {
+    await Promise.all(Array.from({ length: options.nodes }, () => cluster.startNode()));
+    await Promise.any(cluster.publishers.map((p) => p.waitFor("publisher active", 30_000)));
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}
