@@ -56,7 +56,7 @@ export interface CommitInfo {
 }
 
 export interface StoreHooks {
-  /** Runs inside the transaction, after every write and before COMMIT (tests inject crashes here). */
+  /** Runs inside a commit's transaction after every write (outbox included), right before COMMIT: tests inject crashes and delays here. */
   beforeCommit?: (info: CommitInfo) => void | Promise<void>;
 }
 
@@ -198,8 +198,8 @@ export class IndexerStore {
         where: { chainId },
         data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
       });
-      await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       await appendOutbox(tx, input.updates);
+      await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
     }, TX_OPTIONS);
   }
 

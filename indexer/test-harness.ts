@@ -52,10 +52,12 @@ export interface TestChainOptions {
   permissive?: boolean;
   /** Default 600 s. */
   settleTimeoutSeconds?: number;
+  /** Default 31337. */
+  chainId?: number;
 }
 
 export async function startTestChain(options: TestChainOptions = {}): Promise<TestChain> {
-  const anvil = await startAnvil();
+  const anvil = await startAnvil({ chainId: options.chainId });
   try {
     const verifier = options.permissive ? await deployPermissiveVerifier({ rpcUrl: anvil.rpcUrl }) : undefined;
     const sys = await deployBetSystem({ rpcUrl: anvil.rpcUrl, settleTimeoutSeconds: options.settleTimeoutSeconds ?? 600, verifier });
@@ -73,7 +75,7 @@ export async function startTestChain(options: TestChainOptions = {}): Promise<Te
       network: (overrides = {}) =>
         defineNetwork({
           chainId: anvil.chainId,
-          name: "localnet",
+          name: `localnet-${anvil.chainId}`,
           rpc: { http: anvil.rpcUrl, ws: anvil.wsUrl },
           contracts: {
             BetVault: { address: sys.betVault, deployBlock: sys.deployBlock },

@@ -1,0 +1,75 @@
+// Proofs are verified at index time against the network's verification key, not taken on the
+// contract's word: BetVault deployed against a verifier that accepts anything settles bets with a
+// genuine proof, a tampered one and garbage; only the genuine one indexes as verified.
+import * as snarkjs from "snarkjs";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { fromSnarkjsProof, parseSolidityCalldata, publicSignalsOf, toSnarkjsProof } from "../chain/betvault.ts";
+import { createLogger } from "../core/logger.ts";
+import { createTestDatabase, type TestDatabase } from "../test/db.ts";
+import { releaseProverResources } from "../zk/groth16.ts";
+import { createIndexer, type Indexer } from "./indexer.ts";
+import { startTestChain, type TestChain } from "./test-harness.ts";
+
+const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
+let chain: TestChain;
+let db: TestDatabase;
+let indexer: Indexer;
+
+beforeAll(async () => {
+  chain = await startTestChain({ permissive: true });
+  db = await createTestDatabase();
+  indexer = createIndexer({ db, logger, networks: [chain.network()] });
+  await indexer.start();
+});
+
+afterAll(async () => {
+  await indexer?.stop();
+  await db?.close();
+  await releaseProverResources();
+  await chain?.stop();
+});
+
+it("indexes a genuine proof as verified and a tampered or garbage one as not verified", async () => {
+  const { driver } = chain;
+  await driver.ensureCommitments(3);
+  for (let i = 0; i < 3; i++) await driver.place(i, { game: "dice" });
+  const [genuine, tampered, garbage] = (await driver.mine()).placed as [bigint, bigint, bigint];
+
+  await driver.settle(genuine);
+  // Bet 2's own valid proof, but claiming another outcome: the points are fine, the pairing is not.
+  const honest = await driver.prove(tampered);
+  await driver.settle(tampered, { outcome: honest.outcome + 1n, proof: honest.proof });
+  // Points that are not on the curve at all.
+  await driver.settle(garbage, { outcome: 7n, proof: { pA: [1n, 3n], pB: [[1n, 2n], [3n, 4n]], pC: [5n, 6n] } });
+  const settled = await driver.mine();
+  await indexer.synced();
+
+  const results = new Map((await db.prisma.betResult.findMany()).map((r) => [BigInt(r.betId.toFixed(0)), r]));
+  expect(results.get(genuine)?.verified).toBe(true);
+  expect(results.get(tampered)?.verified).toBe(false);
+  expect(results.get(garbage)?.verified).toBe(false);
+  expect(results.get(tampered)?.outcome.toFixed(0)).toBe((honest.outcome + 1n).toString());
+
+  // Each proof is the one the event carried, in snarkjs' layout, with the contract's public signals
+  // and snarkjs's own calldata export.
+  const bets = new Map((await db.prisma.bet.findMany()).map((b) => [BigInt(b.betId.toFixed(0)), b]));
+  for (const [betId, r] of results) {
+    const bet = bets.get(betId);
+    if (!bet) throw new Error(`no bet ${betId}`);
+    const proof = r.proof as ReturnType<typeof toSnarkjsProof>;
+    expect(r.publicSignals).toEqual(
+      publicSignalsOf({ outcome: BigInt(r.outcome.toFixed(0)), serverSeedHash: bet.serverSeedHash as `0x${string}`, betId, clientSeed: bet.clientSeed as `0x${string}` }),
+    );
+    expect(r.solidityCalldata).toBe(await snarkjs.groth16.exportSolidityCallData(proof, r.publicSignals));
+    const parsed = parseSolidityCalldata(r.solidityCalldata);
+    expect({ pA: parsed.pA, pB: parsed.pB, pC: parsed.pC }).toEqual(fromSnarkjsProof(proof));
+    expect(bet.status).toBe("SETTLED");
+    expect(bet.settledBlock).toBe(settled.block);
+  }
+  expect(results.get(tampered)?.proof).toEqual(toSnarkjsProof(honest.proof));
+
+  // The SETTLED outbox payloads say the same.
+  const updates = await db.prisma.betUpdate.findMany({ where: { type: "SETTLED" }, orderBy: { seq: "asc" } });
+  const verdicts = updates.map((u) => (u.bet as { result: { proof: { verified: boolean } } }).result.proof.verified);
+  expect(verdicts).toEqual([true, false, false]);
+});
