@@ -1,7 +1,6 @@
 import DataLoader from "dataloader";
 import { betKey, splitBetKey } from "../../core/bet-key.ts";
 import type { SubgraphDeps } from "../../core/context.ts";
-import { Prisma } from "../../prisma/generated/client.ts";
 import type { BetRefModel, BetResultModel, BetWithResult } from "./mappers.ts";
 
 export interface ResultsContext extends SubgraphDeps {
@@ -24,19 +23,20 @@ type Row = Omit<BetResultModel, "won" | "verified"> & {
 /**
  * One statement for a whole batch: the bets LEFT JOIN their results. Prisma's relation joins go
  * through JSON, which turns 256-bit numerics into floats; this query casts them to text instead.
+ * The ids arrive as two arrays joined through unnest: a fixed statement shape that plans in a
+ * fraction of what a 100-tuple IN list costs (measured by bench/graphql.ts).
  */
 async function loadBetsWithResults(deps: SubgraphDeps, keys: readonly string[]): Promise<(BetWithResult | null)[]> {
-  const pairs = keys.map((key) => {
-    const { chainId, betId } = splitBetKey(key);
-    return Prisma.sql`(${chainId}::bigint, ${betId}::numeric)`;
-  });
+  const ids = keys.map(splitBetKey);
+  const chainIds = ids.map((id) => id.chainId.toString());
+  const betIds = ids.map((id) => id.betId);
   const rows = await deps.db.prisma.$queryRaw<Row[]>`
     SELECT b."chainId"::text || ':' || b."betId"::text AS key, b."lastChangeBlock"::text AS "lastChangeBlock", b."status"::text AS status,
            r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof",
            r."publicSignals", r."solidityCalldata", r."verified"
-    FROM "Bet" b
-    LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"
-    WHERE (b."chainId", b."betId") IN (${Prisma.join(pairs)})`;
+    FROM unnest(${chainIds}::text[]::bigint[], ${betIds}::text[]::numeric[]) AS wanted("chainId", "betId")
+    JOIN "Bet" b ON b."chainId" = wanted."chainId" AND b."betId" = wanted."betId"
+    LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"`;
   const byKey = new Map(rows.map((row): [string, BetWithResult] => {
     const result: BetResultModel | null = row.won === null ? null : {
       outcome: row.outcome, won: row.won, payout: row.payout, proof: row.proof, publicSignals: row.publicSignals,
