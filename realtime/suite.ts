@@ -34,7 +34,13 @@ interface Env {
 
 const cleanups: (() => Promise<void>)[] = [];
 
-async function startEnv(kind: "memory" | "redis", options: { retention?: Partial<Retention>; limits?: RealtimeDeps["limits"] } = {}): Promise<Env> {
+interface EnvOptions {
+  retention?: Partial<Retention>;
+  limits?: RealtimeDeps["limits"];
+  pollIntervalMs?: number;
+}
+
+async function startEnv(kind: "memory" | "redis", options: EnvOptions = {}): Promise<Env> {
   const logger = silentLogger();
   const db = await createTestDatabase();
   cleanups.push(() => db.close());
@@ -51,7 +57,8 @@ async function startEnv(kind: "memory" | "redis", options: { retention?: Partial
     await realtime.close();
     await new Promise((resolve) => server.close(resolve));
   });
-  const publisher = createPublisher({ db, fanout: publisherFanout, logger, lock: createLocalLock(), pollIntervalMs: 500, heartbeatMs: 200 });
+  const poll = options.pollIntervalMs ?? 500;
+  const publisher = createPublisher({ db, fanout: publisherFanout, logger, lock: createLocalLock(), pollIntervalMs: poll, heartbeatMs: Math.max(200, poll) });
   publisher.start();
   cleanups.push(() => publisher.stop());
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -329,6 +336,27 @@ export function realtimeSuite(kind: "memory" | "redis"): void {
       const ok = await client.subscribe({ wallets: [A], sinceSeq: written[12]!.toString() });
       expect(ok).toMatchObject({ wallets: [B, A], seq: seq!.toString() });
       expect(seqs(client.updates)).toEqual([seq, ...written.slice(13), seq]);
+    });
+
+    it("wakes the publisher on NOTIFY; the poll alone still delivers when notifications are lost", async () => {
+      const env = await startEnv(kind, { pollIntervalMs: 60_000 });
+      const client = await env.client();
+      await client.subscribe({ all: true });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const started = performance.now();
+      const [first] = await env.write([{ chainId: 1, betId: "1", player: A }]);
+      await client.until(() => client.updates.length === 1, 5_000, "an update woken by NOTIFY");
+      expect(performance.now() - started).toBeLessThan(5_000);
+
+      // A publisher whose LISTEN never fires: the slow poll is the safety net.
+      await env.publisher.stop();
+      const deaf: TestDatabase = { ...env.db, listen: async () => async () => undefined };
+      const polling = createPublisher({ db: deaf, fanout: env.publisherFanout, logger: silentLogger(), lock: createLocalLock(), pollIntervalMs: 300, heartbeatMs: 300 });
+      polling.start();
+      cleanups.push(() => polling.stop());
+      const [second] = await env.write([{ chainId: 1, betId: "2", player: A }]);
+      await client.until(() => client.updates.length === 2, 5_000, "an update found by the poll");
+      expect(seqs(client.updates)).toEqual([first, second]);
     });
 
     it("reads updates the feed never brought from the outbox", async () => {

@@ -1,0 +1,47 @@
+// Mounted on someone else's HTTP server at /socket.io, as the gateway and `npm start` do: with no
+// REDIS_URL it is the embedded form (in-memory adapter, publisher in the process, sharing the
+// app's Database — PGlite's single connection included).
+import http from "node:http";
+import { afterEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
+import { createTestDatabase } from "../test/db.ts";
+import { REALTIME_PATH } from "./events.ts";
+import { startRealtime } from "./runtime.ts";
+import { connectClient, createNetworks, insertUpdates, seqs, wallet } from "./testing.ts";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+describe("startRealtime", () => {
+  it("serves Socket.IO at /socket.io beside the server's own routes, with an in-process publisher", async () => {
+    const db = await createTestDatabase();
+    cleanups.push(() => db.close());
+    await createNetworks(db, [1]);
+    const server = http.createServer((req, res) => {
+      res.writeHead(req.url === "/health" ? 200 : 404, { "content-type": "application/json" }).end("{}");
+    });
+    const running = await startRealtime(server, { db, logger: silentLogger(), path: REALTIME_PATH.gateway, env: { REALTIME_POLL_INTERVAL_MS: "200" } });
+    cleanups.push(() => running.stop());
+    expect(running.publisher).toBeDefined();
+    expect(running.realtime.path).toBe("/socket.io");
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+    const client = await connectClient(url, "/socket.io");
+    cleanups.push(async () => client.close());
+    await client.subscribe({ wallets: [wallet(1)] });
+    const written = await insertUpdates(db, [{ chainId: 1, betId: "1", player: wallet(1) }, { chainId: 1, betId: "2", player: wallet(2) }]);
+    await client.until(() => client.updates.length === 1);
+    expect(seqs(client.updates)).toEqual([written[0]]);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
+
+    // Stopping detaches Socket.IO and leaves the HTTP server to its owner.
+    await running.stop();
+    expect(server.listening).toBe(true);
+  });
+
+});
