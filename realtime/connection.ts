@@ -122,6 +122,7 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
   });
 
   const setRooms = (rooms: Set<string>) => {
+    if (!socket.connected) return; // a disconnected socket joining rooms would stay in them
     for (const room of joined) if (!rooms.has(room)) socket.leave(room);
     socket.join([...rooms].filter((room) => !joined.has(room)));
     joined = rooms;
@@ -232,7 +233,7 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
     }
     sink.buffer.length = 0;
     ctx.stream.closeSink(sink);
-    if (socket.connected) setRooms(roomsForState(target));
+    setRooms(roomsForState(target));
   };
 
   const unsubscribe = async (payload: unknown): Promise<SubscribedPayload> => {

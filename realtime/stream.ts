@@ -19,7 +19,7 @@ export interface ReplaySink {
 }
 
 export interface UpdateStreamOptions {
-  outbox: Outbox;
+  outbox: Pick<Outbox, "after">;
   logger: Logger;
   /** Where this node starts: updates up to here are not delivered live. */
   startSeq: bigint;
@@ -30,6 +30,15 @@ export interface UpdateStreamOptions {
 }
 
 const RETRY_MS = [100, 500, 1_000, 2_000, 5_000];
+/** Feed messages held while a gap is read; beyond this they collapse into "read up to seq N". */
+const MAX_QUEUE = 1_000;
+
+function isFeedMessage(value: unknown): value is FeedMessage {
+  if (typeof value !== "object" || value === null) return false;
+  const { prevSeq, updates } = value as { prevSeq?: unknown; updates?: unknown };
+  return typeof prevSeq === "string" && /^(0|[1-9][0-9]*)$/.test(prevSeq) && Array.isArray(updates) &&
+    updates.every((u: { seq?: unknown }) => typeof u?.seq === "string" && /^[1-9][0-9]*$/.test(u.seq));
+}
 
 export class UpdateStream {
   private seq: bigint;
@@ -53,7 +62,19 @@ export class UpdateStream {
 
   onMessage(message: FeedMessage): void {
     if (this.closed) return;
+    if (!isFeedMessage(message)) {
+      this.options.logger.warn("ignoring a malformed feed message");
+      return;
+    }
     this.queue.push(message);
+    if (this.queue.length > MAX_QUEUE) {
+      // The outbox is stuck (a long gap read): keep only where the feed has got to; the table has the rest.
+      const newest = this.queue.reduce((max, m) => {
+        const last = m.updates.at(-1)?.seq ?? m.prevSeq;
+        return BigInt(last) > max ? BigInt(last) : max;
+      }, 0n);
+      this.queue.splice(0, this.queue.length, { prevSeq: newest.toString(), updates: [] });
+    }
     this.pump();
   }
 
