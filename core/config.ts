@@ -28,6 +28,10 @@ const schema = z.object({
   RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(300),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(10),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
+  DEMO_MODE: z.enum(["chain", "fixtures", "none"]).default("chain"),
+  /** npm start: index these real networks instead of the demo chain (a JSON file, see indexer/README.md). */
+  NETWORKS_CONFIG: z.string().optional().transform((path) => (path ? path : undefined)),
   DEMO_BETS: z.coerce.number().int().min(0).default(120),
 });
 
