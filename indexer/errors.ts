@@ -5,7 +5,7 @@
  * the network on the others (a reorg deeper than finality, a wrong chain id, a broken invariant).
  * Shaped after viem's BaseError: `shortMessage`, `details`, `cause`.
  */
-import { BaseError as ViemBaseError, HttpRequestError, RpcRequestError, TimeoutError, WebSocketRequestError } from "viem";
+import { BaseError as ViemBaseError, HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError, WebSocketRequestError } from "viem";
 import { isUnavailableError } from "../core/errors.ts";
 
 export interface IndexerErrorOptions {
@@ -101,6 +101,13 @@ export class RpcRequestRejectedError extends IndexerError {
   readonly code = "RPC_REJECTED";
 }
 
+/** The node's answer is larger than the client accepts (10 MB): ask for less (a smaller getLogs range). */
+export class RpcResponseTooLargeError extends IndexerError {
+  override name = "RpcResponseTooLargeError";
+  readonly retryable = false;
+  readonly code = "RPC_RESPONSE_TOO_LARGE";
+}
+
 /** Something that cannot happen did (e.g. a settlement of a bet never placed): a bug or a wrong deploy block. */
 export class IndexerInvariantError extends IndexerError {
   override name = "IndexerInvariantError";
@@ -148,6 +155,7 @@ export function toIndexerError(error: unknown, chainId?: number): IndexerError {
   const options = { cause: error, details, chainId };
 
   for (const e of causeChain(error)) {
+    if (e instanceof ResponseBodyTooLargeError) return new RpcResponseTooLargeError("RPC response too large", options);
     if (e instanceof TimeoutError || e instanceof WebSocketRequestError) return new RpcUnavailableError("RPC request failed", options);
     if (e instanceof HttpRequestError) {
       const status = e.status;

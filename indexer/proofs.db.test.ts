@@ -56,7 +56,7 @@ it("indexes a genuine proof as verified and a tampered or garbage one as not ver
   for (const [betId, r] of results) {
     const bet = bets.get(betId);
     if (!bet) throw new Error(`no bet ${betId}`);
-    const proof = r.proof as ReturnType<typeof toSnarkjsProof>;
+    const proof = r.proof as unknown as ReturnType<typeof toSnarkjsProof>;
     expect(r.publicSignals).toEqual(
       publicSignalsOf({ outcome: BigInt(r.outcome.toFixed(0)), serverSeedHash: bet.serverSeedHash as `0x${string}`, betId, clientSeed: bet.clientSeed as `0x${string}` }),
     );

@@ -92,10 +92,11 @@ export function createProofVerifier(vk: VerificationKeyFile, memoSize = 10_000):
   const memo = new Map<string, boolean>();
   return {
     async verify(proof, publicSignals) {
+      if (!proofPointsOnCurve(proof)) return false;
       const id = `${proof.pi_a.join(",")}|${proof.pi_b.flat().join(",")}|${proof.pi_c.join(",")}|${publicSignals.join(",")}`;
       const known = memo.get(id);
       if (known !== undefined) return known;
-      const verdict = proofPointsOnCurve(proof) && (await verifyBetProof(vk.key, proof, publicSignals));
+      const verdict = await verifyBetProof(vk.key, proof, publicSignals);
       if (memo.size >= memoSize) memo.delete(memo.keys().next().value ?? "");
       memo.set(id, verdict);
       return verdict;

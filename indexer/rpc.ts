@@ -57,6 +57,9 @@ export interface ChainRpcOptions {
   attempts?: number;
 }
 
+/** Largest eth_getLogs answer accepted (~110 000 BetVault events); a larger one splits its range. */
+const MAX_LOGS_RESPONSE_BYTES = 128 * 1024 * 1024;
+
 const BET_TOPICS: Hex[] = [EVENT_TOPICS.BetPlaced, EVENT_TOPICS.BetSettled, EVENT_TOPICS.BetRefunded];
 
 interface RpcLog {
@@ -92,8 +95,16 @@ function parseLog(log: RpcLog): ChainLog {
 const RANGE_TOO_LARGE = /more than \d+ results|query returned more than|block range|range (is )?too (large|wide)|too many (logs|results|blocks)|limit exceeded|exceed(s|ed)? .*(limit|max)|response size/i;
 
 export function createChainRpc(options: ChainRpcOptions): ChainRpc {
+  const timeout = options.timeoutMs ?? 15_000;
+  // Headers are fetched many at a time: batched JSON-RPC. Logs go alone, with a larger response
+  // limit than viem's 10 MB default (a dense backfill range is tens of MB); beyond it the range is
+  // split.
   const client: PublicClient = createPublicClient({
-    transport: http(options.http, { retryCount: 0, timeout: options.timeoutMs ?? 15_000, batch: { batchSize: 100, wait: 0 } }),
+    transport: http(options.http, { retryCount: 0, timeout, batch: { batchSize: 100, wait: 0 } }),
+    cacheTime: 0,
+  });
+  const logsClient: PublicClient = createPublicClient({
+    transport: http(options.http, { retryCount: 0, timeout: timeout * 4, maxResponseBodySize: MAX_LOGS_RESPONSE_BYTES }),
     cacheTime: 0,
   });
   let wsClient: PublicClient<WebSocketTransport> | undefined;
@@ -114,16 +125,18 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
   };
 
   const getLogs = (filter: { fromBlock: Hex; toBlock: Hex } | { blockHash: Hex }) =>
-    client.request({ method: "eth_getLogs", params: [{ address: options.address, topics: [BET_TOPICS], ...filter }] }) as Promise<RpcLog[]>;
+    logsClient.request({ method: "eth_getLogs", params: [{ address: options.address, topics: [BET_TOPICS], ...filter }] }) as Promise<RpcLog[]>;
 
   async function logsInRange(fromBlock: bigint, toBlock: bigint): Promise<ChainLog[]> {
     try {
       const raw = await withRetry(() => getLogs({ fromBlock: numberToHex(fromBlock), toBlock: numberToHex(toBlock) }), retry);
       return raw.map(parseLog);
     } catch (error) {
-      // A node that refuses the range (too many blocks or results): split it in two.
+      // A node that refuses the range (too many blocks or results), or an answer over the client's
+      // size limit: split the range in two.
       const text = error instanceof IndexerError ? `${error.details ?? ""} ${String(error.cause)}` : String(error);
-      if (toBlock > fromBlock && RANGE_TOO_LARGE.test(text) && !options.signal?.aborted) {
+      const tooLarge = (error instanceof IndexerError && error.code === "RPC_RESPONSE_TOO_LARGE") || RANGE_TOO_LARGE.test(text);
+      if (toBlock > fromBlock && tooLarge && !options.signal?.aborted) {
         const mid = fromBlock + (toBlock - fromBlock) / 2n;
         options.logger.debug({ chainId: options.chainId, fromBlock, toBlock }, "getLogs range refused, splitting");
         return [...(await logsInRange(fromBlock, mid)), ...(await logsInRange(mid + 1n, toBlock))];

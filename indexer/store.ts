@@ -191,7 +191,7 @@ export class IndexerStore {
     await this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, input.chainId, input.from);
       await upsertBets(tx, input.bets);
-      if (input.results.length > 0) await tx.betResult.createMany({ data: input.results.map(resultInput) });
+      await insertResults(tx, input.results);
       if (input.blocks.length > 0) await tx.indexedBlock.createMany({ data: input.blocks.map((b) => ({ chainId, number: b.number, hash: b.hash })) });
       await tx.indexedBlock.deleteMany({ where: { chainId, number: { lt: input.pruneBelow } } });
       await tx.indexingCursor.update({
@@ -305,43 +305,104 @@ async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; h
   }
 }
 
-/** Serialises outbox writers up to COMMIT (see the module comment), then appends the rows. */
+// Bulk writes send their rows as ONE jsonb document per statement (an array of objects, expanded
+// with jsonb_array_elements): one parameter and one parse for thousands of rows. Measured on
+// 3 200 settled-bet outbox rows: ~0.3 s on PGlite and ~0.2 s on PostgreSQL, against ~0.7 / 0.4 s
+// for unnest of parallel arrays and ~1.3 / 1.0 s for createMany.
+const CHUNK = 5_000;
+const dec = (v: Prisma.Decimal | Prisma.DecimalJsLike | number | string) => (typeof v === "object" ? v.toFixed(0) : String(v));
+const big = (v: bigint | number | null) => (v === null ? null : v.toString(10));
+
+/**
+ * Serialises outbox writers up to COMMIT (see the module comment), then appends the rows; seq
+ * follows the array order (WITH ORDINALITY … ORDER BY).
+ */
 async function appendOutbox(tx: Tx, updates: readonly OutboxRow[]): Promise<void> {
   if (updates.length === 0) return;
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
-  for (let i = 0; i < updates.length; i += 5_000) await tx.betUpdate.createMany({ data: updates.slice(i, i + 5_000) });
+  for (let i = 0; i < updates.length; i += CHUNK) {
+    const doc = JSON.stringify(
+      updates.slice(i, i + CHUNK).map((u) => ({
+        c: big(u.chainId),
+        b: dec(u.betId),
+        t: u.type,
+        p: u.player,
+        n: big(u.blockNumber),
+        h: u.blockHash,
+        j: u.bet,
+      })),
+    );
+    await tx.$executeRaw`
+      INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet")
+      SELECT (e->>'c')::bigint, (e->>'b')::numeric, (e->>'t')::"BetUpdateType", e->>'p', (e->>'n')::bigint, e->>'h', e->'j'
+      FROM jsonb_array_elements(${doc}::jsonb) WITH ORDINALITY AS r(e, ord)
+      ORDER BY ord`;
+  }
 }
 
-function resultInput(r: BetResult): Prisma.BetResultCreateManyInput {
-  return { ...r, proof: r.proof as Prisma.InputJsonValue };
+async function insertResults(tx: Tx, results: readonly BetResult[]): Promise<void> {
+  for (let i = 0; i < results.length; i += CHUNK) {
+    const doc = JSON.stringify(
+      results.slice(i, i + CHUNK).map((r) => ({
+        c: big(r.chainId),
+        b: dec(r.betId),
+        o: dec(r.outcome),
+        w: r.won,
+        p: dec(r.payout),
+        pr: r.proof,
+        ps: r.publicSignals,
+        sc: r.solidityCalldata,
+        v: r.verified,
+      })),
+    );
+    await tx.$executeRaw`
+      INSERT INTO "BetResult" ("chainId", "betId", "outcome", "won", "payout", "proof", "publicSignals", "solidityCalldata", "verified")
+      SELECT (e->>'c')::bigint, (e->>'b')::numeric, (e->>'o')::numeric, (e->>'w')::boolean, (e->>'p')::numeric, e->'pr',
+        ARRAY(SELECT jsonb_array_elements_text(e->'ps')), e->>'sc', (e->>'v')::boolean
+      FROM jsonb_array_elements(${doc}::jsonb) AS r(e)`;
+  }
 }
 
-const dec = (v: Prisma.Decimal) => v.toFixed(0);
-const big = (v: bigint | null) => (v === null ? null : v.toString(10));
-
-/**
- * Inserts or overwrites bets with one statement per 5 000 rows: parallel arrays unnested into rows
- * (23 parameters whatever the row count), `ON CONFLICT` replacing every non-key column.
- */
+/** Inserts or overwrites bets (every non-key column replaced on conflict). */
 async function upsertBets(tx: Tx, bets: readonly Bet[]): Promise<void> {
-  for (let i = 0; i < bets.length; i += 5_000) {
-    const rows = bets.slice(i, i + 5_000);
-    const col = <T>(f: (b: Bet) => T) => rows.map(f);
+  for (let i = 0; i < bets.length; i += CHUNK) {
+    const doc = JSON.stringify(
+      bets.slice(i, i + CHUNK).map((b) => ({
+        c: big(b.chainId),
+        id: dec(b.betId),
+        pl: b.player,
+        tk: b.token,
+        st: dec(b.stake),
+        g: b.game,
+        cs: b.clientSeed,
+        sh: b.serverSeedHash,
+        s: b.status,
+        pb: big(b.placedBlock),
+        pi: b.placedLogIndex,
+        ph: b.placedBlockHash,
+        pt: b.placedTx,
+        pa: big(b.placedAt),
+        sb: big(b.settledBlock),
+        shh: b.settledBlockHash,
+        stx: b.settledTx,
+        sa: big(b.settledAt),
+        rb: big(b.refundedBlock),
+        rh: b.refundedBlockHash,
+        rt: b.refundedTx,
+        ra: big(b.refundedAt),
+        lc: big(b.lastChangeBlock),
+      })),
+    );
     await tx.$executeRaw`
       INSERT INTO "Bet" ("chainId", "betId", "player", "token", "stake", "game", "clientSeed", "serverSeedHash", "status",
         "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt",
         "settledBlock", "settledBlockHash", "settledTx", "settledAt",
         "refundedBlock", "refundedBlockHash", "refundedTx", "refundedAt", "lastChangeBlock")
-      SELECT * FROM unnest(
-        ${col((b) => b.chainId.toString(10))}::bigint[], ${col((b) => dec(b.betId))}::numeric[], ${col((b) => b.player)}::text[],
-        ${col((b) => b.token)}::text[], ${col((b) => dec(b.stake))}::numeric[], ${col((b) => b.game)}::text[],
-        ${col((b) => b.clientSeed)}::text[], ${col((b) => b.serverSeedHash)}::text[], ${col((b) => b.status)}::"BetStatus"[],
-        ${col((b) => b.placedBlock.toString(10))}::bigint[], ${col((b) => b.placedLogIndex)}::int[], ${col((b) => b.placedBlockHash)}::text[],
-        ${col((b) => b.placedTx)}::text[], ${col((b) => b.placedAt.toString(10))}::bigint[],
-        ${col((b) => big(b.settledBlock))}::bigint[], ${col((b) => b.settledBlockHash)}::text[], ${col((b) => b.settledTx)}::text[],
-        ${col((b) => big(b.settledAt))}::bigint[],
-        ${col((b) => big(b.refundedBlock))}::bigint[], ${col((b) => b.refundedBlockHash)}::text[], ${col((b) => b.refundedTx)}::text[],
-        ${col((b) => big(b.refundedAt))}::bigint[], ${col((b) => b.lastChangeBlock.toString(10))}::bigint[])
+      SELECT (e->>'c')::bigint, (e->>'id')::numeric, e->>'pl', e->>'tk', (e->>'st')::numeric, e->>'g', e->>'cs', e->>'sh', (e->>'s')::"BetStatus",
+        (e->>'pb')::bigint, (e->>'pi')::int, e->>'ph', e->>'pt', (e->>'pa')::bigint,
+        (e->>'sb')::bigint, e->>'shh', e->>'stx', (e->>'sa')::bigint,
+        (e->>'rb')::bigint, e->>'rh', e->>'rt', (e->>'ra')::bigint, (e->>'lc')::bigint
+      FROM jsonb_array_elements(${doc}::jsonb) AS r(e)
       ON CONFLICT ("chainId", "betId") DO UPDATE SET
         "player" = EXCLUDED."player", "token" = EXCLUDED."token", "stake" = EXCLUDED."stake", "game" = EXCLUDED."game",
         "clientSeed" = EXCLUDED."clientSeed", "serverSeedHash" = EXCLUDED."serverSeedHash", "status" = EXCLUDED."status",

@@ -16,7 +16,8 @@
 import type { Hex } from "viem";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkEntry } from "../core/networks.ts";
-import { applyEvents, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
+import type { Bet } from "../prisma/generated/client.ts";
+import { applyEvents, betKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
 import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDeepError, sleep, toIndexerError, type IndexerError } from "./errors.ts";
 import { decodeBetLogs, type BetEvent } from "./events.ts";
@@ -58,6 +59,7 @@ export interface NetworkStatus {
 }
 
 const VERIFY_CONCURRENCY = 8;
+const PENDING_CACHE_SIZE = 50_000;
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
@@ -74,6 +76,12 @@ export class NetworkSync {
   /** A new head was announced while the loop was busy: do not sleep on the next idle. */
   private headAnnounced = false;
   private subscribed = false;
+  /**
+   * PENDING bets as this loop last committed them, by id (insertion order, bounded): settlements
+   * and refunds in later batches then need no database read. Only this loop writes its network's
+   * bets (the cursor check enforces it); cleared on every rollback, reset and failure.
+   */
+  private readonly pendingBets = new Map<string, Bet>();
 
   constructor(private readonly deps: NetworkSyncDeps) {
     this.chainId = deps.network.chainId;
@@ -119,6 +127,7 @@ export class NetworkSync {
         logger.warn({ chainId: this.chainId, code: error.code, err: error.details ?? error.shortMessage, attempt: failures, delayMs }, "indexer step failed, retrying");
         this.deps.emit({ type: "error", chainId: this.chainId, error, attempt: failures, delayMs });
         this.cursor = undefined; // reload from the database: it is the truth
+        this.pendingBets.clear();
         await sleep(delayMs, signal);
       }
     }
@@ -183,7 +192,9 @@ export class NetworkSync {
   private async backfill(from: bigint, to: bigint): Promise<void> {
     const { rpc } = this.deps;
     const cursor = this.requireCursor();
+    const started = performance.now();
     const [logs, first, last] = await Promise.all([rpc.logs(from, to), rpc.block(from), rpc.block(to)]);
+    this.deps.logger.debug({ chainId: this.chainId, from, to, logs: logs.length, ms: Math.round(performance.now() - started) }, "getLogs");
     if (!first || !last) throw new ChainInconsistentError(`blocks ${from}..${to} are not all on the chain`, { chainId: this.chainId });
     if (first.parentHash !== cursor.hash) {
       await this.reorg(cursor.number, last);
@@ -248,10 +259,14 @@ export class NetworkSync {
   private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
     const { store } = this.deps;
     const from = this.requireCursor();
-    const existing = await store.bets(this.chainId, betsToLoad(events));
+    const started = performance.now();
+    const existing = await this.existingBets(events);
+    const loaded = performance.now();
     const proofs = await this.proofs(settlementInputs(events, existing));
+    const proved = performance.now();
     const state = this.cursorState(to.number);
     const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network: this.entry(state) });
+    const prepared = performance.now();
     await store.commit({
       chainId: this.chainId,
       from,
@@ -264,10 +279,39 @@ export class NetworkSync {
       pruneBelow: min(state.finalizedBlock, to.number),
       events: events.length,
     });
+    if (events.length > 0) {
+      const ms = (a: number, b: number) => Math.round(b - a);
+      this.deps.logger.debug(
+        { chainId: this.chainId, mode, from: from.number + 1n, to: to.number, events: events.length, loadMs: ms(started, loaded), proofMs: ms(loaded, proved), applyMs: ms(proved, prepared), commitMs: ms(prepared, performance.now()) },
+        "committed",
+      );
+    }
     this.cursor = to;
     this.lastWrite = Date.now();
+    for (const bet of applied.bets) {
+      const key = betKey(bet.betId);
+      this.pendingBets.delete(key);
+      if (bet.status === "PENDING") this.pendingBets.set(key, bet);
+    }
+    for (const key of this.pendingBets.keys()) {
+      if (this.pendingBets.size <= PENDING_CACHE_SIZE) break;
+      this.pendingBets.delete(key);
+    }
     this.deps.emit({ type: "block", chainId: this.chainId, mode, fromBlock: from.number + 1n, toBlock: to.number, events: events.length, headBlock: state.headBlock });
     this.published(state, to.number);
+  }
+
+  /** The stored bets a batch settles or refunds: from the cache of pending bets, else from the database. */
+  private async existingBets(events: readonly BetEvent[]): Promise<Map<string, Bet>> {
+    const found = new Map<string, Bet>();
+    const missing: bigint[] = [];
+    for (const betId of betsToLoad(events)) {
+      const cached = this.pendingBets.get(betKey(betId));
+      if (cached) found.set(betKey(betId), cached);
+      else missing.push(betId);
+    }
+    if (missing.length > 0) for (const [key, bet] of await this.deps.store.bets(this.chainId, missing)) found.set(key, bet);
+    return found;
   }
 
   private published(state: CursorState, block: bigint): void {
@@ -329,6 +373,7 @@ export class NetworkSync {
         logger.warn({ chainId: this.chainId, removed, details }, "the chain no longer holds the indexed history: re-indexing from the deploy block");
         this.deps.emit({ type: "reset", chainId: this.chainId, removed, reason: details });
         this.cursor = undefined;
+        this.pendingBets.clear();
         this.ready = false;
         this.finalized = 0n;
         return;
@@ -338,6 +383,7 @@ export class NetworkSync {
     this.head = latest.number;
     // The published finality never moves backwards (the ancestor is at or above it).
     const state: CursorState = { ...this.cursorState(ancestor.number), finalizedBlock: this.finalized };
+    this.pendingBets.clear();
     const { removed, reverted } = await store.rollback({ chainId: this.chainId, from: cursor, ancestor, network: this.entry(state), state });
     const depth = Number(cursor.number - ancestor.number);
     logger.warn({ chainId: this.chainId, ancestor: ancestor.number, depth, removed: removed.length, reverted: reverted.length }, "reorg: rolled back to the common ancestor");
