@@ -29,6 +29,8 @@ const schema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(10),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
+  /** gateway/main.ts: also serve Socket.IO at /socket.io on the API host (the second deployment form). */
+  GATEWAY_SOCKETIO: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
   DEMO_MODE: z.enum(["chain", "fixtures", "none"]).default("chain"),
   /** npm start: index these real networks instead of the demo chain (a JSON file, see indexer/README.md). */
   NETWORKS_CONFIG: z.string().optional().transform((path) => (path ? path : undefined)),

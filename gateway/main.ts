@@ -2,6 +2,8 @@ import { Redis } from "ioredis";
 import { loadConfig, subgraphUrlOverrides } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { openConfiguredDatabase, SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
+import { REALTIME_PATH } from "../realtime/events.ts";
+import { startRealtime } from "../realtime/runtime.ts";
 import { gatewayProtection } from "./protection.ts";
 import { createGateway } from "./server.ts";
 
@@ -23,8 +25,13 @@ const gateway = createGateway({
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
   ...gatewayProtection(config, redis),
 });
-await gateway.listen(config.HOST, config.PORT);
+const { server } = await gateway.listen(config.HOST, config.PORT);
+// The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.
+const realtime = config.GATEWAY_SOCKETIO
+  ? await startRealtime(server, { db, logger, redisUrl: config.REDIS_URL, databaseUrl: config.DATABASE_URL, path: REALTIME_PATH.gateway })
+  : undefined;
 stopOnSignals(logger, async () => {
+  await realtime?.stop();
   await gateway.stop();
   redis?.disconnect();
   await db.close();

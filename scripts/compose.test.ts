@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { loadConfig } from "../core/config.ts";
+import { loadNetworksConfig } from "../indexer/config.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
@@ -21,8 +22,13 @@ const ours = services.filter(([, service]) => service.build === ".");
 
 describe("docker-compose.yml", () => {
   it("has the production topology", () => {
-    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(["postgres", "redis", "migrate", "networks", "results", "history", "gateway"]));
+    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(["postgres", "redis", "migrate", "networks", "results", "history", "gateway", "indexer", "realtime-a", "realtime-b", "publisher"]));
     expect(existsSync("Dockerfile")).toBe(true);
+  });
+
+  it("gives the indexer a networks file it accepts", () => {
+    expect(compose.services.indexer!.environment!.NETWORKS_CONFIG).toBe("/config/networks.json");
+    expect(loadNetworksConfig("deploy/networks.json").map((n) => n.chainId)).toEqual([31337]);
   });
 
   it.each(ours)("%s runs a file that exists", (_name, service) => {

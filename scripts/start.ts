@@ -65,6 +65,8 @@ const realtime = await startRealtime(stack.http.server, {
   databaseUrl: config.DATABASE_URL,
   path: "/socket.io",
   networks: deps.networks,
+  // With Redis this process still publishes (one leader among publishers, by advisory lock).
+  publisher: true,
 });
 logger.info(
   { graphql: `${stack.url}/graphql`, health: `${stack.url}/health`, socketio: `${stack.url}/socket.io`, demo: chain ? "chain" : config.DEMO_MODE },
