@@ -59,6 +59,9 @@ export function supergraphRoutingUrls(supergraphSdl: string): Record<string, str
 
 export function createGateway(deps: GatewayDeps): Gateway {
   const logger = deps.logger.child({ service: "gateway" });
+  // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage data to Apollo
+  // from its constructor. A self-hosted public data service phones nobody; opt in explicitly.
+  process.env.APOLLO_TELEMETRY_DISABLED ??= "true";
   let routing = supergraphRoutingUrls(readSupergraph(deps.supergraphPath));
   const urlOf = (name: string, url: string | undefined) => deps.subgraphUrls?.[name] ?? url ?? "";
 
