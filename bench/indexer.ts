@@ -33,7 +33,7 @@ import { createLogger, silentLogger } from "../core/logger.ts";
 import { Prisma } from "../prisma/generated/client.ts";
 import { createTestDatabase, DEFAULT_TEST_DATABASE_URL } from "../test/db.ts";
 import { loadDevVerificationKey, proveBetOutcome, releaseProverResources, verifyBetProof } from "../zk/groth16.ts";
-import { defineNetwork } from "../indexer/config.ts";
+import { networkFromDeployment } from "../indexer/config.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 
 const { values: args } = parseArgs({
@@ -152,15 +152,7 @@ try {
     }
     process.env.TEST_DB = kind;
     const db = await createTestDatabase();
-    const network = defineNetwork({
-      chainId: anvil.chainId,
-      name: "bench",
-      rpc: { http: anvil.rpcUrl, ws: anvil.wsUrl },
-      contracts: { BetVault: { address: sys.betVault, deployBlock: sys.deployBlock }, Groth16Verifier: { address: verifier, deployBlock: sys.deployBlock } },
-      confirmations: 2,
-      batchSize: BATCH_SIZE,
-      pollingIntervalMs: 1000,
-    });
+    const network = networkFromDeployment(sys, { name: "bench", wsUrl: anvil.wsUrl, confirmations: 2, batchSize: BATCH_SIZE, pollingIntervalMs: 1000 });
     const indexer = createIndexer({ db, logger: process.env.BENCH_LOG_LEVEL ? createLogger({ name: "indexer", level: process.env.BENCH_LOG_LEVEL }) : silentLogger(), networks: [network] });
     try {
       log(`${kind}: backfill…`);

@@ -8,6 +8,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isAddress, type Address } from "viem";
 import { z } from "zod";
+import type { BetSystem } from "../chain/deploy.ts";
 import { IndexerConfigError } from "./errors.ts";
 
 /** The committed DEV verification key (zk/artifacts/verification_key.json): the default. */
@@ -149,6 +150,28 @@ export function defineNetwork(input: NetworkInput, baseDir: string = process.cwd
   const [network] = parseNetworksConfig({ networks: [input] }, baseDir);
   if (!network) throw new IndexerConfigError("no network");
   return network;
+}
+
+/**
+ * The network of a BetVault deployment made by chain/deploy.ts (npm start, tests, benchmarks):
+ * its chain id, RPC URL, contracts and deploy block, plus what the caller chooses.
+ */
+export function networkFromDeployment(
+  deployment: Pick<BetSystem, "chainId" | "rpcUrl" | "betVault" | "verifier" | "deployBlock">,
+  options: { name: string; wsUrl?: string } & Partial<Omit<NetworkInput, "chainId" | "name" | "rpc" | "contracts">>,
+): NetworkConfig {
+  const { name, wsUrl, ...rest } = options;
+  return defineNetwork({
+    chainId: deployment.chainId,
+    name,
+    rpc: wsUrl ? { http: deployment.rpcUrl, ws: wsUrl } : { http: deployment.rpcUrl },
+    contracts: {
+      BetVault: { address: deployment.betVault, deployBlock: deployment.deployBlock },
+      Groth16Verifier: { address: deployment.verifier, deployBlock: deployment.deployBlock },
+    },
+    ...rest,
+    confirmations: rest.confirmations ?? 2,
+  });
 }
 
 // ------------------------------------------------------------------------------- environment

@@ -39,8 +39,11 @@ export interface ChainRpc {
   logs(fromBlock: bigint, toBlock: bigint): Promise<ChainLog[]>;
   /** The same logs of exactly one block, by hash (never those of a competing block at that height). */
   logsOfBlock(blockHash: Hex): Promise<ChainLog[]>;
-  /** Calls `onHead` on every new head a WebSocket subscription reports; false when there is none. */
-  watchHeads(onHead: () => void): boolean;
+  /**
+   * Calls `onHead` on every new head a WebSocket subscription reports and `onError` when the
+   * subscription fails (viem reconnects); false when no ws URL is configured.
+   */
+  watchHeads(onHead: () => void, onError?: (error: Error) => void): boolean;
   close(): Promise<void>;
 }
 
@@ -159,14 +162,17 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
       }, retry),
     logs: (fromBlock, toBlock) => logsInRange(fromBlock, toBlock),
     logsOfBlock: (blockHash) => withRetry(async () => (await getLogs({ blockHash })).map(parseLog), retry),
-    watchHeads(onHead) {
+    watchHeads(onHead, onError) {
       if (!options.ws) return false;
       const ws = createPublicClient({ transport: webSocket(options.ws, { retryCount: 0, reconnect: { attempts: 1_000_000, delay: 1_000 } }), cacheTime: 0 });
       wsClient = ws;
       // No `poll` option: on a WebSocket transport viem then subscribes to newHeads (eth_subscribe).
       unwatch = ws.watchBlockNumber({
         onBlockNumber: () => onHead(),
-        onError: (error) => options.logger.warn({ chainId: options.chainId, err: error.message.split("\n")[0] }, "newHeads subscription error (polling continues)"),
+        onError: (error) => {
+          options.logger.warn({ chainId: options.chainId, err: error.message.split("\n")[0] }, "newHeads subscription error (polling continues)");
+          onError?.(error);
+        },
       });
       return true;
     },

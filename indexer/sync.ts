@@ -102,10 +102,18 @@ export class NetworkSync {
   /** Runs until the signal aborts or a non-retryable failure. Never rejects. */
   async run(): Promise<void> {
     const { logger, signal } = this.deps;
-    this.subscribed = this.deps.rpc.watchHeads(() => {
-      this.headAnnounced = true;
-      this.wake?.();
-    });
+    // While the WebSocket delivers heads, polling is only a slow safety net; after a subscription
+    // error it is the main path again until the next head arrives over the socket.
+    this.subscribed = this.deps.rpc.watchHeads(
+      () => {
+        this.subscribed = true;
+        this.headAnnounced = true;
+        this.wake?.();
+      },
+      () => {
+        this.subscribed = false;
+      },
+    );
     let failures = 0;
     while (!signal.aborted) {
       try {

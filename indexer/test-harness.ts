@@ -32,7 +32,7 @@ import { betVaultAbi } from "../chain/generated/artifacts.ts";
 import { deployPermissiveVerifier } from "../chain/test-contracts.ts";
 import type { Database } from "../core/db.ts";
 import { proveBetOutcome, serverSeedCommitment } from "../zk/groth16.ts";
-import { defineNetwork, type NetworkConfig, type NetworkInput } from "./config.ts";
+import { networkFromDeployment, type NetworkConfig, type NetworkInput } from "./config.ts";
 
 type Wallet = WalletClient<Transport, Chain, JsonRpcAccount>;
 
@@ -54,13 +54,15 @@ export interface TestChainOptions {
   settleTimeoutSeconds?: number;
   /** Default 31337. */
   chainId?: number;
+  /** Deployer and operator (a DEV key). Default: dev account 0. */
+  operatorKey?: Hex;
 }
 
 export async function startTestChain(options: TestChainOptions = {}): Promise<TestChain> {
   const anvil = await startAnvil({ chainId: options.chainId });
   try {
-    const verifier = options.permissive ? await deployPermissiveVerifier({ rpcUrl: anvil.rpcUrl }) : undefined;
-    const sys = await deployBetSystem({ rpcUrl: anvil.rpcUrl, settleTimeoutSeconds: options.settleTimeoutSeconds ?? 600, verifier });
+    const verifier = options.permissive ? await deployPermissiveVerifier({ rpcUrl: anvil.rpcUrl, deployerPrivateKey: options.operatorKey }) : undefined;
+    const sys = await deployBetSystem({ rpcUrl: anvil.rpcUrl, settleTimeoutSeconds: options.settleTimeoutSeconds ?? 600, verifier, operatorPrivateKey: options.operatorKey });
     const chain = localChain(anvil.chainId, anvil.rpcUrl);
     const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl), cacheTime: 0, pollingInterval: 20 });
     const test = createTestClient({ mode: "anvil", chain, transport: http(anvil.rpcUrl) });
@@ -72,19 +74,11 @@ export async function startTestChain(options: TestChainOptions = {}): Promise<Te
       pub,
       test,
       driver,
-      network: (overrides = {}) =>
-        defineNetwork({
-          chainId: anvil.chainId,
-          name: `localnet-${anvil.chainId}`,
-          rpc: { http: anvil.rpcUrl, ws: anvil.wsUrl },
-          contracts: {
-            BetVault: { address: sys.betVault, deployBlock: sys.deployBlock },
-            Groth16Verifier: { address: sys.verifier, deployBlock: sys.deployBlock },
-          },
-          confirmations: 2,
-          pollingIntervalMs: 50,
-          ...overrides,
-        }),
+      network: (overrides = {}) => {
+        const { rpc, ...rest } = overrides;
+        const base = networkFromDeployment(sys, { name: `localnet-${anvil.chainId}`, wsUrl: anvil.wsUrl, confirmations: 2, pollingIntervalMs: 50, ...rest });
+        return rpc ? { ...base, rpc: rpc.ws ? { http: rpc.http, ws: rpc.ws } : { http: rpc.http } } : base;
+      },
       stop: () => anvil.stop(),
     };
   } catch (error) {
