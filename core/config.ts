@@ -27,6 +27,8 @@ const schema = z.object({
   MAX_QUERY_COST: positiveInt.default(5000),
   RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(300),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(10),
+  /** Requests a client may send at once after idling (the bucket's size); the window's rate still holds. */
+  RATE_LIMIT_BURST: positiveInt.default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
   /** gateway/main.ts: also serve Socket.IO at /socket.io on the API host (the second deployment form). */

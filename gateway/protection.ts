@@ -10,7 +10,7 @@ export interface GatewayProtection {
 
 /** The configured query limits and per-client rate limit (Redis-shared when Redis is configured). */
 export function gatewayProtection(config: Config, redis?: Redis): GatewayProtection {
-  const policy: RateLimitPolicy = { limit: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS };
+  const policy: RateLimitPolicy = { limit: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, burst: config.RATE_LIMIT_BURST };
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
     rateLimit: policy.limit === 0 ? undefined : {

@@ -14,9 +14,9 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-const stores: [string, () => RateLimitStore][] = [
-  ["memory", () => createMemoryRateLimitStore(policy)],
-  ["redis", () => createRedisRateLimitStore(redis, policy, `${prefix}${Math.random()}:`)],
+const stores: [string, (custom?: RateLimitPolicy) => RateLimitStore][] = [
+  ["memory", (custom = policy) => createMemoryRateLimitStore(custom)],
+  ["redis", (custom = policy) => createRedisRateLimitStore(redis, custom, `${prefix}${Math.random()}:`)],
 ];
 
 describe.each(stores)("%s store", (_name, makeStore) => {
@@ -40,6 +40,18 @@ describe.each(stores)("%s store", (_name, makeStore) => {
     expect((await store.take("b", now + 10)).allowed).toBe(false);
     expect((await store.take("b", now + 100)).allowed).toBe(true); // 100 ms refill 3 tokens
     expect((await store.take("b", now + 10_100)).remaining).toBe(299);
+  });
+
+  it("caps a burst below the window's budget while keeping the steady rate", async () => {
+    const burstPolicy: RateLimitPolicy = { limit: 300, windowSeconds: 10, burst: 60 };
+    const store = makeStore(burstPolicy);
+    const now = 4_000_000;
+    let allowed = 0;
+    for (let i = 0; i < 100; i++) if ((await store.take("e", now)).allowed) allowed++;
+    expect(allowed).toBe(60);
+    // Over the next 10 s the refill adds the window's 300.
+    for (let ms = 100; ms <= 10_000; ms += 100) for (let i = 0; i < 5; i++) if ((await store.take("e", now + ms)).allowed) allowed++;
+    expect(allowed).toBe(360);
   });
 
   it("keeps clients apart", async () => {

@@ -4,14 +4,20 @@ import { ErrorCode } from "../core/errors.ts";
 import { sendJson } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 
-// Per-client token buckets: `limit` requests, refilled continuously over `windowSeconds`. One
+// Per-client token buckets: `limit` requests refilled continuously over `windowSeconds`, holding at
+// most `burst` (default: the whole limit), so a client that was idle cannot land its whole budget
+// at once on a server it shares with everyone else. One
 // interface, two stores: Redis (shared by every gateway replica, atomic in a Lua script) and
 // in-process memory (the embedded default). Both take `now` from the caller so they share tests.
 
 export interface RateLimitPolicy {
   limit: number;
   windowSeconds: number;
+  /** Bucket capacity: requests allowed at once after idling. Default `limit`. */
+  burst?: number;
 }
+
+const capacityOf = (policy: RateLimitPolicy) => Math.min(policy.burst ?? policy.limit, policy.limit);
 
 export interface RateLimitDecision {
   allowed: boolean;
@@ -32,7 +38,7 @@ function decide(policy: RateLimitPolicy, tokensAfter: number, allowed: boolean):
   return {
     allowed,
     remaining: Math.max(0, Math.floor(tokensAfter)),
-    resetSeconds: Math.ceil((policy.limit - tokensAfter) / perSecond),
+    resetSeconds: Math.ceil((capacityOf(policy) - tokensAfter) / perSecond),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokensAfter) / perSecond)),
   };
 }
@@ -42,8 +48,8 @@ export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 10
   const perMs = policy.limit / (policy.windowSeconds * 1000);
   return {
     async take(key, now) {
-      const bucket = buckets.get(key) ?? { tokens: policy.limit, at: now };
-      const tokens = Math.min(policy.limit, bucket.tokens + Math.max(0, now - bucket.at) * perMs);
+      const bucket = buckets.get(key) ?? { tokens: capacityOf(policy), at: now };
+      const tokens = Math.min(capacityOf(policy), bucket.tokens + Math.max(0, now - bucket.at) * perMs);
       const allowed = tokens >= 1;
       const after = allowed ? tokens - 1 : tokens;
       buckets.delete(key); // re-insert: Map order is then least recently used first
@@ -54,7 +60,7 @@ export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 10
   };
 }
 
-// KEYS[1] bucket; ARGV: limit, refill per ms, now ms, ttl ms. Returns { allowed, tokens×1000 }.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, ttl ms. Returns { allowed, tokens×1000 }.
 const TAKE_SCRIPT = `
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local limit = tonumber(ARGV[1])
@@ -79,7 +85,7 @@ export function createRedisRateLimitStore(redis: Redis, policy: RateLimitPolicy,
   const ttlMs = policy.windowSeconds * 2000;
   return {
     async take(key, now) {
-      const [allowed, milliTokens] = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, policy.limit, perMs, now, ttlMs)) as [number, number];
+      const [allowed, milliTokens] = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, now, ttlMs)) as [number, number];
       return decide(policy, milliTokens / 1000, allowed === 1);
     },
   };
