@@ -45,13 +45,18 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = schema.safeParse(env);
+/** Validates an environment against a schema, listing every problem at once (ConfigError). */
+export function parseEnv<TSchema extends z.ZodType>(envSchema: TSchema, env: Record<string, string | undefined>): z.infer<TSchema> {
+  const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
     throw new ConfigError(`Invalid configuration:\n${problems}`);
   }
   return parsed.data;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return parseEnv(schema, env);
 }
 
 /** Subgraph routing URLs from the environment override those in the supergraph. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ConfigError } from "../core/config.ts";
+import { parseEnv } from "../core/config.ts";
 import type { RealtimeLimits } from "./connection.ts";
 import type { Retention } from "./outbox.ts";
 
@@ -29,12 +29,7 @@ const schema = z.object({
 export type RealtimeConfig = z.infer<typeof schema>;
 
 export function loadRealtimeConfig(env: Record<string, string | undefined> = process.env): RealtimeConfig {
-  const parsed = schema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
-    throw new ConfigError(`Invalid configuration:\n${problems}`);
-  }
-  return parsed.data;
+  return parseEnv(schema, env);
 }
 
 export function limitsFromConfig(config: RealtimeConfig): RealtimeLimits {
