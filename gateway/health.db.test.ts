@@ -75,6 +75,17 @@ describe("metrics", () => {
   });
 });
 
+describe("schema download", () => {
+  it("serves the public schema as SDL, without federation machinery", async () => {
+    const response = await fetch(`${t.url}/schema.graphql`);
+    expect(response.status).toBe(200);
+    const sdl = await response.text();
+    expect(sdl).toContain("betResults(chainId: ChainId!, betIds: [UInt256!]!): [Bet]!");
+    expect(sdl).toContain("scalar UInt256");
+    expect(sdl).not.toMatch(/join__|@link|_entities|_service/);
+  });
+});
+
 describe("supergraph file", () => {
   it("is reloaded without restart when it changes", async () => {
     const before = await t.gql(`{ pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`);

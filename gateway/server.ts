@@ -5,7 +5,9 @@ import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheContr
 import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
 import type { Database } from "../core/db.ts";
 import { Histogram } from "prom-client";
+import { printSchema } from "graphql";
 import { createErrorFormatter } from "../core/errors.ts";
+import { apiSchemaOf } from "../core/supergraph.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer } from "../core/http.ts";
@@ -134,6 +136,17 @@ export function createGateway(deps: GatewayDeps): Gateway {
     sendJson(res, report.status === "DOWN" ? 503 : 200, report, { "cache-control": "no-store" });
   };
 
+  // The public schema as SDL, for clients' codegen without introspection (the API schema: no join__ machinery).
+  let printed: { supergraph: string; sdl: string } | undefined;
+  const sdlRoute = async (_req: IncomingMessage, res: ServerResponse) => {
+    const supergraph = readSupergraph(deps.supergraphPath);
+    // Printed once per supergraph: the route is public and not rate limited.
+    if (printed?.supergraph !== supergraph) printed = { supergraph, sdl: printSchema(apiSchemaOf(supergraph)) };
+    const { sdl } = printed;
+    res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=60" });
+    res.end(sdl);
+  };
+
   let http: RunningHttpServer | undefined;
   return {
     health,
@@ -143,7 +156,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         server,
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
-        routes: { "/health": healthRoute, "/metrics": metrics.route },
+        routes: { "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
       });
       http = await listen(listener, host, port);
