@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { conventionViolations } from "../test/stack.ts";
-import { connectClient, createNetworks, insertUpdates, seqs, startCluster, wallet, type Cluster, type TestClient } from "./testing.ts";
+import { connectClient, createNetworks, eventually, insertUpdates, scrape, seqs, startCluster, wallet, type Cluster, type TestClient } from "./testing.ts";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
 const onPostgres = process.env.TEST_DB === "postgres";
@@ -23,7 +23,10 @@ describe.skipIf(!onPostgres)("realtime cluster in separate processes (PostgreSQL
   beforeAll(async () => {
     db = await createTestDatabase();
     await createNetworks(db, [1]);
-    cluster = await startCluster({ databaseUrl: db.url!, redisUrl: REDIS_URL, prefix: `bets-test:${randomBytes(6).toString("hex")}:`, nodes: 2, publishers: 1 });
+    cluster = await startCluster({
+      databaseUrl: db.url!, redisUrl: REDIS_URL, prefix: `bets-test:${randomBytes(6).toString("hex")}:`, nodes: 2, publishers: 1,
+      env: { METRICS_PORT: "0" }, // publishers serve /metrics on a port of their own; nodes on theirs
+    });
   });
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -133,5 +136,37 @@ describe.skipIf(!onPostgres)("realtime cluster in separate processes (PostgreSQL
     await resumed.until(() => received.length + resumed.updates.length >= expected.length, 10_000, "every update after the resume");
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect([...seqs(received), ...seqs(resumed.updates)]).toEqual(expected);
+  });
+
+  it("serves Prometheus metrics from a real node and the active publisher", async () => {
+    const node = cluster.nodes.find((n) => n.process.exitCode === null && n.process.signalCode === null)!;
+    const publisher = cluster.activePublisher()!;
+    const publisherMetrics = `${String((await publisher.waitFor("publisher metrics listening")).url)}`;
+    const client = await connect(node.url);
+    await client.subscribe({ all: true, wallets: [A, B], chainIds: [1] });
+    const before = await scrape(`${node.url}/metrics`);
+    const written = await write(5, A);
+    await client.until(() => client.updates.length === 5);
+
+    const after = await scrape(`${node.url}/metrics`);
+    expect(after.realtime_updates_delivered_total! - before.realtime_updates_delivered_total!).toBeGreaterThanOrEqual(5);
+    expect(after.realtime_connected_sockets).toBeGreaterThanOrEqual(1);
+    expect(after.realtime_subscriptions! - before.realtime_subscriptions!).toBe(0); // unchanged by deliveries
+    expect(after.realtime_subscriptions).toBeGreaterThanOrEqual(4); // all + 2 wallets + 1 chain on this socket
+    expect(after.realtime_last_seq).toBe(Number(written.at(-1)));
+    expect(after.realtime_redis_connected).toBe(1);
+    expect(after.realtime_local_delivery).toBe(0);
+    expect(after.process_cpu_seconds_total).toBeGreaterThan(0);
+    client.close();
+    await eventually(async () => (await scrape(`${node.url}/metrics`)).realtime_subscriptions === after.realtime_subscriptions! - 4, 10_000, "subscriptions gone with the socket");
+
+    await eventually(async () => {
+      const p = await scrape(publisherMetrics);
+      return p.publisher_active === 1 && p.publisher_lag_updates === 0 && p.publisher_published_seq === Number(written.at(-1));
+    }, 10_000, "the publisher caught up");
+    const p = await scrape(publisherMetrics);
+    expect(p.publisher_messages_sent_total).toBeGreaterThan(0);
+    expect(p.publisher_messages_dropped_total).toBe(0);
+    expect(p.publisher_redis_connected).toBe(1);
   });
 });

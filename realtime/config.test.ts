@@ -10,7 +10,16 @@ describe("realtime configuration", () => {
       REALTIME_MAX_MESSAGE_BYTES: 16384,
       REALTIME_PUBLISHER: false,
       REALTIME_TRANSPORTS: "polling,websocket",
+      REALTIME_FEED_TIMEOUT_MS: 5000,
+      REALTIME_DRAIN_GRACE_MS: 10000,
     });
+    expect(config.METRICS_PORT).toBeUndefined();
+    const blank = loadRealtimeConfig({ METRICS_PORT: "", REALTIME_FEED_TIMEOUT_MS: "0" });
+    expect(blank.METRICS_PORT).toBeUndefined();
+    expect(blank.REALTIME_FEED_TIMEOUT_MS).toBe(0);
+    expect(loadRealtimeConfig({ METRICS_PORT: "9465" }).METRICS_PORT).toBe(9465);
+    expect(() => loadRealtimeConfig({ METRICS_PORT: "70000" })).toThrow(/METRICS_PORT/);
+    expect(() => loadRealtimeConfig({ REALTIME_DRAIN_GRACE_MS: "-1" })).toThrow(/REALTIME_DRAIN_GRACE_MS/);
     expect(loadRealtimeConfig({ REALTIME_PUBLISHER: "1", REALTIME_PATH: "/ws" })).toMatchObject({ REALTIME_PUBLISHER: true, REALTIME_PATH: "/ws" });
     const invalid = () => loadRealtimeConfig({ REALTIME_EVENTS_PER_SECOND: "0", REALTIME_PATH: "ws" });
     expect(invalid).toThrow(/REALTIME_EVENTS_PER_SECOND/);

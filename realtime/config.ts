@@ -24,6 +24,10 @@ const schema = z.object({
   REALTIME_PING_INTERVAL_MS: positiveInt.default(25_000),
   REALTIME_PING_TIMEOUT_MS: positiveInt.default(20_000),
   REALTIME_POLL_INTERVAL_MS: positiveInt.default(1_000),
+  REALTIME_FEED_TIMEOUT_MS: nonNegativeInt.default(5_000),
+  REALTIME_DRAIN_GRACE_MS: nonNegativeInt.default(10_000),
+  /** publisher-main.ts: GET /metrics on HOST:METRICS_PORT (unset: no listener). Nodes serve it on their own port. */
+  METRICS_PORT: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65_535).optional()),
 });
 
 export type RealtimeConfig = z.infer<typeof schema>;

@@ -95,13 +95,26 @@ class TokenBucket {
 
 const CLIENT_EVENTS = new Set<string>(["bets:subscribe", "bets:unsubscribe"]);
 
-/** The socket's arguments as sent: `emit(event, ack)` puts the callback first. */
-function splitArgs(first: unknown, second: unknown): { payload: unknown; ack: Ack | undefined } {
-  if (typeof first === "function" && second === undefined) return { payload: undefined, ack: first as Ack };
-  return { payload: first, ack: typeof second === "function" ? (second as Ack) : undefined };
+/**
+ * The socket's arguments as sent: `(payload, ack?)`. Socket.IO always puts the acknowledgement last,
+ * so `emit(event, ack)` has no payload, and `emit(event, payload, extra…, ack)` has extra
+ * arguments, refused (still answered on the ack) rather than silently ignored.
+ */
+function splitArgs(args: unknown[]): { payload: unknown; ack: Ack | undefined; extra: boolean } {
+  const last = args.at(-1);
+  const ack = typeof last === "function" ? (last as Ack) : undefined;
+  const rest = ack ? args.slice(0, -1) : args;
+  return { payload: rest[0], ack, extra: rest.length > 1 };
 }
 
-export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext): void {
+export interface ConnectionHandle {
+  /** Resolves when every request received so far on this socket has been answered. */
+  idle(): Promise<void>;
+  /** Items in the socket's subscription: wallets + bets + chainIds, and 1 for `all`. */
+  subscriptions(): number;
+}
+
+export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext): ConnectionHandle {
   let state: SubscriptionState = emptyState();
   let joined = new Set<string>();
   let queue: Promise<void> = Promise.resolve();
@@ -128,8 +141,12 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
     joined = rooms;
   };
 
-  const enqueue = (event: ClientEventName, first: unknown, second: unknown, run: (payload: unknown) => Promise<SubscribedPayload>) => {
-    const { payload, ack } = splitArgs(first, second);
+  const enqueue = (event: ClientEventName, args: unknown[], run: (payload: unknown) => Promise<SubscribedPayload>) => {
+    const { payload, ack, extra } = splitArgs(args);
+    if (extra) {
+      refuse(event, ack, { code: RealtimeErrorCode.BadUserInput, message: `${event} takes one payload object (and an acknowledgement): extra arguments` });
+      return;
+    }
     if (pending >= MAX_PENDING) {
       refuse(event, ack, { code: RealtimeErrorCode.RateLimited, message: "Too many requests waiting on this socket: wait for their acknowledgements" });
       return;
@@ -244,8 +261,12 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
     return stateToPayload(state, ctx.stream.lastSeq);
   };
 
-  socket.on("bets:subscribe", (first, second) => enqueue("bets:subscribe", first, second, subscribe));
-  socket.on("bets:unsubscribe", (first, second) => enqueue("bets:unsubscribe", first, second, unsubscribe));
+  socket.on("bets:subscribe", (...args: unknown[]) => enqueue("bets:subscribe", args, subscribe));
+  socket.on("bets:unsubscribe", (...args: unknown[]) => enqueue("bets:unsubscribe", args, unsubscribe));
+  return {
+    idle: () => queue,
+    subscriptions: () => state.wallets.size + state.bets.size + state.chainIds.size + (state.all ? 1 : 0),
+  };
 }
 
 /** Waits until the socket's engine has written out what is queued (replays do not pile up in memory). */

@@ -97,10 +97,20 @@ export interface ClientToServerEvents {
   "bets:unsubscribe": (request: UnsubscribeRequest, ack?: (response: Response<SubscribedPayload>) => void) => void;
 }
 
+/**
+ * `server:draining`: the node is shutting down. It then closes the connection at the transport level
+ * (not with a Socket.IO disconnect, after which socket.io-client would not reconnect): a stock
+ * client reconnects by itself, through the load balancer to another node, and resumes with `sinceSeq`.
+ */
+export interface DrainingNotice {
+  message: string;
+}
+
 export interface ServerToClientEvents {
   "bets:subscribed": (state: SubscribedPayload) => void;
   "bets:update": (update: BetUpdatePayload) => void;
   "bets:error": (error: BetsErrorPayload) => void;
+  "server:draining": (notice: DrainingNotice) => void;
 }
 
 // ---------------------------------------------------------------------------------------------

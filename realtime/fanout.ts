@@ -11,9 +11,10 @@
 // Redis Pub/Sub is at-most-once: a node that misses a feed message notices from the next message's
 // `prevSeq` (or the publisher's heartbeat) and reads the gap from the outbox (realtime/stream.ts).
 import { createAdapter } from "@socket.io/redis-adapter";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { Server, type ServerOptions, type Socket } from "socket.io";
 import type { Logger } from "../core/logger.ts";
+import { createRedisClient, isRedisReady } from "../core/redis.ts";
 import type { ClientToServerEvents, FeedMessage, InterServerEvents, ServerToClientEvents } from "./events.ts";
 
 /** Per-socket data the realtime node keeps on `socket.data` (nothing; state lives in connection.ts). */
@@ -31,8 +32,13 @@ export interface Fanout {
   adapter(): ServerOptions["adapter"] | undefined;
   /** Node side: call `handler` with every feed message, in publish order. Returns a function that stops. */
   onFeed(io: RealtimeServer, handler: FeedHandler): () => void;
-  /** Publisher side: send one message to every node. */
-  publish(message: FeedMessage): void;
+  /**
+   * Publisher side: send one message to every node. Returns false when it could not be sent now
+   * (Redis away): the message is dropped, not queued; nodes read what they missed from the outbox.
+   */
+  publish(message: FeedMessage): boolean;
+  /** Whether messages flow between processes now (always true in memory; Redis: every connection ready). */
+  connected(): boolean;
   close(): Promise<void>;
 }
 
@@ -47,7 +53,9 @@ export function createMemoryFanout(): Fanout {
     },
     publish(message) {
       for (const handler of handlers) handler(message);
+      return true;
     },
+    connected: () => true,
     async close() {
       handlers.clear();
     },
@@ -67,22 +75,21 @@ export function createRedisFanout(options: RedisFanoutOptions): Fanout {
   let closed = false;
 
   const client = (role: string): Redis => {
-    // Commands wait (queued) while Redis is away instead of failing: the adapter does not handle
-    // a rejected PUBLISH, and a late message is healed by prevSeq anyway.
-    const redis = new Redis(options.url, { maxRetriesPerRequest: null, connectionName: `realtime:${role}` });
-    let down = false;
-    redis.on("error", (error: Error) => {
-      if (!down) options.logger.warn({ err: error.message, role }, "redis unavailable");
-      down = true;
-    });
-    redis.on("ready", () => {
-      if (down) options.logger.info({ role }, "redis reconnected");
-      down = false;
-    });
+    // Commands wait (queued) while Redis is away instead of failing: the adapter does not handle a
+    // rejected PUBLISH. The publisher sends nothing while Redis is away (publish below), so the
+    // queue holds at most the adapter's own few commands.
+    const redis = createRedisClient(options.url, { logger: options.logger, role: `realtime:${role}`, maxRetriesPerRequest: null });
+    redis.on("error", () => failing.add(redis));
+    redis.on("ready", () => failing.delete(redis));
     clients.push(redis);
     return redis;
   };
+  // Connections that failed since they were last ready. A connection still opening for the first
+  // time is not failing: what is sent meanwhile waits the few ms it takes.
+  const failing = new Set<Redis>();
   const adapter = () => createAdapter(client("pub"), client("sub"), { key: `${options.prefix}socket.io` });
+  // Down: lost (closed, reconnecting) or failed since last ready. Opening for the first time is not down.
+  const connected = () => failing.size === 0 && clients.every((c) => isRedisReady(c) || c.status === "connecting" || c.status === "connect" || c.status === "wait");
 
   return {
     kind: "redis",
@@ -92,10 +99,15 @@ export function createRedisFanout(options: RedisFanoutOptions): Fanout {
       return () => io.off("bets:feed", handler);
     },
     publish(message) {
-      if (closed) return;
+      if (closed) return false;
       headless ??= new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>({ adapter: adapter() });
+      // A queued message would reach the nodes late and all at once after an outage, and the queue
+      // would grow for as long as it lasts; the nodes read the outbox themselves meanwhile.
+      if (failing.size > 0) return false;
       headless.serverSideEmit("bets:feed", message);
+      return true;
     },
+    connected,
     async close() {
       if (closed) return;
       closed = true;

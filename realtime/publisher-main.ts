@@ -7,6 +7,9 @@ import { openConfiguredDatabase, stopOnSignals } from "../core/service.ts";
 import { loadRealtimeConfig } from "./config.ts";
 import { createConfiguredLock, createConfiguredFanout } from "./runtime.ts";
 import { createPublisher } from "./publisher.ts";
+import { createPublisherMetrics } from "./metrics.ts";
+import { Outbox } from "./outbox.ts";
+import { listen, sendJson } from "../core/http.ts";
 
 const config = loadConfig();
 const realtimeConfig = loadRealtimeConfig();
@@ -27,7 +30,14 @@ const publisher = createPublisher({
 publisher.start();
 logger.info("publisher started");
 
+const metrics = createPublisherMetrics(publisher, fanout, new Outbox(db));
+const metricsServer = realtimeConfig.METRICS_PORT === undefined
+  ? undefined
+  : await listen((req, res) => (req.url === "/metrics" ? metrics.route(req, res) : sendJson(res, 404, { error: "not found" })), config.HOST, realtimeConfig.METRICS_PORT);
+if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "publisher metrics listening");
+
 stopOnSignals(logger, async () => {
+  await metricsServer?.close(1_000);
   await publisher.stop();
   await fanout.close();
   await db.close();

@@ -36,6 +36,8 @@ export interface Publisher {
   isActive(): boolean;
   /** The newest seq this process has published (0 before it was ever active). */
   publishedSeq(): bigint;
+  /** Feed messages sent, and dropped because the fan-out was down (nodes read those rows themselves). */
+  messages(): { sent: number; dropped: number };
 }
 
 export function createPublisher(deps: PublisherDeps): Publisher {
@@ -74,7 +76,11 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     wake();
   });
 
-  const publish = (prevSeq: bigint, updates: FeedUpdate[]) => deps.fanout.publish({ prevSeq: prevSeq.toString(), updates });
+  const messages = { sent: 0, dropped: 0 };
+  const publish = (prevSeq: bigint, updates: FeedUpdate[]) => {
+    if (deps.fanout.publish({ prevSeq: prevSeq.toString(), updates })) messages.sent++;
+    else messages.dropped++;
+  };
 
   const lead = async () => {
     cursor = await outbox.head();
@@ -137,5 +143,6 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     },
     isActive: () => active,
     publishedSeq: () => cursor,
+    messages: () => ({ ...messages }),
   };
 }

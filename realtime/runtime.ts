@@ -40,8 +40,12 @@ export interface StartRealtimeOptions {
 export interface RunningRealtime {
   realtime: Realtime;
   publisher: Publisher | undefined;
+  fanout: Fanout;
   config: RealtimeConfig;
-  /** Stops the publisher, detaches the node, closes the fan-out (not the HTTP server nor the database). */
+  /**
+   * Drains the node's sockets (REALTIME_DRAIN_GRACE_MS at most), stops the publisher, detaches the
+   * node, closes the fan-out (not the HTTP server nor the database).
+   */
   stop(): Promise<void>;
 }
 
@@ -59,6 +63,8 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
     transports: config.REALTIME_TRANSPORTS === "websocket" ? ["websocket"] : ["polling", "websocket"],
     pingIntervalMs: config.REALTIME_PING_INTERVAL_MS,
     pingTimeoutMs: config.REALTIME_PING_TIMEOUT_MS,
+    localPollMs: config.REALTIME_POLL_INTERVAL_MS,
+    feedTimeoutMs: config.REALTIME_FEED_TIMEOUT_MS,
   });
   const withPublisher = fanout.kind === "memory" || (options.publisher ?? config.REALTIME_PUBLISHER);
   const publisher = withPublisher
@@ -75,9 +81,12 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
   return {
     realtime,
     publisher,
+    fanout,
     config,
     stop() {
       stopped ??= (async () => {
+        // The publisher keeps feeding this node while its clients drain.
+        await realtime.drain(config.REALTIME_DRAIN_GRACE_MS);
         await publisher?.stop();
         await realtime.close();
         await fanout.close();

@@ -5,7 +5,7 @@ import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { handleConnection, DEFAULT_LIMITS, toPayload, type RealtimeLimits } from "./connection.ts";
+import { handleConnection, DEFAULT_LIMITS, toPayload, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
 import { DEFAULT_RETENTION, Outbox, type Retention } from "./outbox.ts";
@@ -30,6 +30,27 @@ export interface RealtimeDeps {
   pingTimeoutMs?: number;
   /** Outbox rows per replay or heal read (default 500). */
   pageSize?: number;
+  /**
+   * Local delivery: while the fan-out is disconnected (Redis away), or no feed message (the
+   * publisher's heartbeat comes every second) arrived for `feedTimeoutMs` (0, the default: only the
+   * former), the node reads the outbox itself every `localPollMs` (default 1000) and delivers to its
+   * own sockets.
+   */
+  localPollMs?: number;
+  feedTimeoutMs?: number;
+}
+
+/** How updates reach this node's sockets now: through the publisher's feed, or read locally from the outbox. */
+export type DeliveryMode = "feed" | "local";
+
+export interface RealtimeState {
+  delivery: DeliveryMode;
+  /** Whether the fan-out's connections are up (always true in memory). */
+  fanoutConnected: boolean;
+  /** Milliseconds since the last feed message (null: none yet). */
+  feedAgeMs: number | null;
+  draining: boolean;
+  sockets: number;
 }
 
 export interface Realtime {
@@ -39,9 +60,22 @@ export interface Realtime {
   lastSeq(): bigint;
   /** Updates this node read from the outbox because the feed had not brought them. */
   healed(): number;
-  /** Disconnects this node's clients and detaches from the HTTP server (which its owner closes). */
+  /** Updates this node delivered to its rooms (each once, however many sockets it reached). */
+  delivered(): number;
+  /** Subscription items over this node's sockets (see ConnectionHandle.subscriptions). */
+  subscriptions(): number;
+  state(): RealtimeState;
+  /**
+   * SIGTERM: refuses new connections, sends `server:draining` to every socket, lets requests in
+   * flight finish, then closes each connection at the transport level so that clients reconnect
+   * (elsewhere) by themselves. Resolves when every socket is gone, or after `graceMs` at most.
+   */
+  drain(graceMs: number): Promise<void>;
+  /** Closes this node's connections (clients reconnect elsewhere) and detaches from the HTTP server (which its owner closes). */
   close(): Promise<void>;
 }
+
+const DRAINING_MESSAGE = "This node is shutting down: reconnect and resume with the last seq as sinceSeq";
 
 export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps): Promise<Realtime> {
   const limits: RealtimeLimits = { ...DEFAULT_LIMITS, ...deps.limits };
@@ -52,6 +86,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
   const startSeq = await outbox.head();
 
   const adapter = deps.fanout.adapter();
+  let draining = false;
   const io: RealtimeServer = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
     path,
     serveClient: false,
@@ -61,6 +96,8 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     pingTimeout: deps.pingTimeoutMs ?? 20_000,
     // A public, read-only API without cookies: any origin may connect (long-polling needs CORS).
     cors: { origin: "*", methods: ["GET", "POST"] },
+    // New handshakes only (engine.io asks for connections without a session id): refused while draining.
+    allowRequest: (_req, callback) => callback(draining ? "draining" : null, !draining),
     ...(adapter ? { adapter } : {}),
   });
 
@@ -74,7 +111,22 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       io.local.to(roomsForUpdate(update)).emit("bets:update", toPayload(update));
     },
   });
-  const stopFeed = deps.fanout.onFeed(io, (message) => stream.onMessage(message));
+  const createdAt = performance.now();
+  let lastFeedAt: number | undefined;
+  const stopFeed = deps.fanout.onFeed(io, (message) => {
+    lastFeedAt = performance.now();
+    stream.onMessage(message);
+  });
+  const local = watchFeed({
+    logger: deps.logger,
+    intervalMs: deps.localPollMs ?? 1_000,
+    degraded: () => {
+      if (!deps.fanout.connected()) return true;
+      const timeout = deps.feedTimeoutMs ?? 0;
+      return timeout > 0 && performance.now() - (lastFeedAt ?? createdAt) > timeout;
+    },
+    poll: async () => stream.advanceTo(await outbox.head()),
+  });
 
   const context = {
     stream,
@@ -85,25 +137,119 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     logger: deps.logger,
     replayPageSize: pageSize,
   };
-  io.on("connection", (socket) => handleConnection(socket, context));
+  const connections = new Map<string, ConnectionHandle>();
+  io.on("connection", (socket) => {
+    connections.set(socket.id, handleConnection(socket, context));
+    socket.once("disconnect", () => connections.delete(socket.id));
+  });
   deps.logger.info({ path, adapter: deps.fanout.kind, startSeq: startSeq.toString() }, "realtime node attached");
 
+  /** Closes every local connection at the transport level: no Socket.IO disconnect packet, so clients reconnect. */
+  const closeTransports = () => {
+    for (const socket of io.of("/").sockets.values()) socket.conn.close();
+  };
+  const socketsGone = (timeoutMs: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        // Namespace sockets: a bare engine.io connection that never joined one is closed by close().
+        if (io.of("/").sockets.size > 0 && performance.now() < deadline) return;
+        clearInterval(timer);
+        resolve();
+      };
+      const deadline = performance.now() + timeoutMs;
+      const timer = setInterval(check, 20);
+      check();
+    });
+
+  let drained: Promise<void> | undefined;
   let closed: Promise<void> | undefined;
   return {
     io,
     path,
     lastSeq: () => stream.lastSeq,
     healed: () => stream.healed,
+    delivered: () => stream.delivered,
+    subscriptions: () => {
+      let total = 0;
+      for (const connection of connections.values()) total += connection.subscriptions();
+      return total;
+    },
+    state: () => ({
+      delivery: local.active() ? "local" : "feed",
+      fanoutConnected: deps.fanout.connected(),
+      feedAgeMs: lastFeedAt === undefined ? null : Math.round(performance.now() - lastFeedAt),
+      draining,
+      sockets: io.of("/").sockets.size,
+    }),
+    drain(graceMs) {
+      drained ??= (async () => {
+        draining = true;
+        const deadline = performance.now() + graceMs;
+        const open = [...connections.values()];
+        deps.logger.info({ sockets: open.length, graceMs }, "draining realtime connections");
+        io.local.emit("server:draining", { message: DRAINING_MESSAGE });
+        // Requests in flight (a replay) finish first, within half the grace period.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          Promise.all(open.map((connection) => connection.idle())),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs / 2))),
+        ]);
+        clearTimeout(timer);
+        closeTransports();
+        await socketsGone(Math.max(0, deadline - performance.now()));
+      })();
+      return drained;
+    },
     close() {
       closed ??= (async () => {
+        draining = true;
+        local.stop();
         stopFeed();
         stream.close();
-        // `local`: with the Redis adapter a plain disconnectSockets would reach every node.
-        io.local.disconnectSockets(true);
+        closeTransports();
         await io.of("/").adapter.close();
         io.engine.close();
       })();
       return closed;
     },
   };
+}
+
+interface FeedWatch {
+  active(): boolean;
+  stop(): void;
+}
+
+/**
+ * Every `intervalMs`: when `degraded()`, run `poll` (one at a time). Logs the transitions only, and
+ * a failing poll at most once a minute, so an outage of any length costs a few log lines.
+ */
+function watchFeed(options: { logger: Logger; intervalMs: number; degraded: () => boolean; poll: () => Promise<void> }): FeedWatch {
+  let active = false;
+  let polling = false;
+  let lastFailureLog = -Infinity;
+  const tick = () => {
+    const degraded = options.degraded();
+    if (degraded !== active) {
+      active = degraded;
+      if (active) options.logger.warn("feed unavailable: delivering from the outbox locally");
+      else options.logger.info("feed restored: delivering from the publisher's feed");
+    }
+    if (!active || polling) return;
+    polling = true;
+    options.poll().then(
+      () => (polling = false),
+      (error: unknown) => {
+        polling = false;
+        if (performance.now() - lastFailureLog < 60_000) return;
+        lastFailureLog = performance.now();
+        // The kind of failure only: a driver's message may name hosts.
+        const code = (error as { code?: unknown }).code;
+        options.logger.warn({ code: typeof code === "string" ? code : "error" }, "reading the outbox for local delivery failed");
+      },
+    );
+  };
+  const timer = setInterval(tick, options.intervalMs);
+  timer.unref();
+  return { active: () => active, stop: () => clearInterval(timer) };
 }

@@ -49,6 +49,8 @@ export class UpdateStream {
   private readonly pageSize: number;
   /** Updates read from the outbox because the feed had not brought them (for tests and metrics). */
   healed = 0;
+  /** Updates delivered to this node's rooms, from the feed or the outbox (for metrics). */
+  delivered = 0;
 
   constructor(private readonly options: UpdateStreamOptions) {
     this.seq = options.startSeq;
@@ -76,6 +78,14 @@ export class UpdateStream {
       this.queue.splice(0, this.queue.length, { prevSeq: newest.toString(), updates: [] });
     }
     this.pump();
+  }
+
+  /**
+   * Local delivery (the feed is down): everything up to `seq` is committed, so read and deliver it
+   * from the outbox. Queued behind feed messages like a heartbeat, so order and dedup hold.
+   */
+  advanceTo(seq: bigint): void {
+    if (seq > this.seq) this.onMessage({ prevSeq: seq.toString(), updates: [] });
   }
 
   openSink(matches: ReplaySink["matches"]): ReplaySink {
@@ -150,6 +160,7 @@ export class UpdateStream {
 
   private emit(update: FeedUpdate): void {
     this.seq = BigInt(update.seq);
+    this.delivered++;
     for (const sink of this.sinks) if (sink.matches(update)) sink.buffer.push(update);
     try {
       this.options.deliver(update);

@@ -38,6 +38,7 @@ interface EnvOptions {
   retention?: Partial<Retention>;
   limits?: RealtimeDeps["limits"];
   pollIntervalMs?: number;
+  feedTimeoutMs?: number;
 }
 
 async function startEnv(kind: "memory" | "redis", options: EnvOptions = {}): Promise<Env> {
@@ -51,7 +52,9 @@ async function startEnv(kind: "memory" | "redis", options: EnvOptions = {}): Pro
   cleanups.push(() => nodeFanout.close(), () => publisherFanout.close());
 
   const server = http.createServer();
-  const realtime = await createRealtime(server, { db, logger, fanout: nodeFanout, path: PATH, retention: options.retention, limits: options.limits });
+  const realtime = await createRealtime(server, {
+    db, logger, fanout: nodeFanout, path: PATH, retention: options.retention, limits: options.limits, feedTimeoutMs: options.feedTimeoutMs, localPollMs: 200,
+  });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   cleanups.push(async () => {
     await realtime.close();
@@ -376,6 +379,30 @@ export function realtimeSuite(kind: "memory" | "redis"): void {
       env.publisherFanout.publish({ prevSeq: "0", updates: client.updates.map((u) => ({ ...u, player: A })) });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(client.updates).toHaveLength(2);
+    });
+
+    it("delivers from the outbox itself while the feed is silent, and goes back to the feed when it returns", async () => {
+      const env = await startEnv(kind, { feedTimeoutMs: 1_000 });
+      const client = await env.client();
+      await client.subscribe({ wallets: [A] });
+      const [first] = await env.write([{ chainId: 1, betId: "1", player: A }]);
+      await client.until(() => client.updates.length === 1, 10_000, "an update through the feed");
+      expect(env.realtime.state().delivery).toBe("feed");
+
+      await env.publisher.stop(); // no publisher, no heartbeat: the feed falls silent
+      const written = await env.write([{ chainId: 1, betId: "2", player: A }, { chainId: 1, betId: "3", player: B }, { chainId: 1, betId: "4", player: A }]);
+      await client.until(() => client.updates.length === 3, 10_000, "updates read locally");
+      expect(env.realtime.state().delivery).toBe("local");
+      expect(env.realtime.healed()).toBe(3);
+
+      const publisher = createPublisher({ db: env.db, fanout: env.publisherFanout, logger: silentLogger(), lock: createLocalLock(), pollIntervalMs: 200, heartbeatMs: 200 });
+      publisher.start();
+      cleanups.push(() => publisher.stop());
+      const [last] = await env.write([{ chainId: 1, betId: "5", player: A }]);
+      await client.until(() => client.updates.length === 4, 10_000, "an update after the feed is back");
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect(env.realtime.state().delivery).toBe("feed");
+      expect(seqs(client.updates)).toEqual([first, written[0], written[2], last]);
     });
   });
 }

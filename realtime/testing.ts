@@ -2,6 +2,7 @@
 // call, in one transaction, serialised like the indexer so seq commits in order), and a child
 // process runner for realtime nodes and publishers.
 import { spawn, type ChildProcess } from "node:child_process";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { createInterface } from "node:readline";
 import type { BetJson } from "../core/bet-json.ts";
 import type { Database } from "../core/db.ts";
@@ -261,7 +262,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(options: { databaseUrl: string; redisUrl: string; prefix: string; nodes: number; publishers: number }): Promise<Cluster> {
+export async function startCluster(options: { databaseUrl: string; redisUrl: string; prefix: string; nodes: number; publishers: number; env?: Record<string, string> }): Promise<Cluster> {
   const env = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
@@ -269,6 +270,7 @@ export async function startCluster(options: { databaseUrl: string; redisUrl: str
     HOST: "127.0.0.1",
     PORT: "0",
     REALTIME_POLL_INTERVAL_MS: "500",
+    ...options.env,
   };
   const children: Child[] = [];
   const cluster: Cluster = {
@@ -316,4 +318,120 @@ export async function startCluster(options: { databaseUrl: string; redisUrl: str
     throw error;
   }
   return cluster;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault tests: a writer that keeps the outbox moving, polling for a condition, a load balancer.
+// ---------------------------------------------------------------------------------------------
+
+export interface WrittenUpdate {
+  seq: bigint;
+  player: string;
+}
+
+export interface Writer {
+  /** Every update committed so far, in seq order. */
+  written: WrittenUpdate[];
+  /** Stops writing and resolves once the last write has committed. */
+  stop(): Promise<void>;
+}
+
+/** Writes one update every `intervalMs`, players in turn, until stopped (write failures are retried). */
+export function keepWriting(db: Database, options: { players: string[]; intervalMs?: number; chainId?: number; firstBetId?: number }): Writer {
+  const written: WrittenUpdate[] = [];
+  let writing = true;
+  let betId = options.firstBetId ?? 1_000_000;
+  const loop = (async () => {
+    for (let i = 0; writing; i++) {
+      const player = options.players[i % options.players.length]!;
+      const [seq] = await insertUpdates(db, [{ chainId: options.chainId ?? 1, betId: String(betId++), player }]);
+      written.push({ seq: seq!, player });
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 20));
+    }
+  })();
+  return {
+    written,
+    async stop() {
+      writing = false;
+      await loop;
+    },
+  };
+}
+
+/** Resolves once `check` resolves true (polled every `everyMs`), or rejects after `timeoutMs`. */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string | (() => string), everyMs = 100): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === "string" ? what : what()}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+export interface Balancer {
+  url: string;
+  /** Connections each backend has been given. */
+  routed: Map<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP load balancer on loopback, as clients meet one in production: each new connection goes to
+ * the first backend (`host:port` URLs) that accepts it, so a node that stopped listening (draining,
+ * dead) gets no new clients. A WebSocket stays on its backend for its whole life.
+ */
+export async function startBalancer(backends: string[]): Promise<Balancer> {
+  const routed = new Map<string, number>();
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.once("close", () => sockets.delete(client));
+    client.on("error", () => client.destroy());
+    client.pause();
+    const attempt = (index: number) => {
+      const backend = backends[index];
+      if (!backend) return void client.destroy();
+      const { hostname, port } = new URL(backend);
+      const upstream = connect({ host: hostname, port: Number(port) });
+      let established = false;
+      sockets.add(upstream);
+      upstream.once("connect", () => {
+        established = true;
+        routed.set(backend, (routed.get(backend) ?? 0) + 1);
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      });
+      upstream.on("error", () => {
+        upstream.destroy();
+        if (!established) attempt(index + 1); // refused: the next backend
+      });
+      upstream.once("close", () => {
+        sockets.delete(upstream);
+        if (established) client.destroy();
+      });
+      client.once("close", () => upstream.destroy());
+    };
+    attempt(0);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    routed,
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** One Prometheus scrape: metric name → value (labels ignored: the realtime series carry only `service`). */
+export async function scrape(url: string): Promise<Record<string, number>> {
+  const response = await fetch(url);
+  if (response.status !== 200) throw new Error(`GET ${url}: HTTP ${response.status}`);
+  const values: Record<string, number> = {};
+  for (const line of (await response.text()).split("\n")) {
+    const match = /^([a-z_]+)(?:\{[^}]*\})? (\S+)$/.exec(line);
+    if (match) values[match[1]!] = Number(match[2]);
+  }
+  return values;
 }

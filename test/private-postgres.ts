@@ -17,7 +17,7 @@ function pgBin(): string | undefined {
 
 export const privatePostgresAvailable = pgBin() !== undefined;
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -1,5 +1,6 @@
 import { silentLogger, type Logger } from "../core/logger.ts";
 import type { GatewayProtection } from "../gateway/protection.ts";
+import type { ResponseCacheStore } from "../gateway/response-cache.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { SERVICE_VERSION } from "../core/service.ts";
 import { startStack, type RunningStack } from "../core/stack.ts";
@@ -32,6 +33,7 @@ export async function startTestStack(
     networkTtlMs?: number;
     redis?: { ping(): Promise<unknown> };
     protection?: GatewayProtection;
+    responseCache?: ResponseCacheStore;
     logger?: Logger;
   } = {},
 ): Promise<TestStack> {
@@ -46,6 +48,7 @@ export async function startTestStack(
     maxBodyBytes: 64 * 1024,
     redis: options.redis,
     protection: options.protection,
+    responseCache: options.responseCache,
   });
   return {
     db,
