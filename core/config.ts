@@ -30,6 +30,12 @@ const schema = z.object({
   /** Requests a client may send at once after idling (the bucket's size); the window's rate still holds. */
   RATE_LIMIT_BURST: positiveInt.default(60),
   TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  /** Gateway whole-response cache for answers kept a minute or longer (gateway/response-cache.ts). */
+  RESPONSE_CACHE: z.enum(["on", "off"]).default("on").transform((v) => v === "on"),
+  /** Bounds of the in-process store (used without REDIS_URL): entries and megabytes. */
+  RESPONSE_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
+  RESPONSE_CACHE_MAX_MB: positiveInt.default(64),
+  RESPONSE_CACHE_REDIS_PREFIX: z.string().min(1).default("responsecache:"),
   /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
   /** gateway/main.ts: also serve Socket.IO at /socket.io on the API host (the second deployment form). */
   GATEWAY_SOCKETIO: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),

@@ -20,10 +20,16 @@ function operationLabel(name: string | null | undefined): string {
   return name && /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) ? name : "anonymous";
 }
 
-export function createServiceMetrics(service: string, options: { defaultMetrics?: boolean } = {}): ServiceMetrics {
+/** A process's registry: every metric labelled with its service, plus Node's process metrics unless turned off. */
+export function registryFor(service: string, defaultMetrics: boolean): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  if (defaultMetrics) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export function createServiceMetrics(service: string, options: { defaultMetrics?: boolean } = {}): ServiceMetrics {
+  const registry = registryFor(service, options.defaultMetrics ?? true);
   const requests = new Counter({
     name: "graphql_requests_total",
     help: "GraphQL requests by operation name and outcome (ok, error)",
@@ -54,10 +60,15 @@ export function createServiceMetrics(service: string, options: { defaultMetrics?
         };
       },
     },
-    route: async (_req, res) => {
-      const text = await registry.metrics();
-      res.writeHead(200, { "content-type": registry.contentType });
-      res.end(text);
-    },
+    route: metricsRoute(registry),
+  };
+}
+
+/** GET /metrics for a registry, in Prometheus' text format. */
+export function metricsRoute(registry: Registry): RouteHandler {
+  return async (_req, res) => {
+    const text = await registry.metrics();
+    res.writeHead(200, { "content-type": registry.contentType });
+    res.end(text);
   };
 }

@@ -1,4 +1,5 @@
 import type { GatewayProtection } from "../gateway/protection.ts";
+import type { ResponseCacheStore } from "../gateway/response-cache.ts";
 import { createGateway, type Gateway } from "../gateway/server.ts";
 import { createHistorySubgraph } from "../subgraphs/history/server.ts";
 import { createNetworksSubgraph } from "../subgraphs/networks/server.ts";
@@ -18,6 +19,7 @@ export interface StackOptions {
   redis?: { ping(): Promise<unknown> };
   health?: { maxLagBlocks: number; maxStalenessSeconds: number };
   protection?: GatewayProtection;
+  responseCache?: ResponseCacheStore;
 }
 
 export interface RunningStack {
@@ -52,6 +54,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     maxBodyBytes: options.maxBodyBytes,
     health: options.health ?? { maxLagBlocks: 64, maxStalenessSeconds: 300 },
     ...options.protection,
+    responseCache: options.responseCache,
   });
   const http = await gateway.listen(options.host, options.port);
   return {

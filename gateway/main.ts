@@ -1,18 +1,19 @@
-import { Redis } from "ioredis";
 import { loadConfig, subgraphUrlOverrides } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
+import { createRedisClient } from "../core/redis.ts";
 import { openConfiguredDatabase, SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { gatewayProtection } from "./protection.ts";
+import { responseCacheStoreFromConfig } from "./response-cache.ts";
 import { createGateway } from "./server.ts";
 
 const config = loadConfig();
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
-const redis = config.REDIS_URL ? new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
-// Redis is optional for serving reads: its failures degrade health, they never stop the gateway.
-redis?.on("error", (error: Error) => logger.warn({ err: error.message }, "redis unavailable"));
+// Redis is optional for serving reads: its failures degrade health, they never stop the gateway
+// (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
+const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
 const gateway = createGateway({
   db,
   logger,
@@ -24,6 +25,7 @@ const gateway = createGateway({
   maxBodyBytes: config.MAX_BODY_BYTES,
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
   ...gatewayProtection(config, redis),
+  responseCache: responseCacheStoreFromConfig(config, { redis, logger }),
 });
 const { server } = await gateway.listen(config.HOST, config.PORT);
 // The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.

@@ -16,7 +16,9 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
-import { SubgraphDataSource } from "./subgraph-source.ts";
+import { responseCachePlugin, type ResponseCacheStore } from "./response-cache.ts";
+import { createLivePage } from "../web/server.ts";
+import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
 
@@ -34,6 +36,8 @@ export interface GatewayDeps {
   limits?: QueryLimits;
   /** Requests per client; off when absent. */
   rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
+  /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
+  responseCache?: ResponseCacheStore;
 }
 
 export interface Gateway {
@@ -87,6 +91,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     registers: [metrics.registry],
   });
 
+  const subgraphAgent = createSubgraphAgent();
   let watcher: FSWatcher | undefined;
   const gateway = new ApolloGateway({
     logger,
@@ -115,7 +120,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
     buildService: ({ name, url }) =>
-      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url), subgraphFetch),
+      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch),
   });
 
   const server = new ApolloServer({
@@ -127,7 +132,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
     // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
-    plugins: [queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS), ApolloServerPluginCacheControl(), cachePolicyPlugin(), metrics.plugin],
+    plugins: [
+      queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS),
+      ApolloServerPluginCacheControl(),
+      cachePolicyPlugin(),
+      metrics.plugin,
+      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache)] : []),
+    ],
     logger,
   });
 
@@ -147,6 +158,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.end(sdl);
   };
 
+  const livePage = createLivePage({ logger });
   let http: RunningHttpServer | undefined;
   return {
     health,
@@ -156,7 +168,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         server,
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
-        routes: { "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
+        // `/` and its assets: the live page (web/), built on its first request.
+        routes: { ...livePage.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
       });
       http = await listen(listener, host, port);
@@ -166,6 +179,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     async stop() {
       await http?.close();
       await server.stop();
+      await subgraphAgent.close();
     },
   };
 }

@@ -1,55 +1,139 @@
-import { RemoteGraphQLDataSource } from "@apollo/gateway";
-import type { Fetcher, FetcherRequestInit } from "@apollo/utils.fetcher";
+import { STATUS_CODES } from "node:http";
+import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo/gateway";
+import { GraphQLError } from "graphql";
 import type { Histogram } from "prom-client";
+import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { currentRequestId } from "../core/request-scope.ts";
 
-/**
- * A subgraph answers a request it refuses (validation, variable coercion) with HTTP 400 and a
- * GraphQL body. That body is an ordinary GraphQL response whose errors (BAD_USER_INPUT, …) the
- * client must see, so it is passed on as one instead of becoming "400: Bad Request".
- */
-const graphqlAwareFetch: Fetcher = async (url: string, init?: FetcherRequestInit) => {
-  const response = await fetch(url, init as RequestInit);
-  return passGraphQLErrors(response);
-};
+// The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
+// Request and Headers for every subgraph call and goes through a WHATWG fetch: profiled under load,
+// that client was the largest share of the gateway's CPU. This data source does the same job with
+// undici's request API over keep-alive connections (one pool per subgraph origin, shared by the
+// gateway): the same body, the same Cache-Control merging, the same error rules. Like Hive Gateway
+// by default, identical queries in flight to a subgraph share one request.
 
-async function passGraphQLErrors(response: Response): Promise<Response> {
-  const type = response.headers.get("content-type") ?? "";
-  if (response.status >= 400 && response.status < 500 && /^application\/(graphql-response\+)?json/.test(type)) {
-    const body = await response.text();
-    if (body.includes('"errors"')) return new Response(body, { status: 200, headers: response.headers });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-  }
-  return response;
+/** Keep-alive connections to the subgraphs; one per gateway, closed when it stops. */
+export function createSubgraphAgent(): Agent {
+  // Idle connections stay open below the subgraphs' own keep-alive timeout (65 s, core/http.ts).
+  return new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 });
 }
 
-export class SubgraphDataSource extends RemoteGraphQLDataSource {
-  constructor(private readonly subgraphName: string, url: string, fetchDuration?: Histogram<"subgraph">) {
-    super({
-      url,
-      fetcher: fetchDuration
-        ? async (target, init) => {
-            const stop = fetchDuration.startTimer({ subgraph: subgraphName });
-            try {
-              return await graphqlAwareFetch(target, init);
-            } finally {
-              stop();
-            }
-          }
-        : graphqlAwareFetch,
-    });
+const JSON_TYPE = /^application\/(graphql-response\+)?json/;
+
+/** `Cache-Control` → the hint Apollo's cache control plugin merges (what RemoteGraphQLDataSource does). */
+function cacheHintOf(header: string | string[] | undefined): { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } {
+  const hint: { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } = { maxAge: 0 };
+  const value = Array.isArray(header) ? header.join(",") : header;
+  if (!value) return hint;
+  for (const part of value.trim().split(/\s*,\s*/)) {
+    const [key, raw] = part.split(/\s*=\s*/, 2);
+    if (key === "max-age" && raw && /^"?[0-9]+"?$/.test(raw)) hint.maxAge = Number(raw.replace(/"/g, ""));
+    else if (key === "private") hint.scope = "PRIVATE";
+    else if (key === "public") hint.scope = "PUBLIC";
+  }
+  return hint;
+}
+
+type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource["process"]>>;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One HTTP exchange with a subgraph, before it is read as GraphQL (so that waiters can share it). */
+interface Exchange {
+  status: number;
+  type: string;
+  text: string;
+  cacheControl?: string | string[];
+}
+
+export class SubgraphDataSource implements GraphQLDataSource {
+  private readonly origin: string;
+  private readonly path: string;
+  /** Identical queries in flight to this subgraph share one request (nothing is kept afterwards). */
+  private readonly inFlight = new Map<string, Promise<Exchange>>();
+
+  constructor(
+    private readonly subgraphName: string,
+    private readonly url: string,
+    private readonly dispatcher: Dispatcher,
+    private readonly fetchDuration?: Histogram<"subgraph">,
+  ) {
+    const parsed = new URL(url);
+    this.origin = parsed.origin;
+    this.path = `${parsed.pathname}${parsed.search}`;
   }
 
-  /** One request id from the client's request through every subgraph it reaches. */
-  override willSendRequest({ request }: { request: { http?: { headers: { set(name: string, value: string): void } } } }): void {
+  async process(options: GraphQLDataSourceProcessOptions): Promise<GatewayGraphQLResponse> {
+    const { http, ...payload } = options.request;
+    if (!payload.query) throw new Error("Missing query");
+    const headers: Record<string, string> = {};
+    if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
+    headers["content-type"] = "application/json";
+    const body = JSON.stringify(payload);
+    // Many clients asking the same thing at once (a popular bet, the network list) cost the
+    // subgraph one request; mutations are never merged. The key leaves the request id out: the
+    // shared request carries the first asker's id.
+    const key = /^\s*(mutation|subscription)\b/.test(payload.query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
+    // One request id from the client's request through every subgraph it reaches.
     const requestId = currentRequestId();
-    if (requestId) request.http?.headers.set("x-request-id", requestId);
+    if (requestId) headers["x-request-id"] = requestId;
+
+    const exchange = await this.shared(key, () => this.send(body, headers));
+    if ("incomingRequestContext" in options) {
+      const policy = options.incomingRequestContext.overallCachePolicy;
+      if (policy && "restrict" in policy) policy.restrict(cacheHintOf(exchange.cacheControl));
+    }
+    // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
+    return this.interpret(exchange);
   }
 
-  /** A subgraph that cannot be reached is SERVICE_UNAVAILABLE, named, without host or port. */
-  override didEncounterError(error: Error, _request: unknown, response?: unknown): void {
-    if (!response) throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
-    throw error;
+  private shared(key: string | undefined, send: () => Promise<Exchange>): Promise<Exchange> {
+    if (key === undefined) return send();
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const started = send().finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, started);
+    return started;
+  }
+
+  private async send(body: string, headers: Record<string, string>): Promise<Exchange> {
+    const stop = this.fetchDuration?.startTimer({ subgraph: this.subgraphName });
+    try {
+      let answer: Dispatcher.ResponseData;
+      try {
+        answer = await this.dispatcher.request({ origin: this.origin, path: this.path, method: "POST", headers, body });
+      } catch {
+        // Nothing answered (refused, reset, DNS): SERVICE_UNAVAILABLE, named, without host or port.
+        throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
+      }
+      const text = await answer.body.text();
+      return { status: answer.statusCode, type: String(answer.headers["content-type"] ?? ""), text, cacheControl: answer.headers["cache-control"] };
+    } finally {
+      stop?.();
+    }
+  }
+
+  private interpret({ status, type, text }: Exchange): GatewayGraphQLResponse {
+    const parsed = JSON_TYPE.test(type) ? parseJson(text) : undefined;
+    // A subgraph answers a request it refuses (validation, variable coercion) with HTTP 400 and a
+    // GraphQL body: an ordinary GraphQL response whose errors (BAD_USER_INPUT, …) the client must see.
+    const graphqlRefusal = status >= 400 && status < 500 && isObject(parsed) && "errors" in parsed;
+    if ((status < 200 || status >= 300) && !graphqlRefusal) {
+      const statusText = STATUS_CODES[status] ?? "";
+      throw new GraphQLError(`${status}: ${statusText}`, { extensions: { response: { url: this.url, status, statusText, body: parsed ?? text } } });
+    }
+    if (!isObject(parsed)) throw new Error(`Expected JSON response body, but received: ${text.slice(0, 200)}`);
+    return parsed as GatewayGraphQLResponse;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

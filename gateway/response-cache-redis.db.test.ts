@@ -1,0 +1,133 @@
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
+import { SERVICE_VERSION } from "../core/service.ts";
+import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
+import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
+import { startTestStack, type TestStack } from "../test/stack.ts";
+import { RedisResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
+import { createGateway, type Gateway } from "./server.ts";
+
+// The response cache in Redis: one gateway's answer is another's hit (the shared Redis at
+// 127.0.0.1:6379, under a prefix of this test's own), and a Redis that dies, comes back or hangs
+// (a private redis-server) never costs a client more than the cache.
+
+const statements: string[] = [];
+const prefix = `test:responsecache:${process.pid}:${Math.random().toString(36).slice(2)}:`;
+const shared = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 1 });
+let t: TestStack;
+let finalIds: string[];
+const extra: { gateway: Gateway; url: string }[] = [];
+let privateRedis: PrivateRedis | undefined;
+let privateClient: Redis | undefined;
+
+/** Another gateway over this stack's subgraphs, with its own response cache store. */
+async function anotherGateway(responseCache: ResponseCacheStore): Promise<string> {
+  const gateway = createGateway({
+    db: t.db,
+    logger: silentLogger(),
+    production: false,
+    version: SERVICE_VERSION,
+    supergraphPath: "supergraph.graphql",
+    subgraphUrls: t.stack.subgraphUrls,
+    maxBodyBytes: 64 * 1024,
+    health: { maxLagBlocks: 64, maxStalenessSeconds: 300 },
+    responseCache,
+  });
+  const { url } = await gateway.listen("127.0.0.1", 0);
+  extra.push({ gateway, url });
+  return url;
+}
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+beforeAll(async () => {
+  t = await startTestStack({ bets: 120 }, {
+    onQuery: (sql) => statements.push(sql),
+    networkTtlMs: 600_000,
+    responseCache: new RedisResponseCacheStore(shared, { logger: silentLogger(), prefix }),
+  });
+  finalIds = await finalizedSettledBetIds(t.url);
+});
+afterAll(async () => {
+  for (const { gateway } of extra) await gateway.stop();
+  await t?.close();
+  const keys = await shared.keys(`${prefix}*`);
+  if (keys.length > 0) await shared.del(...keys);
+  shared.disconnect();
+  privateClient?.disconnect();
+  await privateRedis?.stop();
+});
+
+describe("response cache in Redis", () => {
+  it("is shared: an answer computed by gateway A is a hit on gateway B, which reaches no subgraph", async () => {
+    const gatewayB = await anotherGateway(new RedisResponseCacheStore(new Redis(shared.options), { logger: silentLogger(), prefix }));
+    const betId = finalIds[0]!;
+    const onA = await ask(t.url, FINAL_BET, { betId });
+    expect(onA).toMatchObject({ status: 200, xCache: "MISS", cacheControl: "max-age=3600, public" });
+    // The plugin writes in the background of the answer; the entry lives as long as the answer's maxAge.
+    await until(async () => (await shared.keys(`${prefix}*`)).length === 1, 5_000, "the entry in Redis");
+    const [key] = await shared.keys(`${prefix}*`);
+    const ttl = await shared.ttl(key!);
+    expect(ttl).toBeGreaterThan(3500);
+    expect(ttl).toBeLessThanOrEqual(3600);
+
+    statements.length = 0;
+    const onB = await ask(gatewayB, FINAL_BET, { betId });
+    expect(onB).toMatchObject({ status: 200, xCache: "HIT", cacheControl: "max-age=3600, public" });
+    expect(onB.text).toBe(onA.text);
+    expect(statements).toEqual([]);
+  });
+
+  it("serves uncached, correct answers while Redis is down or hung, and logs each change of state once", async () => {
+    privateRedis = await createPrivateRedis();
+    privateClient = new Redis(privateRedis.url, { maxRetriesPerRequest: 1 });
+    privateClient.on("error", () => undefined); // the store reports Redis failures itself
+    await until(() => privateClient!.status === "ready", 10_000, "the private redis");
+    const lines: { msg: string; level: number }[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string; level: number }) });
+    const gateway = await anotherGateway(new RedisResponseCacheStore(privateClient, { logger, prefix }));
+    const betId = finalIds[1]!;
+    const logged = (text: string) => lines.filter((line) => line.msg.includes(text)).length;
+
+    const first = await ask(gateway, FINAL_BET, { betId });
+    expect(first.xCache).toBe("MISS");
+    await until(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit through the private redis");
+
+    await privateRedis.stop();
+    await until(() => privateClient!.status !== "ready", 10_000, "the client to notice");
+    for (let i = 0; i < 3; i++) {
+      const down = await ask(gateway, FINAL_BET, { betId });
+      expect(down).toMatchObject({ status: 200, xCache: "MISS" });
+      expect(down.text).toBe(first.text);
+    }
+    expect(logged("redis unavailable")).toBe(1);
+
+    await privateRedis.start();
+    await until(() => privateClient!.status === "ready", 20_000, "the client to reconnect");
+    expect((await ask(gateway, FINAL_BET, { betId })).xCache).toBe("MISS"); // a fresh, empty Redis
+    await until(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit after the restart");
+    expect(logged("redis available again")).toBe(1);
+
+    // A hung Redis keeps its connection open and answers nothing: each request waits at most the
+    // store's timeout, then goes on uncached.
+    privateRedis.freeze();
+    try {
+      const started = performance.now();
+      const hung = await ask(gateway, FINAL_BET, { betId });
+      expect(hung).toMatchObject({ status: 200, xCache: "MISS" });
+      expect(hung.text).toBe(first.text);
+      expect(performance.now() - started).toBeLessThan(10_000);
+      expect(logged("redis unavailable")).toBe(2);
+    } finally {
+      privateRedis.thaw();
+    }
+  });
+});

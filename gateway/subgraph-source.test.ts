@@ -1,0 +1,158 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { GraphQLDataSourceProcessOptions } from "@apollo/gateway";
+import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/types.js";
+import { GraphQLError } from "graphql";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ServiceUnavailableError } from "../core/errors.ts";
+import { runInRequestScope } from "../core/request-scope.ts";
+import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
+
+// The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
+// reads every kind of answer, and that it keeps its connections open between requests.
+
+interface Seen {
+  body: { query: string; variables?: Record<string, unknown>; operationName?: string };
+  headers: IncomingMessage["headers"];
+}
+
+let answer: (res: ServerResponse) => void;
+const seen: Seen[] = [];
+const sockets = new Set<unknown>();
+let server: Server;
+let url: string;
+const agent = createSubgraphAgent();
+
+beforeAll(async () => {
+  server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    sockets.add(req.socket);
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      seen.push({ body: JSON.parse(Buffer.concat(chunks).toString("utf8")) as Seen["body"], headers: req.headers });
+      answer(res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`;
+});
+afterEach(() => {
+  seen.length = 0;
+});
+afterAll(async () => {
+  await agent.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}) {
+  return (res: ServerResponse) => {
+    res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
+    res.end(JSON.stringify(body));
+  };
+}
+
+function operation(hints: unknown[]): GraphQLDataSourceProcessOptions {
+  const options = {
+    kind: GraphQLDataSourceRequestKind.INCOMING_OPERATION,
+    request: { query: "query Q($id: ID!) { bet(id: $id) { id } }", variables: { id: "7" }, operationName: "Q" },
+    incomingRequestContext: { overallCachePolicy: { restrict: (hint: unknown) => hints.push(hint) } },
+    context: {},
+  };
+  // Only the fields the data source reads are built; the rest of Apollo's request context is not needed.
+  return options as unknown as GraphQLDataSourceProcessOptions;
+}
+
+describe("SubgraphDataSource", () => {
+  it("posts the operation as JSON with the request id and merges the subgraph's Cache-Control", async () => {
+    answer = json(200, { data: { bet: { id: "7" } } }, { "cache-control": "max-age=60, public" });
+    const hints: unknown[] = [];
+    const source = new SubgraphDataSource("results", url, agent);
+    const response = await runInRequestScope("req-123", () => source.process(operation(hints)));
+    expect(response).toEqual({ data: { bet: { id: "7" } } });
+    expect(seen[0]!.body).toEqual({ query: "query Q($id: ID!) { bet(id: $id) { id } }", variables: { id: "7" }, operationName: "Q" });
+    expect(seen[0]!.headers["content-type"]).toBe("application/json");
+    expect(seen[0]!.headers["x-request-id"]).toBe("req-123");
+    expect(hints).toEqual([{ maxAge: 60, scope: "PUBLIC" }]);
+  });
+
+  it("treats an answer without Cache-Control as not cacheable", async () => {
+    answer = json(200, { data: { bet: null } });
+    const hints: unknown[] = [];
+    await new SubgraphDataSource("results", url, agent).process(operation(hints));
+    expect(hints).toEqual([{ maxAge: 0 }]);
+  });
+
+  it("passes a subgraph's HTTP 400 GraphQL refusal on as GraphQL errors", async () => {
+    const refusal = { errors: [{ message: "Invalid betId", extensions: { code: "BAD_USER_INPUT" } }] };
+    answer = json(400, refusal);
+    const response = await new SubgraphDataSource("results", url, agent).process(operation([]));
+    expect(response).toEqual(refusal);
+  });
+
+  it("turns any other failing status into an error naming the status", async () => {
+    answer = (res) => res.writeHead(502, { "content-type": "text/plain" }).end("bad gateway");
+    const failure = await new SubgraphDataSource("results", url, agent).process(operation([])).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(GraphQLError);
+    expect((failure as GraphQLError).message).toBe("502: Bad Gateway");
+    answer = json(400, { message: "no errors field" });
+    expect(((await new SubgraphDataSource("results", url, agent).process(operation([])).catch((e: unknown) => e)) as GraphQLError).message).toBe("400: Bad Request");
+  });
+
+  it("rejects a 200 whose body is not a JSON object", async () => {
+    answer = (res) => res.writeHead(200, { "content-type": "text/html" }).end("<html></html>");
+    await expect(new SubgraphDataSource("results", url, agent).process(operation([]))).rejects.toThrow(/Expected JSON response body/);
+  });
+
+  it("reports a subgraph that does not answer as SERVICE_UNAVAILABLE, naming it without host or port", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const failure = await new SubgraphDataSource("history", `http://127.0.0.1:${port}/graphql`, agent).process(operation([])).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect((failure as ServiceUnavailableError).message).toBe("The history service is unavailable");
+    expect(JSON.stringify(failure)).not.toContain(String(port));
+  });
+
+  it("keeps its connections open: sequential requests reuse their sockets", async () => {
+    answer = json(200, { data: { bet: null } });
+    sockets.clear();
+    const own = createSubgraphAgent();
+    const source = new SubgraphDataSource("results", url, own);
+    for (let i = 0; i < 20; i++) await source.process(operation([]));
+    await own.close();
+    expect(seen).toHaveLength(20);
+    // undici may open a second connection while the first is still settling after a response;
+    // without keep-alive each of the 20 requests would need its own.
+    expect(sockets.size).toBeLessThanOrEqual(2);
+  });
+
+  it("merges identical queries in flight into one request, and only while it is in flight", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    answer = (res) => void held.then(() => json(200, { data: { bet: { id: "7" } } })(res));
+    const source = new SubgraphDataSource("results", url, agent);
+    const asked = [runInRequestScope("a", () => source.process(operation([]))), runInRequestScope("b", () => source.process(operation([])))];
+    const other = { ...operation([]), request: { query: "query Q($id: ID!) { bet(id: $id) { id } }", variables: { id: "8" }, operationName: "Q" } };
+    asked.push(source.process(other as GraphQLDataSourceProcessOptions));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    const [first, second] = await Promise.all(asked);
+    expect(seen.map((s) => s.body.variables)).toEqual([{ id: "7" }, { id: "8" }]);
+    expect(seen[0]!.headers["x-request-id"]).toBe("a");
+    expect(second).toEqual(first);
+    expect(second).not.toBe(first); // each asker gets its own objects to merge into
+    answer = json(200, { data: { bet: { id: "7" } } });
+    await source.process(operation([]));
+    expect(seen).toHaveLength(3); // nothing kept once the request is done
+  });
+
+  it("never merges mutations", async () => {
+    answer = json(200, { data: { ok: true } });
+    const source = new SubgraphDataSource("results", url, agent);
+    const mutation = { ...operation([]), request: { query: "mutation M { ok }" } };
+    await Promise.all([source.process(mutation as GraphQLDataSourceProcessOptions), source.process(mutation as GraphQLDataSourceProcessOptions)]);
+    expect(seen).toHaveLength(2);
+  });
+});
