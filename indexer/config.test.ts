@@ -88,10 +88,21 @@ describe("loadNetworksConfig / loadIndexerEnv", () => {
   });
 
   it("requires NETWORKS_CONFIG and a postgres DATABASE_URL when set", () => {
-    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json" })).toEqual({ NETWORKS_CONFIG: "n.json", LOG_LEVEL: "info", DATA_DIR: "./.data", DATABASE_URL: undefined });
+    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json" })).toEqual({
+      NETWORKS_CONFIG: "n.json",
+      LOG_LEVEL: "info",
+      DATA_DIR: "./.data",
+      DATABASE_URL: undefined,
+      HOST: "127.0.0.1",
+      METRICS_PORT: undefined,
+    });
     expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
     expect(() => loadIndexerEnv({})).toThrow(/NETWORKS_CONFIG/);
     expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", DATABASE_URL: "mysql://x" })).toThrow(/postgres/);
     expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
+    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "" }).METRICS_PORT).toBeUndefined();
+    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "9464" }).METRICS_PORT).toBe(9464);
+    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "metrics" })).toThrow(/METRICS_PORT/);
+    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "70000" })).toThrow(/METRICS_PORT/);
   });
 });

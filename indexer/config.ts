@@ -185,6 +185,9 @@ const envSchema = z.object({
     .refine((u) => !u || /^postgres(ql)?:\/\//.test(u), "DATABASE_URL must be a postgres:// URL"),
   DATA_DIR: z.string().min(1).default("./.data"),
   NETWORKS_CONFIG: z.string().min(1, "NETWORKS_CONFIG: path of the networks JSON file"),
+  /** GET /metrics (Prometheus) on HOST:METRICS_PORT; no HTTP listener at all when unset. */
+  HOST: z.string().min(1).default("127.0.0.1"),
+  METRICS_PORT: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65_535).optional()),
 });
 
 export type IndexerEnv = z.infer<typeof envSchema>;

@@ -1,15 +1,17 @@
 // The indexer as a service: reads the environment (DATABASE_URL or DATA_DIR, NETWORKS_CONFIG,
-// LOG_LEVEL), opens and migrates the database, indexes every configured network until SIGINT /
+// LOG_LEVEL, HOST + METRICS_PORT for GET /metrics), opens and migrates the database, indexes every configured network until SIGINT /
 // SIGTERM. A network that stops on a non-retryable error (a reorg deeper than finality, a wrong
 // chain id, ...) stops the process with exit code 2: a supervisor restarting it would only hit
 // the same wall, and an operator must look.
 import { openDatabase } from "../core/db.ts";
+import { listen, sendJson, type RunningHttpServer } from "../core/http.ts";
 import { createLogger } from "../core/logger.ts";
 import { stopOnSignals } from "../core/service.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { loadIndexerEnv, loadNetworksConfig } from "./config.ts";
 import { IndexerError } from "./errors.ts";
 import { createIndexer } from "./indexer.ts";
+import { createIndexerMetrics } from "./metrics.ts";
 
 function configure() {
   try {
@@ -25,9 +27,13 @@ const { env, networks } = configure();
 const logger = createLogger({ name: "indexer", level: env.LOG_LEVEL });
 const db = await openDatabase({ url: env.DATABASE_URL, dataDir: env.DATABASE_URL ? undefined : env.DATA_DIR, logger, migrate: true });
 
+const metrics = createIndexerMetrics();
+let metricsServer: RunningHttpServer | undefined;
+
 let stopping: Promise<void> | undefined;
 const shutdown = () => {
   stopping ??= (async () => {
+    await metricsServer?.close(1_000);
     await indexer.stop();
     await releaseProverResources();
     await db.close();
@@ -40,6 +46,7 @@ const indexer = createIndexer({
   logger,
   networks,
   onEvent: (event) => {
+    metrics.observe(event);
     if (event.type === "reorg") logger.warn({ chainId: event.chainId, ancestor: event.ancestor, depth: event.depth }, "reorg handled");
     if (event.type === "block") logger.debug({ chainId: event.chainId, mode: event.mode, from: event.fromBlock, to: event.toBlock, events: event.events }, "blocks indexed");
     if (event.type === "fatal") {
@@ -48,6 +55,15 @@ const indexer = createIndexer({
     }
   },
 });
+
+if (env.METRICS_PORT !== undefined) {
+  metricsServer = await listen(
+    (req, res) => (req.url === "/metrics" ? metrics.route(req, res) : sendJson(res, 404, { error: "not found" })),
+    env.HOST,
+    env.METRICS_PORT,
+  );
+  logger.info({ url: `${metricsServer.url}/metrics` }, "indexer metrics listening");
+}
 
 try {
   await indexer.start();

@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import type { NetworkConfig } from "./config.ts";
 import { createIndexer, type IndexerDeps } from "./indexer.ts";
-import { snapshotTables, startTestChain, type TableSnapshot, type TestChain } from "./test-harness.ts";
+import { networksFileJson, snapshotTables, startTestChain, type TableSnapshot, type TestChain } from "./test-harness.ts";
 
 const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -130,25 +130,7 @@ it.skipIf(process.env.TEST_DB !== "postgres")("resumes after indexer/main.ts is 
   const dir = mkdtempSync(join(tmpdir(), "indexer-kill-"));
   try {
     const config = join(dir, "networks.json");
-    const { contracts } = network;
-    writeFileSync(
-      config,
-      JSON.stringify({
-        networks: [
-          {
-            chainId: network.chainId,
-            name: network.name,
-            rpc: network.rpc,
-            confirmations: network.confirmations,
-            batchSize: 1,
-            contracts: {
-              BetVault: { address: contracts.BetVault.address, deployBlock: contracts.BetVault.deployBlock.toString() },
-              Groth16Verifier: { address: contracts.Groth16Verifier.address, deployBlock: contracts.Groth16Verifier.deployBlock.toString() },
-            },
-          },
-        ],
-      }),
-    );
+    writeFileSync(config, networksFileJson(network, { batchSize: 1 }));
     const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "indexer", "main.ts")], {
       cwd: ROOT,
       env: { ...process.env, DATABASE_URL: db.url, NETWORKS_CONFIG: config, LOG_LEVEL: "warn" },

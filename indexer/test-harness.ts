@@ -87,6 +87,26 @@ export async function startTestChain(options: TestChainOptions = {}): Promise<Te
   }
 }
 
+/** `network` as the JSON of a networks file (NETWORKS_CONFIG) that `indexer/main.ts` accepts. */
+export function networksFileJson(network: NetworkConfig, extra: { batchSize?: number } = {}): string {
+  const { contracts } = network;
+  return JSON.stringify({
+    networks: [
+      {
+        chainId: network.chainId,
+        name: network.name,
+        rpc: network.rpc,
+        confirmations: network.confirmations,
+        ...extra,
+        contracts: {
+          BetVault: { address: contracts.BetVault.address, deployBlock: contracts.BetVault.deployBlock.toString() },
+          Groth16Verifier: { address: contracts.Groth16Verifier.address, deployBlock: contracts.Groth16Verifier.deployBlock.toString() },
+        },
+      },
+    ],
+  });
+}
+
 /** Sends BetVault transactions from anvil's unlocked dev accounts and mines them when told to. */
 export class BetDriver {
   private readonly seeds = new Map<Hex, bigint>();
