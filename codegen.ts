@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
 import type { CodegenConfig } from "@graphql-codegen/cli";
+import { printSchema } from "graphql";
+import { apiSchemaOf } from "./core/supergraph.ts";
 
 // One config per subgraph: resolver types come from each subgraph's own SDL, with mappers to the
 // Prisma rows the resolvers actually receive. Never edit the generated files; `npm run codegen`
@@ -36,6 +39,10 @@ function capitalise(text: string): string {
   return text[0]!.toUpperCase() + text.slice(1);
 }
 
+// The client package's operations are typed against the schema clients see: the committed
+// supergraph's API schema (what GET /schema.graphql serves), never introspection of a running server.
+const clientSchema = printSchema(apiSchemaOf(readFileSync("supergraph.graphql", "utf8")));
+
 const config: CodegenConfig = {
   overwrite: true,
   generates: {
@@ -65,6 +72,20 @@ const config: CodegenConfig = {
         enumsAsTypes: true,
         contextType: "../context.ts#HealthContext",
         mappers: { Health: "../report.ts#HealthReport" },
+      },
+    },
+    "client/generated/": {
+      schema: clientSchema,
+      documents: ["client/operations.ts"],
+      preset: "client",
+      presetConfig: { gqlTagName: "graphql", fragmentMasking: false },
+      config: {
+        documentMode: "string",
+        useTypeImports: true,
+        enumsAsTypes: true,
+        importExtension: ".ts",
+        strictScalars: true,
+        scalars: { UInt256: "string", Address: "string", Bytes32: "string", ChainId: "number" },
       },
     },
   },

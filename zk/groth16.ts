@@ -20,12 +20,9 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { buildPoseidon } from "circomlibjs";
 import * as snarkjs from "snarkjs";
+import { FIELD_MODULUS, isWellFormedProof, type Groth16VerificationKey, type SnarkjsProof } from "./proof-shape.ts";
 
-/** BN254 (alt_bn128) scalar field modulus p: every circuit signal is an integer in [0, p). */
-export const FIELD_MODULUS = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
-
-/** BN254 base field modulus q: proof point coordinates are integers in [0, q). */
-export const BASE_FIELD_MODULUS = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;
+export { BASE_FIELD_MODULUS, FIELD_MODULUS, type Groth16VerificationKey, type SnarkjsProof } from "./proof-shape.ts";
 
 /** Paths of the committed DEV-ONLY artifacts (see zk/artifacts/README.md). */
 export const DEV_ARTIFACTS = {
@@ -34,31 +31,6 @@ export const DEV_ARTIFACTS = {
   verificationKey: fileURLToPath(new URL("./artifacts/verification_key.json", import.meta.url)),
   solidityVerifier: fileURLToPath(new URL("./artifacts/Groth16Verifier.sol", import.meta.url)),
 } as const;
-
-/** A Groth16 proof in snarkjs' layout: projective coordinates as decimal strings. */
-export interface SnarkjsProof {
-  /** G1 point [x, y, "1"]. */
-  pi_a: string[];
-  /** G2 point [[x.c0, x.c1], [y.c0, y.c1], ["1", "0"]] (snarkjs order; calldata swaps c0/c1). */
-  pi_b: string[][];
-  /** G1 point [x, y, "1"]. */
-  pi_c: string[];
-  protocol: string;
-  curve: string;
-}
-
-/** The verification key JSON snarkjs exports for Groth16. */
-export interface Groth16VerificationKey {
-  protocol: string;
-  curve: string;
-  nPublic: number;
-  vk_alpha_1: string[];
-  vk_beta_2: string[][];
-  vk_gamma_2: string[][];
-  vk_delta_2: string[][];
-  vk_alphabeta_12: string[][][];
-  IC: string[][];
-}
 
 export interface BetOutcomeInput {
   /** Private seed, 0 <= serverSeed < FIELD_MODULUS. Never logged or returned. */
@@ -99,7 +71,6 @@ export interface ProverArtifacts {
 // Field mapping
 
 const BYTES32_RE = /^0x[0-9a-fA-F]{64}$/;
-const DECIMAL_RE = /^(0|[1-9][0-9]*)$/;
 
 function isFieldElement(value: unknown): value is bigint {
   return typeof value === "bigint" && value >= 0n && value < FIELD_MODULUS;
@@ -248,58 +219,6 @@ async function prove(input: ProveBetOutcomeInput, artifacts: ProverArtifacts): P
   };
 }
 
-function isDecimalBelow(value: unknown, modulus: bigint): value is string {
-  return typeof value === "string" && DECIMAL_RE.test(value) && BigInt(value) < modulus;
-}
-
-function isG1Affine(point: unknown): boolean {
-  return (
-    Array.isArray(point) &&
-    point.length === 3 &&
-    isDecimalBelow(point[0], BASE_FIELD_MODULUS) &&
-    isDecimalBelow(point[1], BASE_FIELD_MODULUS) &&
-    point[2] === "1"
-  );
-}
-
-function isFq2(value: unknown): boolean {
-  return (
-    Array.isArray(value) &&
-    value.length === 2 &&
-    isDecimalBelow(value[0], BASE_FIELD_MODULUS) &&
-    isDecimalBelow(value[1], BASE_FIELD_MODULUS)
-  );
-}
-
-function isG2Affine(point: unknown): boolean {
-  if (!Array.isArray(point) || point.length !== 3 || !isFq2(point[0]) || !isFq2(point[1])) return false;
-  const z: unknown = point[2];
-  return Array.isArray(z) && z.length === 2 && z[0] === "1" && z[1] === "0";
-}
-
-/**
- * Shape checks snarkjs does not make. Proof points must be affine (z = 1, as snarkjs emits them)
- * with canonical coordinates (< q): the Solidity calldata drops z, so anything else could verify
- * here and fail on-chain. publicSignals must be exactly nPublic canonical decimal strings (< p):
- * snarkjs would treat missing trailing signals as 0.
- */
-function isWellFormed(vk: unknown, proof: unknown, publicSignals: unknown): boolean {
-  if (typeof vk !== "object" || vk === null || typeof proof !== "object" || proof === null) return false;
-  const key = vk as Partial<Record<keyof Groth16VerificationKey, unknown>>;
-  const p = proof as Partial<Record<keyof SnarkjsProof, unknown>>;
-  if (key.protocol !== "groth16" || key.curve !== "bn128") return false;
-  if (typeof key.nPublic !== "number" || !Number.isSafeInteger(key.nPublic) || key.nPublic < 0) return false;
-  if (!Array.isArray(key.IC) || key.IC.length !== key.nPublic + 1) return false;
-  if (p.protocol !== undefined && p.protocol !== "groth16") return false;
-  if (p.curve !== undefined && p.curve !== "bn128") return false;
-  if (!isG1Affine(p.pi_a) || !isG2Affine(p.pi_b) || !isG1Affine(p.pi_c)) return false;
-  return (
-    Array.isArray(publicSignals) &&
-    publicSignals.length === key.nPublic &&
-    publicSignals.every((s) => isDecimalBelow(s, FIELD_MODULUS))
-  );
-}
-
 /**
  * Verifies a Groth16 proof against a verification key (snarkjs JSON). Resolves false, never
  * rejects, on a wrong proof or on malformed key / proof / publicSignals.
@@ -310,7 +229,7 @@ export function verifyBetProof(verificationKey: object, proof: unknown, publicSi
 
 async function verify(verificationKey: object, proof: unknown, publicSignals: unknown): Promise<boolean> {
   try {
-    if (!isWellFormed(verificationKey, proof, publicSignals)) return false;
+    if (!isWellFormedProof(verificationKey, proof, publicSignals)) return false;
     return (await snarkjs.groth16.verify(verificationKey, publicSignals, proof)) === true;
   } catch {
     return false;

@@ -1,0 +1,261 @@
+/* eslint-disable */
+/** Internal type. DO NOT USE DIRECTLY. */
+type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
+/** Internal type. DO NOT USE DIRECTLY. */
+export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+export type BetStatus =
+  | 'PENDING'
+  | 'REFUNDED'
+  | 'SETTLED';
+
+export type PlayerBetsFilter = {
+  chainId?: number | null | undefined;
+  game?: string | null | undefined;
+  /** Unix seconds, inclusive. */
+  placedFrom?: string | null | undefined;
+  /** Unix seconds, exclusive. */
+  placedTo?: string | null | undefined;
+  status?: Array<BetStatus> | null | undefined;
+};
+
+export type BetFieldsFragment = { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null };
+
+export type NetworksQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type NetworksQuery = { networkConfigs: Array<{ chainId: number, name: string, confirmations: number, contracts: Array<{ name: string, address: string, deployBlock: string }>, indexing: { indexedBlock: string, headBlock: string, finalizedBlock: string, isReady: boolean } }> };
+
+export type VerificationKeyQueryVariables = Exact<{
+  chainId: number;
+}>;
+
+
+export type VerificationKeyQuery = { networkConfigs: Array<{ chainId: number, verificationKey: { protocol: string, curve: string, nPublic: number, json: string, sha256: string } }> };
+
+export type BetWithProofQueryVariables = Exact<{
+  chainId: number;
+  betId: string;
+}>;
+
+
+export type BetWithProofQuery = { betResult: { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { protocol: string, curve: string, piA: Array<string>, piB: Array<Array<string>>, piC: Array<string>, publicSignals: Array<string>, solidityCalldata: string, verified: boolean } } | null } | null };
+
+export type BetsQueryVariables = Exact<{
+  chainId: number;
+  betIds: Array<string> | string;
+}>;
+
+
+export type BetsQuery = { betResults: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null } | null> };
+
+export type PlayerBetsQueryVariables = Exact<{
+  wallet: string;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  filter?: PlayerBetsFilter | null | undefined;
+}>;
+
+
+export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null }> } };
+
+export class TypedDocumentString<TResult, TVariables>
+  extends String
+  implements DocumentTypeDecoration<TResult, TVariables>
+{
+  __apiType?: NonNullable<DocumentTypeDecoration<TResult, TVariables>['__apiType']>;
+  private value: string;
+  public __meta__?: Record<string, any> | undefined;
+
+  constructor(value: string, __meta__?: Record<string, any> | undefined) {
+    super(value);
+    this.value = value;
+    this.__meta__ = __meta__;
+  }
+
+  override toString(): string & DocumentTypeDecoration<TResult, TVariables> {
+    return this.value;
+  }
+}
+export const BetFieldsFragmentDoc = new TypedDocumentString(`
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+  }
+}
+    `, {"fragmentName":"BetFields"}) as unknown as TypedDocumentString<BetFieldsFragment, unknown>;
+export const NetworksDocument = new TypedDocumentString(`
+    query Networks {
+  networkConfigs {
+    chainId
+    name
+    confirmations
+    contracts {
+      name
+      address
+      deployBlock
+    }
+    indexing {
+      indexedBlock
+      headBlock
+      finalizedBlock
+      isReady
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<NetworksQuery, NetworksQueryVariables>;
+export const VerificationKeyDocument = new TypedDocumentString(`
+    query VerificationKey($chainId: ChainId!) {
+  networkConfigs(chainId: $chainId) {
+    chainId
+    verificationKey {
+      protocol
+      curve
+      nPublic
+      json
+      sha256
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<VerificationKeyQuery, VerificationKeyQueryVariables>;
+export const BetWithProofDocument = new TypedDocumentString(`
+    query BetWithProof($chainId: ChainId!, $betId: UInt256!) {
+  betResult(chainId: $chainId, betId: $betId) {
+    ...BetFields
+    result {
+      proof {
+        protocol
+        curve
+        piA
+        piB
+        piC
+        publicSignals
+        solidityCalldata
+        verified
+      }
+    }
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+  }
+}`) as unknown as TypedDocumentString<BetWithProofQuery, BetWithProofQueryVariables>;
+export const BetsDocument = new TypedDocumentString(`
+    query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {
+  betResults(chainId: $chainId, betIds: $betIds) {
+    ...BetFields
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+  }
+}`) as unknown as TypedDocumentString<BetsQuery, BetsQueryVariables>;
+export const PlayerBetsDocument = new TypedDocumentString(`
+    query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {
+  playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {
+    totalCount
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    nodes {
+      ...BetFields
+    }
+  }
+  pendingBetCount(wallet: $wallet)
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+  }
+}`) as unknown as TypedDocumentString<PlayerBetsQuery, PlayerBetsQueryVariables>;

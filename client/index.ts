@@ -1,0 +1,8 @@
+// The client package: typed GraphQL operations over a tiny fetch executor, the bet feed over
+// Socket.IO with gapless resume and failover, and proof verification. Browser and Node alike.
+export { createGraphQLClient, GraphQLRequestError, type GraphQLClient, type GraphQLClientOptions, type TypedDocument } from "./graphql.ts";
+export * from "./operations.ts";
+export type * from "./generated/graphql.ts";
+export { openBetsFeed, type BetsFeed, type BetsFeedOptions, type FeedStats, type FeedStatus, type FeedSubscription, type UpdateMeta } from "./realtime.ts";
+export type { BetRef, BetUpdatePayload, SubscribedPayload } from "./realtime.ts";
+export { expectedPublicSignals, toSnarkjsProof, verifyBetProof, type Groth16Verify, type ProofCheck, type VerifiableBet } from "./proof.ts";

@@ -1,0 +1,120 @@
+// Every GraphQL operation the client package ships, typed by `npm run codegen` (client preset,
+// from the committed supergraph's API schema). `graphql(...)` returns a TypedDocumentString: the
+// operation text plus its result and variable types, so `request(doc, vars)` checks both and needs
+// no GraphQL runtime in the browser.
+import { graphql } from "./generated/gql.ts";
+
+/** The fields of an indexed bet every view needs (the proof is fetched on its own: it is large). */
+export const betFieldsFragment = graphql(`
+  fragment BetFields on Bet {
+    chainId
+    betId
+    player
+    token
+    stake
+    game
+    clientSeed
+    serverSeedHash
+    status
+    placedBlock
+    placedTx
+    placedAt
+    settledBlock
+    settledTx
+    settledAt
+    refundedBlock
+    refundedTx
+    refundedAt
+    confirmations
+    finalized
+    result {
+      outcome
+      won
+      payout
+    }
+  }
+`);
+
+export const networksQuery = graphql(`
+  query Networks {
+    networkConfigs {
+      chainId
+      name
+      confirmations
+      contracts {
+        name
+        address
+        deployBlock
+      }
+      indexing {
+        indexedBlock
+        headBlock
+        finalizedBlock
+        isReady
+      }
+    }
+  }
+`);
+
+/** What a client needs to verify proofs itself; `json` is the snarkjs verification key as served. */
+export const verificationKeyQuery = graphql(`
+  query VerificationKey($chainId: ChainId!) {
+    networkConfigs(chainId: $chainId) {
+      chainId
+      verificationKey {
+        protocol
+        curve
+        nPublic
+        json
+        sha256
+      }
+    }
+  }
+`);
+
+/** One bet with its Groth16 proof. */
+export const betWithProofQuery = graphql(`
+  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {
+    betResult(chainId: $chainId, betId: $betId) {
+      ...BetFields
+      result {
+        proof {
+          protocol
+          curve
+          piA
+          piB
+          piC
+          publicSignals
+          solidityCalldata
+          verified
+        }
+      }
+    }
+  }
+`);
+
+/** Several bets of one chain at once (≤ 100 ids), in the order asked; null where unknown. */
+export const betsQuery = graphql(`
+  query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {
+    betResults(chainId: $chainId, betIds: $betIds) {
+      ...BetFields
+    }
+  }
+`);
+
+/** A wallet's history, newest first, a page at a time (pass `endCursor` as `after`). */
+export const playerBetsQuery = graphql(`
+  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {
+    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        ...BetFields
+      }
+    }
+    pendingBetCount(wallet: $wallet)
+  }
+`);

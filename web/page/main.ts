@@ -1,0 +1,315 @@
+// The live page: the latest bets over the Socket.IO firehose (a short backlog replayed, then live),
+// a followed wallet (live subscription first, then its history through GraphQL, so nothing falls
+// in between), and a bet's Groth16 proof verified here with snarkjs' browser build against the
+// network's served verification key. DOM built with textContent only: no HTML from data.
+import { createGraphQLClient } from "../../client/graphql.ts";
+import type { BetFieldsFragment, BetWithProofQuery } from "../../client/generated/graphql.ts";
+import { betWithProofQuery, networksQuery, playerBetsQuery, verificationKeyQuery } from "../../client/operations.ts";
+import { verifyBetProof, type Groth16Verify } from "../../client/proof.ts";
+import { openBetsFeed, type BetsFeed, type BetUpdatePayload, type FeedStatus } from "../../client/realtime.ts";
+
+const LATEST_ROWS = 40;
+const WALLET_ROWS = 50;
+const SOCKET_PATH = "/socket.io";
+const SNARKJS_PATH = "/assets/snarkjs.min.js";
+const VERIFY_TIMEOUT_MS = 30_000;
+const NETWORKS_REFRESH_MS = 15_000;
+
+const api = createGraphQLClient({ url: "/graphql" });
+
+function element<T extends HTMLElement>(id: string): T {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`#${id} is missing from the page`);
+  return found as T;
+}
+
+function cell(row: HTMLTableRowElement, text: string, className?: string): void {
+  const td = row.insertCell();
+  td.textContent = text;
+  if (className) td.className = className;
+}
+
+function shortHex(value: string): string {
+  return value.length > 14 ? `${value.slice(0, 6)}…${value.slice(-4)}` : value;
+}
+
+/** Wei (decimal string) → a short decimal in whole coins. */
+function formatAmount(wei: string): string {
+  const value = BigInt(wei);
+  const unit = 10n ** 18n;
+  const fraction = (value % unit).toString().padStart(18, "0").slice(0, 4).replace(/0+$/, "");
+  return fraction ? `${value / unit}.${fraction}` : `${value / unit}`;
+}
+
+type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "stake" | "status"> & { result: { won: boolean; payout: string } | null };
+type Origin = "live" | "replay" | "read";
+const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
+
+/** A table of bets, newest on top, one row per bet (updated in place). */
+class BetTable {
+  private readonly rows = new Map<string, HTMLTableRowElement>();
+
+  constructor(
+    private readonly body: HTMLTableSectionElement,
+    private readonly max: number,
+  ) {}
+
+  clear(): void {
+    this.rows.clear();
+    this.body.replaceChildren();
+  }
+
+  /** A pushed update: applied in seq order, so it always wins. */
+  applyUpdate(update: BetUpdatePayload, origin: Origin): void {
+    this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
+  }
+
+  /** A GraphQL read: never overwrites a newer state a live update already showed. */
+  applyRead(bet: ShownBet): void {
+    const existing = this.rows.get(`${bet.chainId}:${bet.betId}`);
+    if (existing && (existing.dataset.status === bet.status || FINAL.has(existing.dataset.status ?? ""))) return;
+    this.put(bet, bet.status, "read", undefined, false);
+  }
+
+  private put(bet: ShownBet, status: string, origin: Origin, seq: string | undefined, onTop: boolean): void {
+    const key = `${bet.chainId}:${bet.betId}`;
+    const row = document.createElement("tr");
+    Object.assign(row.dataset, { chainId: String(bet.chainId), betId: bet.betId, status, origin, player: bet.player });
+    if (seq) row.dataset.seq = seq;
+    cell(row, `#${bet.betId}`);
+    cell(row, shortHex(bet.player));
+    cell(row, formatAmount(bet.stake));
+    cell(row, status, `status-${status}`);
+    cell(row, bet.result ? (bet.result.won ? `won ${formatAmount(bet.result.payout)}` : "lost") : "");
+    if (origin === "live") row.className = "fresh";
+    const previous = this.rows.get(key);
+    if (previous && !onTop) previous.replaceWith(row);
+    else {
+      previous?.remove();
+      if (onTop) this.body.prepend(row);
+      else this.body.append(row);
+    }
+    this.rows.set(key, row);
+    while (this.body.rows.length > this.max) {
+      const last = this.body.rows[this.body.rows.length - 1]!;
+      this.rows.delete(`${last.dataset.chainId}:${last.dataset.betId}`);
+      last.remove();
+    }
+  }
+}
+
+const latest = new BetTable(element("latest"), LATEST_ROWS);
+const walletBets = new BetTable(element("wallet-bets"), WALLET_ROWS);
+const networkNames = new Map<number, string>();
+
+function showStatus(status: FeedStatus): void {
+  const target = element("feed-status");
+  target.dataset.state = status.state;
+  target.textContent = status.state === "live" ? "● live" : status.state === "connecting" ? "connecting…" : status.state === "reconnecting" ? "reconnecting…" : "closed";
+}
+
+async function showNetworks(): Promise<void> {
+  const { networkConfigs } = await api.request(networksQuery);
+  for (const network of networkConfigs) networkNames.set(network.chainId, network.name);
+  element("networks").textContent =
+    networkConfigs
+      .map((n) => `${n.name} (chain ${n.chainId}) · head ${n.indexing.headBlock} · final ≤ ${n.indexing.finalizedBlock}${n.indexing.isReady ? "" : " · catching up"}`)
+      .join("   |   ") || "no network indexed yet";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Following a wallet
+// ---------------------------------------------------------------------------------------------
+
+let walletFeed: BetsFeed | undefined;
+
+async function readWallet(wallet: string): Promise<void> {
+  const { playerBets, pendingBetCount } = await api.request(playerBetsQuery, { wallet, first: WALLET_ROWS });
+  element("wallet-summary").textContent = `${playerBets.totalCount} bets, ${pendingBetCount} pending — newest first, live`;
+  for (const bet of [...playerBets.nodes].reverse()) walletBets.applyRead(bet);
+}
+
+async function followWallet(input: string): Promise<void> {
+  const wallet = input.trim();
+  walletFeed?.close();
+  walletBets.clear();
+  const summary = element("wallet-summary");
+  if (!/^0x[0-9a-fA-F]{40}$/.test(wallet)) {
+    summary.textContent = "Not an address: 0x followed by 40 hex digits.";
+    return;
+  }
+  summary.textContent = "connecting…";
+  history.replaceState(null, "", `#wallet=${wallet}`);
+  // Live first, then the read: an update between the two is either in the read or pushed after it.
+  let markLive: () => void = () => undefined;
+  const live = new Promise<void>((resolve) => (markLive = resolve));
+  walletFeed = openBetsFeed({
+    urls: [location.origin],
+    path: SOCKET_PATH,
+    subscription: { wallets: [wallet] },
+    onUpdate: (update) => walletBets.applyUpdate(update, "live"),
+    onStatus: (status) => status.state === "live" && markLive(),
+    // Too long offline to replay: read the history again (updates keep coming meanwhile).
+    onResync: () => readWallet(wallet),
+    onError: (error) => (summary.textContent = `${error.code}: ${error.message}`),
+  });
+  await live;
+  await readWallet(wallet);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A bet and its proof
+// ---------------------------------------------------------------------------------------------
+
+type BetWithProof = NonNullable<BetWithProofQuery["betResult"]>;
+let shown: BetWithProof | undefined;
+/** Bumped whenever another bet is opened, so a late answer for the previous one is ignored. */
+let openToken = 0;
+const verificationKeys = new Map<number, Promise<string>>();
+let snarkjsLoading: Promise<{ groth16: Groth16Verify }> | undefined;
+
+function verificationKeyOf(chainId: number): Promise<string> {
+  let key = verificationKeys.get(chainId);
+  if (!key) {
+    key = api.request(verificationKeyQuery, { chainId }).then(({ networkConfigs }) => {
+      const network = networkConfigs[0];
+      if (!network) throw new Error(`chain ${chainId} is not indexed`);
+      return network.verificationKey.json;
+    });
+    key.catch(() => verificationKeys.delete(chainId));
+    verificationKeys.set(chainId, key);
+  }
+  return key;
+}
+
+/** snarkjs' browser build (a classic script defining `snarkjs`), loaded on the first verification. */
+function loadSnarkjs(): Promise<{ groth16: Groth16Verify }> {
+  snarkjsLoading ??= new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = SNARKJS_PATH;
+    script.onload = () => {
+      const loaded = (globalThis as { snarkjs?: { groth16: Groth16Verify } }).snarkjs;
+      if (loaded) resolve(loaded);
+      else reject(new Error("snarkjs did not load"));
+    };
+    script.onerror = () => reject(new Error("snarkjs could not be fetched"));
+    document.head.append(script);
+  });
+  snarkjsLoading.catch(() => (snarkjsLoading = undefined));
+  return snarkjsLoading;
+}
+
+function setVerifyResult(state: "idle" | "running" | "verified" | "not-verified" | "error", text: string): void {
+  const target = element("verify-result");
+  target.dataset.state = state;
+  target.textContent = text;
+}
+
+function field(list: HTMLElement, name: string, value: string | null | undefined): void {
+  if (value === null || value === undefined || value === "") return;
+  const dt = document.createElement("dt");
+  dt.textContent = name;
+  const dd = document.createElement("dd");
+  dd.textContent = value;
+  list.append(dt, dd);
+}
+
+async function openBet(chainId: number, betId: string): Promise<void> {
+  const token = ++openToken;
+  const section = element("detail");
+  section.hidden = false;
+  section.dataset.chainId = String(chainId);
+  section.dataset.betId = betId;
+  for (const row of document.querySelectorAll("tr.selected")) row.classList.remove("selected");
+  for (const row of document.querySelectorAll<HTMLTableRowElement>(`tr[data-chain-id="${chainId}"][data-bet-id="${betId}"]`)) row.classList.add("selected");
+  setVerifyResult("idle", "");
+  const verify = element<HTMLButtonElement>("verify");
+  verify.disabled = true;
+  const list = element("detail-fields");
+  list.replaceChildren();
+  element("detail-title").textContent = `Bet #${betId} on ${networkNames.get(chainId) ?? `chain ${chainId}`}`;
+
+  const { betResult } = await api.request(betWithProofQuery, { chainId, betId });
+  if (token !== openToken) return;
+  shown = betResult ?? undefined;
+  if (!betResult) {
+    field(list, "status", "not found (removed by a reorg, or not indexed yet)");
+    return;
+  }
+  section.dataset.status = betResult.status;
+  const confirmations = `${betResult.confirmations} confirmation${betResult.confirmations === "1" ? "" : "s"}`;
+  field(list, "status", `${betResult.status}${betResult.finalized ? " (final)" : ` (${confirmations}, not final yet)`}`);
+  field(list, "player", betResult.player);
+  field(list, "game", betResult.game);
+  field(list, "stake", `${formatAmount(betResult.stake)} (${betResult.stake} wei)`);
+  field(list, "placed", `block ${betResult.placedBlock} · ${new Date(Number(betResult.placedAt) * 1000).toISOString()} · tx ${betResult.placedTx}`);
+  if (betResult.settledBlock) field(list, "settled", `block ${betResult.settledBlock} · tx ${betResult.settledTx}`);
+  if (betResult.refundedBlock) field(list, "refunded", `block ${betResult.refundedBlock} · tx ${betResult.refundedTx}`);
+  field(list, "client seed", betResult.clientSeed);
+  field(list, "server seed commitment", betResult.serverSeedHash);
+  const result = betResult.result;
+  if (!result) {
+    setVerifyResult("idle", betResult.status === "PENDING" ? "no proof yet: the bet is pending" : "no proof: the bet was refunded");
+    return;
+  }
+  field(list, "outcome", result.outcome);
+  field(list, "result", result.won ? `won ${formatAmount(result.payout)}` : "lost");
+  field(list, "public signals", result.proof.publicSignals.join(", "));
+  field(list, "service says", result.proof.verified ? "verified (not used here)" : "not verified (not used here)");
+  verify.disabled = false;
+}
+
+async function verifyShown(): Promise<void> {
+  const bet = shown;
+  const token = openToken;
+  if (!bet) return;
+  setVerifyResult("running", "verifying…");
+  const check = await Promise.race([
+    Promise.all([verificationKeyOf(bet.chainId), loadSnarkjs()]).then(([keyJson, snarkjs]) => verifyBetProof(bet, keyJson, snarkjs.groth16)),
+    // snarkjs waits forever for workers a browser refused to start: say so rather than spin.
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${VERIFY_TIMEOUT_MS / 1000} s`)), VERIFY_TIMEOUT_MS)),
+  ]);
+  if (token !== openToken) return;
+  if (check.verified) setVerifyResult("verified", "verified ✓");
+  else setVerifyResult("not-verified", `not verified ✗ (${check.reason})`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wiring
+// ---------------------------------------------------------------------------------------------
+
+function reportError(error: unknown): void {
+  element("networks").textContent = `error: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+for (const body of [element("latest"), element("wallet-bets")]) {
+  body.addEventListener("click", (event) => {
+    const row = (event.target as Element).closest("tr");
+    if (row?.dataset.chainId && row.dataset.betId) openBet(Number(row.dataset.chainId), row.dataset.betId).catch(reportError);
+  });
+}
+element("verify").addEventListener("click", () => {
+  verifyShown().catch((error: unknown) => setVerifyResult("error", `could not verify: ${error instanceof Error ? error.message : String(error)}`));
+});
+element<HTMLFormElement>("wallet-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  followWallet(element<HTMLInputElement>("wallet-input").value).catch(reportError);
+});
+
+showNetworks().catch(reportError);
+setInterval(() => showNetworks().catch(reportError), NETWORKS_REFRESH_MS);
+openBetsFeed({
+  urls: [location.origin],
+  path: SOCKET_PATH,
+  subscription: { all: true },
+  backlog: LATEST_ROWS,
+  onUpdate: (update, meta) => latest.applyUpdate(update, meta.replayed ? "replay" : "live"),
+  onStatus: showStatus,
+  // The firehose has no history query to re-read: the table simply continues from now.
+  onResync: () => undefined,
+});
+const fromHash = /^#wallet=(0x[0-9a-fA-F]{40})$/.exec(location.hash)?.[1];
+if (fromHash) {
+  element<HTMLInputElement>("wallet-input").value = fromHash;
+  followWallet(fromHash).catch(reportError);
+}
