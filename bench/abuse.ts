@@ -18,6 +18,8 @@ import { createInterface, type Interface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { stopChild } from "./common.ts";
+import { runBenchmark } from "./load.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -495,16 +497,6 @@ function spawnChild(script: string, extraArgs: string[], env: Record<string, str
   return child;
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  process.kill(child.pid, "SIGTERM");
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, "SIGKILL");
-  }, 10_000);
-  await exited;
-  clearTimeout(timer);
-}
 
 /** The next JSON line of a child's stdout that satisfies `accept`. */
 function nextJson<T>(lines: Interface, child: ChildProcess, accept: (value: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<T> {
@@ -1016,24 +1008,5 @@ function logWindow(records: GoodRecord[], w: Window): void {
 if (args.role === "attacker") {
   await attackerMain();
 } else {
-  for (const signal of ["SIGINT", "SIGTERM"] as const) {
-    process.once(signal, () => {
-      log(`\n${signal}: cleaning up`);
-      void cleanup().finally(() => process.exit(130));
-    });
-  }
-  const watchdog = setTimeout(() => {
-    log(`\nwatchdog: the run passed ${WATCHDOG_MS / 1000} s; stopping`);
-    void cleanup().finally(() => process.exit(1));
-  }, WATCHDOG_MS);
-  let ok = false;
-  try {
-    ok = await main();
-  } catch (error) {
-    log(`\nbenchmark failed: ${(error as Error).stack ?? String(error)}`);
-  } finally {
-    await cleanup();
-    clearTimeout(watchdog);
-  }
-  process.exit(ok ? 0 : 1);
+  await runBenchmark(main, cleanup, { watchdogMs: WATCHDOG_MS });
 }

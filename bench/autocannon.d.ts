@@ -7,6 +7,8 @@ declare module "autocannon" {
     method?: string;
     headers?: Record<string, string>;
     body?: string;
+    /** Request templates cycled per connection; `setupRequest` may rewrite each request before it is sent. */
+    requests?: { setupRequest?: (request: RequestParams) => RequestParams }[];
     connections?: number;
     /** Seconds. */
     duration?: number;
@@ -15,6 +17,13 @@ declare module "autocannon" {
     timeout?: number;
     /** Responses for which this returns false are counted in `mismatches`. */
     verifyBody?: (body: string) => boolean;
+  }
+
+  export interface RequestParams {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
   }
 
   export interface Stats {

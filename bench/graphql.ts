@@ -7,22 +7,19 @@
 // postgresql://postgres@127.0.0.1:5432/postgres), seeds the fixture set into it, serves the stack
 // in a child process (bench/serve.ts) and drives it with autocannon from this process. See
 // bench/README.md for how to read the output.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { mkdirSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { PrismaPg } from "@prisma/adapter-pg";
-import autocannon from "autocannon";
 import pg from "pg";
 import { openDatabase, type Database } from "../core/db.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { readProofCache, writeProofCache, type ProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
-import { PrismaClient } from "../prisma/generated/client.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
+import { captureSql, databaseUrl, fmt, log, median, post, quoteIdent, requestBody, safeUrl, serveStack, stopChild, table,
+  type CapturedQuery, type GraphQLBody, type Served } from "./common.ts";
+import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, type CpuGroups, type RunStats as LoadRunStats } from "./load.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Options
@@ -86,25 +83,6 @@ const TARGET_DEEP_FACTOR = 1.2;
 // Small helpers
 // ---------------------------------------------------------------------------------------------
 
-function log(line = ""): void {
-  process.stdout.write(`${line}\n`);
-}
-
-function databaseUrl(name: string, base = SERVER_URL): string {
-  const url = new URL(base);
-  url.pathname = `/${encodeURIComponent(name)}`;
-  return url.toString();
-}
-
-function safeUrl(url: string): string {
-  const u = new URL(url);
-  return `${u.protocol}//${u.hostname}:${u.port || "5432"}${u.pathname}`;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
 async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: SERVER_URL, application_name: "bench-graphql" });
   await client.connect();
@@ -115,59 +93,9 @@ async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** Nearest-rank percentile of an ascending array. */
-function percentile(sorted: Float64Array | number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[rank]!;
-}
-
-const fmt = {
-  int: (n: number) => Math.round(n).toLocaleString("en-US"),
-  rps: (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "—"),
-  ms: (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "—"),
-  s: (ms: number) => `${(ms / 1000).toFixed(1)} s`,
-  ratio: (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : "—"),
-};
-
-function table(header: string[], rows: string[][], alignRight: boolean[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
-  const rule = `|${widths.map((w, i) => (alignRight[i] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`;
-  return [line(header), rule, ...rows.map(line)].join("\n");
-}
-
 // ---------------------------------------------------------------------------------------------
 // GraphQL over fetch (checks, page walk, unloaded latencies)
 // ---------------------------------------------------------------------------------------------
-
-interface GraphQLBody {
-  data?: Record<string, unknown> | null;
-  errors?: { message: string; extensions?: Record<string, unknown> }[];
-}
-
-async function post(url: string, body: string): Promise<{ status: number; text: string; json: GraphQLBody }> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  let json: GraphQLBody;
-  try {
-    json = JSON.parse(text) as GraphQLBody;
-  } catch {
-    json = { errors: [{ message: `not JSON: ${text.slice(0, 200)}` }] };
-  }
-  return { status: response.status, text, json };
-}
-
-function requestBody(query: string, variables: Record<string, unknown>): string {
-  return JSON.stringify({ query, variables });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Queries
@@ -221,130 +149,25 @@ interface Scenario {
   note?: string;
 }
 
-interface RunStats {
-  rps: number;
-  p50: number;
-  p99: number;
-  responses: number;
-  non2xx: number;
-  socketErrors: number;
-  timeouts: number;
-  graphqlErrors: number;
+interface RunStats extends LoadRunStats {
   /** CPU of the server child per completed request (gateway + subgraphs: one process), ms. */
   serverCpuMs: number;
   /** CPU of the PostgreSQL backends serving the bench database per completed request, ms. */
   pgCpuMs: number;
-  /** CPU of this process (the load generator) as a share of one core. */
-  benchCpuShare: number;
-  /** 1-minute load average at the end of the run (foreign load shows here). */
-  load1: number;
 }
 
-function errorCount(s: RunStats): number {
-  return s.non2xx + s.socketErrors + s.timeouts + s.graphqlErrors;
-}
+/** Whose CPU a request costs: the server child, and the PostgreSQL backends of its pool. */
+let cpuGroups: CpuGroups = {};
 
-// CPU accounting from /proc (Linux; elsewhere the CPU columns show "—").
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** utime + stime of a process in ms, or undefined when it cannot be read. */
-function processCpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  } catch {
-    return undefined;
-  }
-}
-
-interface CpuProbe {
-  serverPid: number | undefined;
-  /** Pids of the PostgreSQL backends connected to the bench database (the child's pool). */
-  backends: () => Promise<number[]>;
-}
-let cpuProbe: CpuProbe | undefined;
-
-async function cpuSnapshot(): Promise<{ server?: number; pg: Map<number, number>; self: NodeJS.CpuUsage; at: number }> {
-  const pg = new Map<number, number>();
-  for (const pid of (await cpuProbe?.backends().catch(() => [])) ?? []) {
-    const ms = processCpuMs(pid);
-    if (ms !== undefined) pg.set(pid, ms);
-  }
-  const server = cpuProbe?.serverPid !== undefined ? processCpuMs(cpuProbe.serverPid) : undefined;
-  return { server, pg, self: process.cpuUsage(), at: performance.now() };
-}
-
-/** One autocannon run. Latencies are kept per response (autocannon's own histogram rounds to whole ms). */
+/** One autocannon run, with the CPU it cost the server child and PostgreSQL per request. */
 async function load(scenario: Scenario, seconds: number): Promise<RunStats> {
-  const before = await cpuSnapshot();
-  const stats = await loadOnly(scenario, seconds);
-  const after = await cpuSnapshot();
-  const done = Math.max(1, stats.responses);
-  let pgMs = 0;
-  for (const [pid, ms] of after.pg) pgMs += ms - (before.pg.get(pid) ?? 0);
-  const self = process.cpuUsage(before.self);
-  return {
-    ...stats,
-    serverCpuMs: after.server !== undefined && before.server !== undefined ? (after.server - before.server) / done : Number.NaN,
-    pgCpuMs: after.pg.size > 0 ? pgMs / done : Number.NaN,
-    benchCpuShare: (self.user + self.system) / 1000 / (after.at - before.at),
-    load1: loadavg()[0] ?? Number.NaN,
-  };
-}
-
-type LoadStats = Omit<RunStats, "serverCpuMs" | "pgCpuMs" | "benchCpuShare" | "load1">;
-
-function loadOnly(scenario: Scenario, seconds: number): Promise<LoadStats> {
-  return new Promise((resolve, reject) => {
-    const latencies: number[] = [];
-    const instance = autocannon(
-      {
-        url: scenario.url,
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: scenario.body,
-        connections: CONNECTIONS,
-        duration: seconds,
-        pipelining: 1,
-        timeout: 10,
-        // Any GraphQL error in a 2xx body counts as a failed response ("mismatch").
-        verifyBody: (body) => !body.includes('"errors"'),
-      },
-      (error, result) => {
-        if (error) return reject(error);
-        const sorted = Float64Array.from(latencies).sort();
-        resolve({
-          rps: result.requests.average,
-          p50: percentile(sorted, 50),
-          p99: percentile(sorted, 99),
-          responses: result["2xx"] + result.non2xx,
-          non2xx: result.non2xx,
-          socketErrors: result.errors - result.timeouts,
-          timeouts: result.timeouts,
-          graphqlErrors: result.mismatches,
-        });
-      },
-    );
-    instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
-    });
-  });
+  const stats = await runLoad({ url: scenario.url, bodies: [scenario.body], connections: CONNECTIONS, seconds, cpu: cpuGroups });
+  return { ...stats, serverCpuMs: stats.cpuMs.server ?? Number.NaN, pgCpuMs: stats.cpuMs.pg ?? Number.NaN };
 }
 
 /** Checks one response body of the scenario before it is measured. */
 async function precheck(scenario: Scenario): Promise<void> {
-  const { status, json } = await post(scenario.url, scenario.body);
-  let problem: string | null = null;
-  if (status !== 200) problem = `HTTP ${status}`;
-  else if (json.errors?.length) problem = `GraphQL errors: ${json.errors.map((e) => `${String(e.extensions?.code ?? "")} ${e.message}`).join("; ")}`;
-  else problem = scenario.check(json);
+  const problem = await checkResponse(scenario.url, scenario.body, scenario.check);
   scenario.problem = problem;
   log(`  check ${scenario.id.padEnd(12)} ${scenario.endpoint.padEnd(8)} ${problem ? `FAIL: ${problem}` : `ok${scenario.note ? ` (${scenario.note})` : ""}`}`);
 }
@@ -422,92 +245,30 @@ async function sequentialMs(url: string, body: string, n: number): Promise<numbe
 // The child process serving the stack
 // ---------------------------------------------------------------------------------------------
 
-interface Served {
-  child: ChildProcess;
-  gateway: string;
-  subgraphs: Record<string, string>;
-}
-
 async function serve(url: string): Promise<Served> {
-  const script = fileURLToPath(new URL("./serve.ts", import.meta.url));
-  // Same Node and loader flags as this process (tsx), so no extra wrapper process sits in between.
   const profiling = PROFILE ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [];
   if (PROFILE) mkdirSync(PROFILE_DIR, { recursive: true });
-  const child = spawn(process.execPath, [...process.execArgv, ...profiling, script], {
-    env: { ...process.env, BENCH_SERVE_DATABASE_URL: url },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise<Served>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error("the server child did not report its URLs within 60 s")), 60_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGTERM");
-      reject(error);
-    };
-    child.once("exit", (code, signal) => fail(new Error(`the server child exited early (code ${code}, signal ${signal})`)));
-    lines.on("line", (line) => {
-      let parsed: { gateway?: string; subgraphs?: Record<string, string> };
-      try {
-        parsed = JSON.parse(line) as typeof parsed;
-      } catch {
-        return;
-      }
-      if (!parsed.gateway || !parsed.subgraphs) return;
-      clearTimeout(timer);
-      child.removeAllListeners("exit");
-      resolve({ child, gateway: parsed.gateway, subgraphs: parsed.subgraphs });
-    });
-  });
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  process.kill(child.pid, "SIGTERM");
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, "SIGKILL");
-  }, 10_000);
-  await exited;
-  clearTimeout(timer);
+  return serveStack(url, profiling);
 }
 
 // ---------------------------------------------------------------------------------------------
 // EXPLAIN of the deep page, with the SQL Prisma actually sends
 // ---------------------------------------------------------------------------------------------
 
-interface CapturedQuery {
-  sql: string;
-  params: unknown[];
-}
-
 /** Runs the history subgraph's playerBets resolver once with a logging Prisma client and returns its SQL. */
 async function capturePlayerBetsSql(url: string, wallet: string, after: string | null): Promise<CapturedQuery | null> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] });
-  const captured: CapturedQuery[] = [];
-  prisma.$on("query", (event) => {
-    let params: unknown[] = [];
-    try {
-      params = JSON.parse(event.params) as unknown[];
-    } catch {
-      // keep none
-    }
-    captured.push({ sql: event.query, params });
-  });
   try {
     const { playerBets } = await import("../subgraphs/history/resolvers/Query/playerBets.ts");
     const resolver = playerBets as unknown as (parent: unknown, args: unknown, ctx: unknown, info: unknown) => Promise<unknown>;
-    // Only `prisma` is used on this path; the rest of the Database seam is not needed here.
-    const db = { prisma } as unknown as Database;
-    await resolver({}, { wallet, first: PAGE_SIZE, after, orderDirection: "DESC" }, { db, networks: new NetworkDirectory(db) }, {});
+    const captured = await captureSql(url, async (prisma) => {
+      // Only `prisma` is used on this path; the rest of the Database seam is not needed here.
+      const db = { prisma } as unknown as Database;
+      await resolver({}, { wallet, first: PAGE_SIZE, after, orderDirection: "DESC" }, { db, networks: new NetworkDirectory(db) }, {});
+    });
     return captured.find((q) => /FROM\s+"public"\."Bet"|FROM\s+"Bet"/i.test(q.sql)) ?? null;
   } catch (error) {
     log(`  (could not capture Prisma's SQL: ${(error as Error).message}; using the hand-written mirror)`);
     return null;
-  } finally {
-    await prisma.$disconnect().catch(() => undefined);
-    await pool.end().catch(() => undefined);
   }
 }
 
@@ -527,70 +288,6 @@ function decodeCursorKey(cursor: string): { b: string; l: number; c: string } {
 }
 
 // ---------------------------------------------------------------------------------------------
-// --profile: where the server child spent its CPU
-// ---------------------------------------------------------------------------------------------
-
-interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
-
-/** node_modules/<package>, a project folder, or a V8 pseudo-frame. */
-function bucketOf(url: string, functionName: string): string {
-  if (!url) return `(${functionName || "native"})`;
-  const path = url.startsWith("file://") ? fileURLToPath(url) : url;
-  const nm = path.lastIndexOf("node_modules/");
-  if (nm >= 0) {
-    const parts = path.slice(nm + "node_modules/".length).split("/");
-    return `node_modules/${parts[0]!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]}`;
-  }
-  if (path.startsWith("node:")) return "node: (core)";
-  const rel = relative(ROOT, path);
-  return rel.startsWith("..") ? path : rel.split("/").slice(0, rel.startsWith("subgraphs/") ? 2 : 1).join("/");
-}
-
-function printProfile(): void {
-  let files: string[] = [];
-  try {
-    files = readdirSync(PROFILE_DIR).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(PROFILE_DIR, f));
-  } catch {
-    // none
-  }
-  const newest = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
-  if (!newest) {
-    log("no CPU profile was written by the server child");
-    return;
-  }
-  const profile = JSON.parse(readFileSync(newest, "utf8")) as CpuProfile;
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const byBucket = new Map<string, number>();
-  const byFunction = new Map<string, number>();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    const node = byId.get(id);
-    if (!node) return;
-    const { functionName, url, lineNumber } = node.callFrame;
-    if (functionName === "(idle)") return;
-    const us = profile.timeDeltas[i] ?? 0;
-    total += us;
-    const bucket = bucketOf(url, functionName);
-    byBucket.set(bucket, (byBucket.get(bucket) ?? 0) + us);
-    const fn = `${functionName || "(anonymous)"} ${bucket}${url ? `:${lineNumber + 1}` : ""}`;
-    byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
-  });
-  const top = (map: Map<string, number>, n: number) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, `${(us / 1e6).toFixed(1)} s`, `${((100 * us) / total).toFixed(1)}%`]);
-  log();
-  log(`server CPU profile (${relative(ROOT, newest)}; whole child lifetime, ${(total / 1e6).toFixed(1)} s busy), self time by package:`);
-  log(table(["where", "self", "share"], top(byBucket, 15), [false, true, true]));
-  log("top functions by self time:");
-  log(table(["function", "self", "share"], top(byFunction, 15), [false, true, true]));
-}
-
-// ---------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------
 
@@ -607,21 +304,14 @@ async function cleanup(): Promise<void> {
         (e: unknown) => log(`could not drop database ${DB_NAME}: ${String(e)}`),
       );
     } else if (created) {
-      log(`kept database ${DB_NAME} (${safeUrl(databaseUrl(DB_NAME))})`);
+      log(`kept database ${DB_NAME} (${safeUrl(databaseUrl(DB_NAME, SERVER_URL))})`);
     }
   })();
   return cleaning;
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    log(`\n${signal}: cleaning up`);
-    cleanup().finally(() => process.exit(130));
-  });
-}
-
 async function main(): Promise<boolean> {
-  const benchUrl = databaseUrl(DB_NAME);
+  const benchUrl = databaseUrl(DB_NAME, SERVER_URL);
   const started = performance.now();
   log("Public Bet Results API — GraphQL benchmark");
   log(`  database  ${safeUrl(benchUrl)} (fresh${KEEP ? ", kept at the end" : ", dropped at the end"})`);
@@ -700,11 +390,8 @@ async function main(): Promise<boolean> {
     if (!historyUrl || !resultsUrl) throw new Error(`the child reported no history/results subgraph: ${JSON.stringify(served.subgraphs)}`);
     log();
     log(`stack served by child pid ${served.child.pid}: gateway ${served.gateway}, results ${resultsUrl}, history ${historyUrl}`);
-    cpuProbe = {
-      serverPid: served.child.pid,
-      backends: async () => (await sql.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> 'bench-graphql'`, [DB_NAME])).rows.map((r) => r.pid),
-    };
+    const serverPid = served.child.pid;
+    cpuGroups = { server: () => (serverPid === undefined ? [] : [serverPid]), pg: backendPids(sql, DB_NAME, "bench-graphql") };
 
     // The deep cursor: walk the pages with a light query, straight against history.
     const walkStarted = performance.now();
@@ -838,7 +525,7 @@ async function main(): Promise<boolean> {
     // 5. Profile, final table and verdicts --------------------------------------------------------
     if (PROFILE) {
       await stopChild(served.child);
-      printProfile();
+      printProfile(PROFILE_DIR);
     }
 
     const sum = new Map(all.map((s) => [s, summary(s)]));
@@ -911,12 +598,4 @@ async function main(): Promise<boolean> {
   }
 }
 
-let ok = false;
-try {
-  ok = await main();
-} catch (error) {
-  log(`\nbenchmark failed: ${(error as Error).stack ?? String(error)}`);
-} finally {
-  await cleanup();
-}
-process.exit(ok ? 0 : 1);
+await runBenchmark(main, cleanup);

@@ -1,7 +1,3 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import * as snarkjs from "snarkjs";
 import { io as ioClient } from "socket.io-client";
 import { createPublicClient, http, type Address } from "viem";
@@ -10,53 +6,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSolidityCalldata } from "../chain/betvault.ts";
 import { DEV_PLAYER_KEYS } from "../chain/devAccounts.ts";
 import { groth16VerifierAbi } from "../chain/generated/artifacts.ts";
+import { startService, type RunningService } from "../test/service.ts";
 
 // `npm start` as a new user runs it: no database server, a fresh data directory. Within a minute
 // a simulated wallet has bets in all three states, a settled bet's proof verifies with snarkjs and
 // with the deployed verifier, and a Socket.IO client following the wallet sees PLACED then SETTLED.
 
-let child: ChildProcess;
-let dataDir: string;
+let service: RunningService;
 let apiUrl: string;
 let rpcUrl: string;
 const players = DEV_PLAYER_KEYS.map((key) => privateKeyToAccount(key).address.toLowerCase());
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), "start-"));
-  child = spawn(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "", REDIS_URL: "", NODE_ENV: "development" },
-    stdio: ["ignore", "pipe", "inherit"],
-    detached: true,
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("npm start was not ready within 60 s")), 60_000);
-    let buffer = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      buffer += chunk.toString();
-      for (let newline = buffer.indexOf("\n"); newline >= 0; newline = buffer.indexOf("\n")) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        const record = JSON.parse(line) as { msg?: string; rpcUrl?: string; graphql?: string };
-        if (record.rpcUrl) rpcUrl = record.rpcUrl;
-        if (record.msg === "Public Bet Results API ready" && record.graphql) {
-          apiUrl = record.graphql.replace(/\/graphql$/, "");
-          clearTimeout(timer);
-          resolve();
-        }
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`npm start exited with ${code}`)));
-  });
+  service = await startService();
+  ({ url: apiUrl, rpcUrl } = service);
 }, 90_000);
 
-afterAll(async () => {
-  if (child?.pid && child.exitCode === null) {
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    process.kill(-child.pid, "SIGTERM");
-    await exited;
-  }
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => service?.stop());
 
 async function gql<T>(query: string, variables?: Record<string, unknown>): Promise<T> {
   const response = await fetch(`${apiUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });

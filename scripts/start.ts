@@ -10,6 +10,7 @@ import { startStack } from "../core/stack.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { gatewayProtection } from "../gateway/protection.ts";
+import { responseCacheStoreFromConfig } from "../gateway/response-cache.ts";
 import { loadNetworksConfig, type NetworkConfig } from "../indexer/config.ts";
 import { createIndexer, type Indexer } from "../indexer/indexer.ts";
 import { startRealtime } from "../realtime/runtime.ts";
@@ -57,6 +58,8 @@ const stack = await startStack({
   maxBodyBytes: config.MAX_BODY_BYTES,
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
   protection: gatewayProtection(config),
+  // npm start runs without Redis: the in-process LRU, emptied with each fresh chain.
+  responseCache: responseCacheStoreFromConfig(config, { logger }),
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
@@ -69,7 +72,7 @@ const realtime = await startRealtime(stack.http.server, {
   publisher: true,
 });
 logger.info(
-  { graphql: `${stack.url}/graphql`, health: `${stack.url}/health`, socketio: `${stack.url}/socket.io`, demo: chain ? "chain" : config.DEMO_MODE },
+  { page: `${stack.url}/`, graphql: `${stack.url}/graphql`, health: `${stack.url}/health`, socketio: `${stack.url}/socket.io`, demo: chain ? "chain" : config.DEMO_MODE },
   "Public Bet Results API ready",
 );
 

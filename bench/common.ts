@@ -1,0 +1,191 @@
+// Helpers shared by the GraphQL benchmarks (bench/graphql.ts, bench/scale.ts): formatting, the
+// stack in a child process (bench/serve.ts), CPU accounting from /proc, and capturing the SQL a
+// resolver really sends through Prisma.
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
+import { PrismaClient } from "../prisma/generated/client.ts";
+
+export function log(line = ""): void {
+  process.stdout.write(`${line}\n`);
+}
+
+export function databaseUrl(name: string, base: string): string {
+  const url = new URL(base);
+  url.pathname = `/${encodeURIComponent(name)}`;
+  return url.toString();
+}
+
+export function safeUrl(url: string): string {
+  const u = new URL(url);
+  return `${u.protocol}//${u.hostname}:${u.port || "5432"}${u.pathname}`;
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: Float64Array | number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export const fmt = {
+  int: (n: number) => Math.round(n).toLocaleString("en-US"),
+  rps: (n: number) => (Number.isFinite(n) ? n.toFixed(1) : "—"),
+  ms: (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "—"),
+  s: (ms: number) => `${(ms / 1000).toFixed(1)} s`,
+  ratio: (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : "—"),
+};
+
+export function table(header: string[], rows: string[][], alignRight: boolean[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
+  const rule = `|${widths.map((w, i) => (alignRight[i] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`;
+  return [line(header), rule, ...rows.map(line)].join("\n");
+}
+
+export interface GraphQLBody {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+}
+
+export async function post(url: string, body: string, timeoutMs = 30_000): Promise<{ status: number; text: string; json: GraphQLBody }> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(timeoutMs) });
+  const text = await response.text();
+  let json: GraphQLBody;
+  try {
+    json = JSON.parse(text) as GraphQLBody;
+  } catch {
+    json = { errors: [{ message: `not JSON: ${text.slice(0, 200)}` }] };
+  }
+  return { status: response.status, text, json };
+}
+
+export function requestBody(query: string, variables: Record<string, unknown>): string {
+  return JSON.stringify({ query, variables });
+}
+
+// CPU accounting from /proc (Linux; elsewhere the CPU figures show "—").
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** utime + stime of a process in ms, or undefined when it cannot be read. */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Microseconds some runnable task on the machine waited for a CPU (`/proc/pressure/cpu` "some" total), or undefined. */
+export function cpuStallUs(): number | undefined {
+  try {
+    const some = readFileSync("/proc/pressure/cpu", "utf8").split("\n").find((l) => l.startsWith("some"));
+    const total = some?.match(/total=(\d+)/)?.[1];
+    return total === undefined ? undefined : Number(total);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Served {
+  child: ChildProcess;
+  gateway: string;
+  subgraphs: Record<string, string>;
+}
+
+/** Starts bench/serve.ts over `databaseUrl` in a child process and waits for its URLs (60 s at most). */
+export async function serveStack(databaseUrl: string, nodeFlags: string[] = []): Promise<Served> {
+  const script = fileURLToPath(new URL("./serve.ts", import.meta.url));
+  // Same Node and loader flags as this process (tsx), so no extra wrapper process sits in between.
+  const child = spawn(process.execPath, [...process.execArgv, ...nodeFlags, script], {
+    env: { ...process.env, BENCH_SERVE_DATABASE_URL: databaseUrl },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  return new Promise<Served>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error("the server child did not report its URLs within 60 s")), 60_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      child.kill("SIGTERM");
+      reject(error);
+    };
+    child.once("exit", (code, signal) => fail(new Error(`the server child exited early (code ${code}, signal ${signal})`)));
+    lines.on("line", (line) => {
+      let parsed: { gateway?: string; subgraphs?: Record<string, string> };
+      try {
+        parsed = JSON.parse(line) as typeof parsed;
+      } catch {
+        return;
+      }
+      if (!parsed.gateway || !parsed.subgraphs) return;
+      clearTimeout(timer);
+      child.removeAllListeners("exit");
+      resolve({ child, gateway: parsed.gateway, subgraphs: parsed.subgraphs });
+    });
+  });
+}
+
+/** SIGTERM by pid, SIGKILL after 10 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  process.kill(child.pid, "SIGTERM");
+  const timer = setTimeout(() => {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, "SIGKILL");
+  }, 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export interface CapturedQuery {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Runs `fn` with a Prisma client that records every statement it sends to `url` (one connection),
+ * and returns the statements. This is how the benchmarks EXPLAIN what a resolver really sends.
+ */
+export async function captureSql(url: string, fn: (prisma: PrismaClient) => Promise<unknown>): Promise<CapturedQuery[]> {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] });
+  const captured: CapturedQuery[] = [];
+  prisma.$on("query", (event) => {
+    let params: unknown[] = [];
+    try {
+      params = JSON.parse(event.params) as unknown[];
+    } catch {
+      // keep none
+    }
+    captured.push({ sql: event.query, params });
+  });
+  try {
+    await fn(prisma);
+    return captured;
+  } finally {
+    await prisma.$disconnect().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,401 @@
+// Peer gateway benchmark: the same supergraph and the same running subgraphs served by this
+// gateway (createGateway), by Hive Gateway (with and without its merging of identical in-flight
+// subgraph requests), and the owning subgraph queried directly (the floor).
+//
+//   npm run bench:gateways                       # ~6 min with a fresh database; writes BENCHMARKS.md
+//   npx tsx bench/gateways.ts --reuse --duration 5 --runs 1 --print-only
+//   npx tsx bench/gateways.ts --check-only --bets 5000   # servers and checks, no load (needs no bench lock)
+//
+// Every server runs in its own child process (bench/serve-peer.ts); the load comes from this
+// process (autocannon). See BENCHMARKS.md for the conditions and how to read the table.
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { fileURLToPath } from "node:url";
+import { isDeepStrictEqual, parseArgs } from "node:util";
+import pg from "pg";
+import { openDatabase } from "../core/db.ts";
+import { databaseUrl, fmt, log, median, post, quoteIdent, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
+import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, spawnServer, spreadOf, type RunStats } from "./load.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    bets: { type: "string", default: "20000" },
+    duration: { type: "string", default: "8" },
+    warmup: { type: "string", default: "2" },
+    runs: { type: "string", default: "2" },
+    connections: { type: "string", default: "10" },
+    variants: { type: "string", default: "64" },
+    only: { type: "string", default: "betResults,playerBets,networkConfigs" },
+    endpoints: { type: "string", default: "apollo,hive,hive-nomerge,direct" },
+    "response-cache": { type: "boolean", default: false },
+    profile: { type: "string" },
+    keep: { type: "boolean", default: false },
+    reuse: { type: "boolean", default: false },
+    "print-only": { type: "boolean", default: false },
+    "check-only": { type: "boolean", default: false },
+  },
+});
+
+function int(name: keyof typeof args, min: number): number {
+  const raw = args[name];
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${String(raw)}`);
+  return value;
+}
+const list = (raw: string | undefined) => (raw ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+
+const BETS = int("bets", 1000);
+const DURATION = int("duration", 1);
+const WARMUP = int("warmup", 0);
+const RUNS = int("runs", 1);
+const CONNECTIONS = int("connections", 1);
+const VARIANTS = int("variants", 1);
+const ONLY = list(args.only);
+const RESPONSE_CACHE = args["response-cache"] ?? false;
+const ENDPOINTS = [...list(args.endpoints), ...(RESPONSE_CACHE ? ["apollo-cache"] : [])];
+const PROFILE = args.profile;
+const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const DB_NAME = "bench_gateways";
+const APP = "bench-gateways";
+const CHAIN_ID = 31337;
+const WALLETS = 64;
+const PROFILE_DIR = fileURLToPath(new URL("./.cache/profiles/", import.meta.url));
+const REPORT = fileURLToPath(new URL("../BENCHMARKS.md", import.meta.url));
+const MARK = { start: "<!-- bench:gateways:start -->", end: "<!-- bench:gateways:end -->" };
+/** Targets of the issue: ours ≥ 1.0× Hive everywhere, ours ≥ 0.5× the subgraph on betResults. */
+const TARGET_VS_HIVE = 1.0;
+const TARGET_VS_DIRECT = 0.5;
+
+const GATEWAYS = {
+  apollo: { label: "this gateway", role: "apollo", env: {} },
+  "apollo-cache": { label: "this gateway, response cache ON", role: "apollo", env: { BENCH_RESPONSE_CACHE: "1" } },
+  hive: { label: "Hive Gateway (merging on, its default)", role: "hive", env: { BENCH_HIVE_DEDUPE: "1" } },
+  "hive-nomerge": { label: "Hive Gateway (merging off)", role: "hive", env: { BENCH_HIVE_DEDUPE: "0" } },
+} as const;
+type GatewayKey = keyof typeof GATEWAYS;
+const isGateway = (key: string): key is GatewayKey => key in GATEWAYS;
+for (const e of ENDPOINTS) if (e !== "direct" && !isGateway(e)) throw new Error(`--endpoints: unknown ${e}`);
+
+// ---------------------------------------------------------------------------------------------
+// Queries: what a gateway is asked, and what the owning subgraph is asked for the floor
+// ---------------------------------------------------------------------------------------------
+
+const BET_RESULTS = `query BenchBetResults($chainId: ChainId!, $betIds: [UInt256!]!) {
+  betResults(chainId: $chainId, betIds: $betIds) { betId result { outcome won payout proof { piA piB piC publicSignals verified } } }
+}`;
+const PLAYER_BETS = `query BenchPlayerBets($wallet: Address!, $first: Int!) {
+  playerBets(wallet: $wallet, first: $first) {
+    totalCount
+    nodes { chainId betId player stake game status placedBlock network { chainId name confirmations } result { outcome won payout proof { piA publicSignals verified } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+/** The floor: the same page with only what history owns (history cannot resolve `result` or a network's name). */
+const PLAYER_BETS_HISTORY = `query BenchPlayerBets($wallet: Address!, $first: Int!) {
+  playerBets(wallet: $wallet, first: $first) {
+    totalCount
+    nodes { chainId betId player stake game status placedBlock network { chainId } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+const NETWORK_CONFIGS = `query BenchNetworkConfigs($chainId: ChainId) {
+  networkConfigs(chainId: $chainId) { chainId name confirmations contracts { name address deployBlock } indexing { indexedBlock headBlock lagBlocks isReady } }
+}`;
+
+interface Query {
+  key: string;
+  label: string;
+  /** The subgraph that owns the root field (the direct floor). */
+  owner: "results" | "history" | "networks";
+  gatewayBodies: string[];
+  directBodies: string[];
+  check: (json: GraphQLBody) => string | null;
+}
+
+function buildQueries(settled: string[], wallets: string[], chains: number[]): Query[] {
+  // Different bet id sets and wallets per request: Hive merges identical in-flight requests.
+  const idSets = Array.from({ length: VARIANTS }, (_, v) => {
+    const start = (v * 97) % Math.max(1, settled.length - 100);
+    return settled.slice(start, start + 100);
+  });
+  const betBodies = idSets.map((betIds) => requestBody(BET_RESULTS, { chainId: CHAIN_ID, betIds }));
+  const walletsUsed = Array.from({ length: VARIANTS }, (_, v) => wallets[v % wallets.length]!);
+  const chainVariants: (number | null)[] = [null, ...chains];
+  const netBodies = chainVariants.map((chainId) => requestBody(NETWORK_CONFIGS, { chainId }));
+  const all: Query[] = [
+    {
+      key: "betResults",
+      label: "betResults ×100 with result + proof",
+      owner: "results",
+      gatewayBodies: betBodies,
+      directBodies: betBodies,
+      check: (json) => {
+        const bets = json.data?.betResults as { result: { proof: { piA: string[] } } | null }[] | undefined;
+        if (bets?.length !== 100) return `expected 100 bets, got ${bets?.length ?? "none"}`;
+        return bets.every((b) => b.result?.proof?.piA?.length) ? null : "a settled bet came back without its proof";
+      },
+    },
+    {
+      key: "playerBets",
+      label: "playerBets(first: 50) + result { proof } + network",
+      owner: "history",
+      gatewayBodies: walletsUsed.map((wallet) => requestBody(PLAYER_BETS, { wallet, first: 50 })),
+      directBodies: walletsUsed.map((wallet) => requestBody(PLAYER_BETS_HISTORY, { wallet, first: 50 })),
+      check: (json) => {
+        const nodes = (json.data?.playerBets as { nodes?: { network: { chainId: number } }[] } | undefined)?.nodes;
+        if (nodes?.length !== 50) return `expected 50 bets, got ${nodes?.length ?? "none"}`;
+        return nodes.every((n) => n.network?.chainId) ? null : "a bet came back without its network";
+      },
+    },
+    {
+      key: "networkConfigs",
+      label: `networkConfigs (${chainVariants.length} variants: all, each chain)`,
+      owner: "networks",
+      gatewayBodies: netBodies,
+      directBodies: netBodies,
+      check: (json) => ((json.data?.networkConfigs as unknown[] | undefined)?.length ? null : "no networks"),
+    },
+  ];
+  for (const key of ONLY) if (!all.some((q) => q.key === key)) throw new Error(`--only: unknown query ${key}`);
+  return all.filter((q) => ONLY.includes(q.key));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Database and servers
+// ---------------------------------------------------------------------------------------------
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: SERVER_URL, application_name: APP });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function prepareDatabase(url: string): Promise<void> {
+  const exists = await admin(async (c) => (await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME])).rowCount === 1);
+  if (args.reuse && exists) {
+    log(`reusing database ${DB_NAME} (--reuse; not reseeded)`);
+    await (await openDatabase({ url, migrate: true })).close(); // newer migrations, if any
+    return;
+  }
+  await admin(async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`);
+    await c.query(`CREATE DATABASE ${quoteIdent(DB_NAME)}`);
+  });
+  const started = performance.now();
+  const db = await openDatabase({ url, migrate: true });
+  // Imported here only: seeding pulls in the prover code, which a --reuse run never needs.
+  const { seedFixtures } = await import("../fixtures/seed.ts");
+  const { readProofCache } = await import("../fixtures/proof-cache.ts");
+  // provenLimit 0: every settled bet carries a real proof from the committed cache (the same payload
+  // as a proven one), stored as verified: false, so seeding never runs the prover.
+  await seedFixtures(db, { bets: BETS, wallets: WALLETS, provenLimit: 0, outbox: false, proofCache: readProofCache() });
+  await db.prisma.$executeRawUnsafe("ANALYZE");
+  await db.close();
+  log(`seeded ${fmt.int(BETS)} bets over ${WALLETS} wallets in ${fmt.s(performance.now() - started)}`);
+}
+
+const children = new Map<string, ChildProcess>();
+const script = fileURLToPath(new URL("./serve-peer.ts", import.meta.url));
+
+async function startServer(name: string, role: string, env: Record<string, string>): Promise<Record<string, unknown>> {
+  const profiling = PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [];
+  if (profiling.length) mkdirSync(PROFILE_DIR, { recursive: true });
+  const { child, info } = await spawnServer(script, { args: [role], env, nodeFlags: profiling, ready: (line) => line.role === role });
+  children.set(name, child);
+  return info;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+interface Cell {
+  query: Query;
+  endpoint: string;
+  url: string;
+  bodies: string[];
+  runs: RunStats[];
+  problem: string | null;
+}
+
+async function main(): Promise<boolean> {
+  const started = performance.now();
+  const url = databaseUrl(DB_NAME, SERVER_URL);
+  log("Peer gateway benchmark — this gateway vs Hive Gateway vs the owning subgraph");
+  log(`  database  ${safeUrl(url)}; load: autocannon ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, ${RUNS} interleaved runs, median`);
+  log(`  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}); loadavg at start ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  await prepareDatabase(url);
+
+  const sql = new pg.Client({ connectionString: url, application_name: APP });
+  await sql.connect();
+  try {
+    const settled = (await sql.query<{ id: string }>(
+      `SELECT "betId"::text AS id FROM "Bet" WHERE "chainId" = $1 AND status = 'SETTLED' ORDER BY "betId"`, [CHAIN_ID])).rows.map((r) => r.id);
+    const wallets = (await sql.query<{ player: string }>(
+      `SELECT player FROM "Bet" GROUP BY player HAVING count(*) >= 50 ORDER BY count(*) DESC, player`)).rows.map((r) => r.player);
+    const chains = (await sql.query<{ id: number }>(`SELECT "chainId"::int AS id FROM "Network" ORDER BY 1`)).rows.map((r) => r.id);
+    if (settled.length < 100 || wallets.length === 0) throw new Error("the bench database holds too few settled bets or wallets: raise --bets");
+    const queries = buildQueries(settled, wallets, chains);
+
+    const subgraphs = (await startServer("subgraphs", "subgraphs", { BENCH_SERVE_DATABASE_URL: url })).subgraphs as Record<string, string>;
+    const urls: Record<string, string> = {};
+    for (const endpoint of ENDPOINTS.filter(isGateway)) {
+      const g = GATEWAYS[endpoint];
+      const info = await startServer(endpoint, g.role, { BENCH_SERVE_DATABASE_URL: url, BENCH_SUBGRAPH_URLS: JSON.stringify(subgraphs), ...g.env });
+      urls[endpoint] = info.url as string;
+    }
+    log(`servers: ${[...children].map(([name, child]) => `${name} pid ${child.pid}`).join(", ")}`);
+
+    const cells: Cell[] = [];
+    for (const query of queries) {
+      for (const endpoint of ENDPOINTS) {
+        const direct = endpoint === "direct";
+        cells.push({ query, endpoint, url: direct ? subgraphs[query.owner]! : urls[endpoint]!, bodies: direct ? query.directBodies : query.gatewayBodies, runs: [], problem: null });
+      }
+    }
+
+    // Checks: every body answers 200 without errors; both gateways return the same data.
+    log();
+    log("checks:");
+    for (const cell of cells) {
+      for (const body of cell.bodies) {
+        cell.problem = await checkResponse(cell.url, body, cell.query.check);
+        if (cell.problem) break;
+      }
+      log(`  ${cell.query.key.padEnd(15)} ${cell.endpoint.padEnd(13)} ${cell.problem ? `FAIL: ${cell.problem}` : `ok (${cell.bodies.length} distinct bodies)`}`);
+    }
+    for (const query of queries) {
+      const gateways = ENDPOINTS.filter(isGateway);
+      for (const body of query.gatewayBodies.slice(0, 8)) {
+        const answers = await Promise.all(gateways.map(async (g) => (await post(urls[g]!, body)).json.data));
+        const differs = gateways.find((_, i) => !isDeepStrictEqual(answers[i], answers[0]));
+        if (differs) throw new Error(`${query.key}: ${differs} and ${gateways[0]} answer the same request differently`);
+      }
+    }
+    log(`  every gateway returned the same data for the first 8 bodies of each query`);
+    if (args["check-only"]) return cells.every((c) => !c.problem);
+
+    // Load: per query, endpoints interleaved (A B C D, A B C D, …).
+    const cpuOf = (endpoint: string) => {
+      const gateway = children.get(endpoint)?.pid;
+      const sub = children.get("subgraphs")?.pid;
+      return {
+        gateway: () => (gateway === undefined ? [] : [gateway]),
+        subgraphs: () => (sub === undefined ? [] : [sub]),
+        pg: backendPids(sql, DB_NAME, APP),
+      };
+    };
+    let loadPeak = 0;
+    for (const query of queries) {
+      log();
+      log(query.label);
+      for (let run = 1; run <= RUNS; run++) {
+        for (const cell of cells.filter((c) => c.query === query && !c.problem)) {
+          const options = { url: cell.url, bodies: cell.bodies, connections: CONNECTIONS, cpu: cpuOf(cell.endpoint) };
+          if (WARMUP > 0) await runLoad({ ...options, seconds: WARMUP });
+          const stats = await runLoad({ ...options, seconds: DURATION });
+          cell.runs.push(stats);
+          loadPeak = Math.max(loadPeak, stats.load1);
+          log(`  run ${run}/${RUNS} ${cell.endpoint.padEnd(13)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(6)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms` +
+            `  cpu/req gateway ${fmt.ms(stats.cpuMs.gateway!)} subgraphs ${fmt.ms(stats.cpuMs.subgraphs!)} pg ${fmt.ms(stats.cpuMs.pg!)} ms` +
+            `  errors ${errorCount(stats)}  loadavg ${stats.load1.toFixed(1)}`);
+        }
+      }
+    }
+
+    for (const [name, child] of children) if (PROFILE === name) {
+      await stopChild(child);
+      printProfile(PROFILE_DIR, `${name} CPU profile`);
+    }
+
+    const report = render(cells, queries, loadPeak);
+    log();
+    log(report.text);
+    if (!args["print-only"]) {
+      writeReport(report.text);
+      log(`\nwrote the table to ${REPORT}`);
+    }
+    log(`whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    return report.ok;
+  } finally {
+    await sql.end().catch(() => undefined);
+  }
+}
+
+function render(cells: Cell[], queries: Query[], loadPeak: number): { text: string; ok: boolean } {
+  const m = (cell: Cell | undefined) => {
+    const runs = cell?.runs ?? [];
+    const med = (f: (r: RunStats) => number) => (runs.length ? median(runs.map(f)) : Number.NaN);
+    return {
+      rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99),
+      gw: med((r) => r.cpuMs.gateway ?? Number.NaN), sub: med((r) => r.cpuMs.subgraphs ?? Number.NaN), pg: med((r) => r.cpuMs.pg ?? Number.NaN),
+      errors: runs.reduce((s, r) => s + errorCount(r), 0), spread: spreadOf(runs.map((r) => r.rps)),
+    };
+  };
+  const find = (q: Query, endpoint: string) => cells.find((c) => c.query === q && c.endpoint === endpoint);
+  const rows: string[][] = [];
+  for (const cell of cells) {
+    const s = m(cell);
+    const ours = m(find(cell.query, "apollo"));
+    const label = cell.endpoint === "direct" ? `${cell.query.owner} subgraph directly` : GATEWAYS[cell.endpoint as GatewayKey].label;
+    rows.push([cell.query.key, label, fmt.rps(s.rps), cell.endpoint === "apollo" ? "1.00×" : fmt.ratio(ours.rps / s.rps), fmt.ms(s.p50), fmt.ms(s.p99),
+      fmt.ms(s.gw), fmt.ms(s.sub), fmt.ms(s.pg), `${Math.round(s.spread * 100)}%`, cell.problem ? "FAIL" : String(s.errors)]);
+  }
+  const lines: string[] = [];
+  const ok: boolean[] = [];
+  lines.push(`${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC · ${availableParallelism()} CPUs · ${CONNECTIONS} connections · ${DURATION} s runs · median of ${RUNS} interleaved runs · ${VARIANTS} distinct bodies per query (networkConfigs: 3)`);
+  lines.push("");
+  lines.push(table(["query", "served by", "req/s", "ours ÷ this", "p50 ms", "p99 ms", "gateway CPU ms/req", "subgraphs CPU ms/req", "pg CPU ms/req", "spread", "errors"],
+    rows, [false, false, true, true, true, true, true, true, true, true, true]));
+  lines.push("");
+  for (const q of queries) {
+    const ours = m(find(q, "apollo"));
+    for (const peer of ["hive", "hive-nomerge"]) {
+      const p = find(q, peer);
+      if (!p || !find(q, "apollo")) continue;
+      const r = ours.rps / m(p).rps;
+      ok.push(r >= TARGET_VS_HIVE);
+      lines.push(`- ${q.key}: ours ÷ ${peer} req/s ${fmt.ratio(r)} (target ≥ ${TARGET_VS_HIVE}×: ${r >= TARGET_VS_HIVE ? "PASS" : "FAIL"}); gateway CPU per request ours ÷ ${peer} ${fmt.ratio(ours.gw / m(p).gw)}`);
+    }
+    const d = find(q, "direct");
+    if (d && find(q, "apollo")) {
+      const r = ours.rps / m(d).rps;
+      if (q.key === "betResults") ok.push(r >= TARGET_VS_DIRECT);
+      lines.push(`- ${q.key}: ours ÷ direct req/s ${fmt.ratio(r)}${q.key === "betResults" ? ` (target ≥ ${TARGET_VS_DIRECT}: ${r >= TARGET_VS_DIRECT ? "PASS" : "FAIL"})` : " (informational)"}`);
+    }
+  }
+  const clean = cells.every((c) => !c.problem && c.runs.every((r) => errorCount(r) === 0));
+  const noisy = cells.some((c) => m(c).spread > 0.25) || loadPeak > availableParallelism();
+  if (noisy) lines.push(`- NOISE: runs more than 25% apart or 1-min loadavg up to ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs: compare CPU per request rather than req/s.`);
+  return { text: lines.join("\n"), ok: clean && ok.every(Boolean) };
+}
+
+/** Replaces the generated section of BENCHMARKS.md; the hand-written rest stays. */
+function writeReport(text: string): void {
+  let current = "";
+  try {
+    current = readFileSync(REPORT, "utf8");
+  } catch {
+    current = `# Benchmarks\n\n${MARK.start}\n${MARK.end}\n`;
+  }
+  const start = current.indexOf(MARK.start);
+  const end = current.indexOf(MARK.end);
+  const section = `${MARK.start}\n${text}\n${MARK.end}`;
+  const next = start >= 0 && end > start ? current.slice(0, start) + section + current.slice(end + MARK.end.length) : `${current.trimEnd()}\n\n${section}\n`;
+  writeFileSync(REPORT, next);
+}
+
+async function cleanup(): Promise<void> {
+  for (const [name, child] of children) await stopChild(child).catch((e: unknown) => log(`could not stop ${name}: ${String(e)}`));
+  children.clear();
+  if (!args.keep && !args.reuse) {
+    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`)).catch((e: unknown) => log(`could not drop ${DB_NAME}: ${String(e)}`));
+  }
+}
+
+await runBenchmark(main, cleanup);

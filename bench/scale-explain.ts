@@ -1,0 +1,115 @@
+// EXPLAIN (ANALYZE, BUFFERS) of the SQL the measured resolvers really send (bench/scale.ts): each
+// resolver runs once against the bench database with a Prisma client that records its statements.
+import pg from "pg";
+import type { Database } from "../core/db.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { betKey } from "../core/bet-key.ts";
+import type { PrismaClient } from "../prisma/generated/client.ts";
+import { BetConnection } from "../subgraphs/history/resolvers/BetConnection.ts";
+import { pendingBetCount } from "../subgraphs/history/resolvers/Query/pendingBetCount.ts";
+import { playerBets } from "../subgraphs/history/resolvers/Query/playerBets.ts";
+import type { BetConnectionModel } from "../subgraphs/history/mappers.ts";
+import { createResultsContext } from "../subgraphs/results/context.ts";
+import { captureSql, type CapturedQuery } from "./common.ts";
+
+export interface ExplainInput {
+  whale: string;
+  whaleChainId: number;
+  normal: { wallet: string; chainId: number };
+  pageSize: number;
+  deepCursor: string;
+  lastCursor: string;
+  betResults: { chainId: number; betIds: string[] };
+}
+
+export interface Explained {
+  name: string;
+  query: CapturedQuery;
+  plan: string[];
+  executionMs: number;
+  /** Index names the plan reads. */
+  indexes: string[];
+  /** What does not scale: Seq Scan, Sort, many heap fetches, many rows read and thrown away. */
+  flags: string[];
+}
+
+type Resolver = (parent: unknown, args: unknown, ctx: unknown, info: unknown) => Promise<unknown>;
+
+/** Only `prisma` (and what NetworkDirectory reads through it) is used on these paths. */
+function contextOf(prisma: PrismaClient) {
+  const db = { prisma } as unknown as Database;
+  return { db, networks: new NetworkDirectory(db), logger: undefined, production: true };
+}
+
+/** The statement of a capture that reads bets (the network lookups before it are not the point). */
+function betStatement(captured: CapturedQuery[], pattern = /"Bet"/): CapturedQuery {
+  const hit = captured.filter((q) => pattern.test(q.sql) && !/"Network"|"IndexingCursor"/.test(q.sql)).at(-1);
+  if (!hit) throw new Error(`no statement matching ${pattern} was captured (${captured.length} statements)`);
+  return hit;
+}
+
+async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false): Promise<CapturedQuery> {
+  const captured = await captureSql(url, async (prisma) => {
+    const ctx = contextOf(prisma);
+    const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC" }, ctx, {})) as BetConnectionModel;
+    if (withCount) await (BetConnection.totalCount as unknown as Resolver)(page, {}, ctx, {});
+  });
+  return betStatement(captured, withCount ? /count/i : /"Bet"/);
+}
+
+async function capturePending(url: string, wallet: string, chainId: number | null): Promise<CapturedQuery> {
+  const captured = await captureSql(url, (prisma) => (pendingBetCount as unknown as Resolver)({}, { wallet, chainId }, contextOf(prisma), {}));
+  return betStatement(captured);
+}
+
+async function captureResults(url: string, chainId: number, betIds: string[]): Promise<CapturedQuery> {
+  const captured = await captureSql(url, async (prisma) => {
+    const ctx = createResultsContext({ ...contextOf(prisma), logger: undefined as never });
+    await ctx.betWithResult.loadMany(betIds.map((id) => betKey(chainId, id)));
+  });
+  return betStatement(captured);
+}
+
+function summarise(name: string, query: CapturedQuery, plan: string[]): Explained {
+  const text = plan.join("\n");
+  const flags: string[] = [];
+  if (/Seq Scan/.test(text)) flags.push("Seq Scan");
+  if (/(->|^)\s*Sort\b|Sort Method/m.test(text)) flags.push("Sort");
+  const heap = Math.max(0, ...[...text.matchAll(/Heap Fetches: (\d+)/g)].map((m) => Number(m[1])));
+  if (heap > 1000) flags.push(`Heap Fetches ${heap}`);
+  const removed = Math.max(0, ...[...text.matchAll(/Rows Removed by Filter: (\d+)/g)].map((m) => Number(m[1])));
+  if (removed > 1000) flags.push(`Rows Removed by Filter ${removed}`);
+  const read = Math.max(0, ...[...text.matchAll(/Index Only Scan.*actual time=[\d.]+\.\.[\d.]+ rows=(\d+)/g)].map((m) => Number(m[1])));
+  if (read > 10_000) flags.push(`counts ${read} index entries per request (O(n))`);
+  const executionMs = Number(text.match(/Execution Time: ([\d.]+) ms/)?.[1] ?? Number.NaN);
+  const indexes = [...new Set([...text.matchAll(/using "?([\w]+)"?/g)].map((m) => m[1]!))];
+  return { name, query, plan, executionMs, indexes, flags };
+}
+
+/** Captures and EXPLAINs every measured resolver's SQL on the database at `url`. */
+export async function explainResolvers(url: string, input: ExplainInput): Promise<Explained[]> {
+  const statements: [string, CapturedQuery][] = [
+    ["playerBets whale page 1", await capturePage(url, input.whale, input.pageSize, null)],
+    ["playerBets whale deep page", await capturePage(url, input.whale, input.pageSize, input.deepCursor)],
+    ["playerBets whale last page", await capturePage(url, input.whale, input.pageSize, input.lastCursor)],
+    ["pendingBetCount whale", await capturePending(url, input.whale, null)],
+    ["pendingBetCount whale + chainId", await capturePending(url, input.whale, input.whaleChainId)],
+    ["pendingBetCount normal", await capturePending(url, input.normal.wallet, null)],
+    ["pendingBetCount normal + chainId", await capturePending(url, input.normal.wallet, input.normal.chainId)],
+    ["betResults ×100 (and _entities of a page)", await captureResults(url, input.betResults.chainId, input.betResults.betIds)],
+    ["totalCount whale", await capturePage(url, input.whale, 1, null, true)],
+    ["totalCount normal", await capturePage(url, input.normal.wallet, 1, null, true)],
+  ];
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const out: Explained[] = [];
+    for (const [name, query] of statements) {
+      const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`, query.params);
+      out.push(summarise(name, query, rows.map((r) => r["QUERY PLAN"])));
+    }
+    return out;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
