@@ -96,6 +96,19 @@ describe("response cache (in process)", () => {
     expect(after.body.data!.betResult).toMatchObject({ status: "REFUNDED", refundedBlock: refundedBlock.toString() });
   });
 
+  it("counts hits, stores and misses in /metrics", async () => {
+    const counts = async () => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      const count = (result: string) => Number(text.match(new RegExp(`^graphql_response_cache_total\\{[^}]*result="${result}"[^}]*\\} (\\d+)$`, "m"))?.[1] ?? 0);
+      return { hit: count("hit"), stored: count("stored"), miss: count("miss") };
+    };
+    const before = await counts();
+    expect((await ask(t.url, FINAL_BET, { betId: finalIds[4]! })).xCache).toBe("MISS");
+    expect((await ask(t.url, FINAL_BET, { betId: finalIds[4]! })).xCache).toBe("HIT");
+    expect((await ask(t.url, `{ health { status } }`)).xCache).toBe("MISS");
+    expect(await counts()).toEqual({ hit: before.hit + 1, stored: before.stored + 1, miss: before.miss + 1 });
+  });
+
   it("keeps network settings a minute, but never anything that asks for health", async () => {
     const settings = `{ networkConfigs { chainId name confirmations } }`;
     expect((await ask(t.url, settings)).xCache).toBe("MISS");

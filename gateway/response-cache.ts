@@ -2,6 +2,7 @@ import type { ApolloServerPlugin } from "@apollo/server";
 import ApolloServerPluginResponseCache from "@apollo/server-plugin-response-cache";
 import { InMemoryLRUCache, type KeyValueCache, type KeyValueCacheSetOptions } from "@apollo/utils.keyvaluecache";
 import type { Redis } from "ioredis";
+import { Counter, type Registry } from "prom-client";
 import { MAX_AGE } from "../core/cache-hints.ts";
 import type { Config } from "../core/config.ts";
 import type { Logger } from "../core/logger.ts";
@@ -126,15 +127,31 @@ export function responseCacheStoreFromConfig(config: Config, options: { redis?: 
  * Apollo's response cache restricted to what this API may keep: public answers with a merged
  * maxAge of at least RESPONSE_CACHE_MIN_MAX_AGE, never `health`, never errors or partial data
  * (the plugin stores only answers without errors). Every answer says `X-Cache: HIT` or `MISS`; a
- * hit also carries `Age`.
+ * hit also carries `Age`. With a registry, `graphql_response_cache_total{result}` counts each
+ * answer as `hit`, `stored` (a miss written to the cache) or `miss` (not cacheable, or skipped).
  */
-export function responseCachePlugin(store: ResponseCacheStore): ApolloServerPlugin {
+export function responseCachePlugin(store: ResponseCacheStore, registry?: Registry): ApolloServerPlugin {
+  const answers = registry
+    ? new Counter({
+        name: "graphql_response_cache_total",
+        help: "GraphQL answers by response cache outcome: hit, stored (a miss now cached), miss",
+        labelNames: ["result"] as const,
+        registers: [registry],
+      })
+    : undefined;
+  // The plugin asks shouldWriteToCache once per cacheable answer, just before it stores it.
+  const stored = new WeakSet<object>();
   const inner = ApolloServerPluginResponseCache({
     cache: store,
     shouldReadFromCache: async ({ operation, document }) => !asksHealth(operation, document),
-    shouldWriteToCache: async ({ operation, document, overallCachePolicy }) => {
+    shouldWriteToCache: async (context) => {
+      const { operation, document, overallCachePolicy } = context;
       const policy = overallCachePolicy.policyIfCacheable();
-      return policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
+      const write = policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
+      // The plugin then skips answers with errors or without data: those are not stored either.
+      const body = context.response.body;
+      if (write && body?.kind === "single" && body.singleResult.data && !body.singleResult.errors) stored.add(context.request);
+      return write;
     },
   });
   return {
@@ -144,7 +161,9 @@ export function responseCachePlugin(store: ResponseCacheStore): ApolloServerPlug
         ...listener,
         async willSendResponse(context) {
           await listener.willSendResponse?.(context);
-          context.response.http.headers.set("x-cache", context.metrics.responseCacheHit ? "HIT" : "MISS");
+          const hit = context.metrics.responseCacheHit === true;
+          context.response.http.headers.set("x-cache", hit ? "HIT" : "MISS");
+          answers?.inc({ result: hit ? "hit" : stored.has(context.request) ? "stored" : "miss" });
         },
       };
     },

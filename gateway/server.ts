@@ -137,7 +137,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
-      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache)] : []),
+      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache, metrics.registry)] : []),
     ],
     logger,
   });
