@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
 import { composeSupergraph } from "../core/supergraph.ts";
+import { createMemoryFanout } from "../realtime/fanout.ts";
+import { feedCheck } from "../realtime/health.ts";
+import { createLocalLock } from "../realtime/lock.ts";
+import { createPublisher } from "../realtime/publisher.ts";
+import { createRealtime } from "../realtime/server.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 
 const FULL_HEALTH = `{ health { status version uptimeSeconds checks { name status latencyMs detail } } }`;
@@ -106,5 +112,38 @@ describe("supergraph file", () => {
     }
     expect(after!.errors![0]!.extensions!.code).toBe("GRAPHQL_VALIDATION_FAILED");
     expect((await t.gql(`{ networkConfigs { chainId } }`)).data).toBeTruthy();
+  });
+});
+
+// Last: it mounts Socket.IO on this file's gateway, as `npm start` and GATEWAY_SOCKETIO=1 do.
+describe("Socket.IO on the API host", () => {
+  it("adds a feed check: OK while the publisher's feed flows, DEGRADED while the node delivers from the outbox itself", async () => {
+    const logger = silentLogger();
+    const fanout = createMemoryFanout();
+    const realtime = await createRealtime(t.stack.http.server, { db: t.db, logger, fanout, path: "/socket.io", feedTimeoutMs: 1_500, localPollMs: 200 });
+    const publisher = createPublisher({ db: t.db, fanout, logger, lock: createLocalLock(), pollIntervalMs: 200, heartbeatMs: 200 });
+    publisher.start();
+    t.stack.gateway.health.addChecks(() => [feedCheck(realtime.state())]);
+    const feed = async () => {
+      const response = await fetch(`${t.url}/health`);
+      const report = (await response.json()) as { status: string; checks: { name: string; status: string; detail: string | null }[] };
+      return { http: response.status, status: report.status, feed: report.checks.find((c) => c.name === "feed") };
+    };
+    const until = async (predicate: (report: Awaited<ReturnType<typeof feed>>) => boolean, what: string) => {
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 200))) {
+        const report = await feed();
+        if (predicate(report)) return report;
+      }
+      throw new Error(`timed out waiting for ${what}`);
+    };
+    try {
+      expect(await until((r) => r.feed?.status === "OK", "feed OK")).toMatchObject({ http: 200, feed: { status: "OK", detail: null } });
+      await publisher.stop(); // no heartbeat any more: after feedTimeoutMs the node reads the outbox itself
+      const degraded = await until((r) => r.feed?.status === "DEGRADED", "feed DEGRADED");
+      expect(degraded).toMatchObject({ http: 200, status: "DEGRADED", feed: { detail: "delivering from the outbox locally" } });
+    } finally {
+      await publisher.stop();
+      await realtime.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { createLogger } from "../core/logger.ts";
 import { createRedisClient } from "../core/redis.ts";
 import { openConfiguredDatabase, SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
+import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { gatewayProtection } from "./protection.ts";
 import { responseCacheStoreFromConfig } from "./response-cache.ts";
@@ -32,6 +33,7 @@ const { server } = await gateway.listen(config.HOST, config.PORT);
 const realtime = config.GATEWAY_SOCKETIO
   ? await startRealtime(server, { db, logger, redisUrl: config.REDIS_URL, databaseUrl: config.DATABASE_URL, path: REALTIME_PATH.gateway })
   : undefined;
+if (realtime) gateway.health.addChecks(() => [feedCheck(realtime.realtime.state())]);
 stopOnSignals(logger, async () => {
   await realtime?.stop();
   await gateway.stop();

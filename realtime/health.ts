@@ -27,6 +27,13 @@ export interface NodeHealth {
   route: RouteHandler;
 }
 
+/** `feed`: DEGRADED while the node delivers from the outbox itself (also on a gateway serving Socket.IO). */
+export function feedCheck(state: Pick<ReturnType<Realtime["state"]>, "delivery">): HealthCheck {
+  return state.delivery === "feed"
+    ? { name: "feed", status: "OK", latencyMs: null, detail: null }
+    : { name: "feed", status: "DEGRADED", latencyMs: null, detail: "delivering from the outbox locally" };
+}
+
 export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   const startedAt = Date.now();
   const timeoutMs = options.probeTimeoutMs ?? 2_000;
@@ -50,9 +57,7 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
         ? { name: "redis", status: "OK", latencyMs: null, detail: null }
         : { name: "redis", status: "DEGRADED", latencyMs: null, detail: "unreachable" });
     }
-    checks.push(state.delivery === "feed"
-      ? { name: "feed", status: "OK", latencyMs: null, detail: null }
-      : { name: "feed", status: "DEGRADED", latencyMs: null, detail: "delivering from the outbox locally" });
+    checks.push(feedCheck(state));
     const status: HealthStatus = checks[0]!.status === "DOWN" ? "DOWN" : checks.some((c) => c.status !== "OK") ? "DEGRADED" : "OK";
     return { status, version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
   };

@@ -66,6 +66,15 @@ describe("npm start on a clean checkout", () => {
     expect([...statuses].sort()).toEqual(["PENDING", "REFUNDED", "SETTLED"]);
   });
 
+  it("reports the database, the subgraphs, the indexer and the Socket.IO feed in /health", async () => {
+    const response = await fetch(`${apiUrl}/health`);
+    const report = (await response.json()) as { checks: { name: string; status: string }[] };
+    expect(response.status).toBe(200);
+    const checks = Object.fromEntries(report.checks.map((c) => [c.name, c.status]));
+    expect(checks).toMatchObject({ database: "OK", "subgraph:networks": "OK", "subgraph:results": "OK", "subgraph:history": "OK", feed: "OK" });
+    expect(Object.keys(checks).some((name) => name.startsWith("indexer:"))).toBe(true);
+  });
+
   it("serves a settled bet whose proof snarkjs and the deployed verifier accept", async () => {
     const data = await gql<{ networkConfigs: { chainId: number; contracts: { name: string; address: Address }[]; verificationKey: { json: string } }[] }>(
       `{ networkConfigs { chainId contracts { name address } verificationKey { json } } }`,

@@ -13,6 +13,7 @@ import { gatewayProtection } from "../gateway/protection.ts";
 import { responseCacheStoreFromConfig } from "../gateway/response-cache.ts";
 import { loadNetworksConfig, type NetworkConfig } from "../indexer/config.ts";
 import { createIndexer, type Indexer } from "../indexer/indexer.ts";
+import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { startDemoChain, type DemoChain } from "./demo-chain.ts";
@@ -71,6 +72,7 @@ const realtime = await startRealtime(stack.http.server, {
   // With Redis this process still publishes (one leader among publishers, by advisory lock).
   publisher: true,
 });
+stack.gateway.health.addChecks(() => [feedCheck(realtime.realtime.state())]);
 logger.info(
   { page: `${stack.url}/`, graphql: `${stack.url}/graphql`, health: `${stack.url}/health`, socketio: `${stack.url}/socket.io`, demo: chain ? "chain" : config.DEMO_MODE },
   "Public Bet Results API ready",

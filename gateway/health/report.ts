@@ -66,6 +66,7 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
   const startedAt = Date.now();
   const timeoutMs = options.probeTimeoutMs ?? 2000;
   let cached: { at: number; report: Promise<HealthReport> } | undefined;
+  const localSources: (() => HealthCheck[])[] = [];
 
   async function probeSubgraph(url: string): Promise<void> {
     const response = await fetch(url, {
@@ -106,7 +107,7 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
     const indexers = database!.status === "OK"
       ? await indexerChecks().catch((): HealthCheck[] => [{ name: "indexer", status: "DEGRADED", latencyMs: null, detail: "unreadable" }])
       : [];
-    const checks = [database!, ...(redis ? [redis] : []), ...subgraphChecks, ...indexers];
+    const checks = [database!, ...(redis ? [redis] : []), ...subgraphChecks, ...indexers, ...localSources.flatMap((source) => source())];
     const allSubgraphsDown = subgraphChecks.length > 0 && subgraphChecks.every((c) => c.status === "DOWN");
     const status: HealthStatus = database!.status === "DOWN" || allSubgraphsDown
       ? "DOWN"
@@ -115,6 +116,14 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
   }
 
   return {
+    /**
+     * Adds checks of something running in this process that starts after the gateway, e.g. the
+     * Socket.IO tier on the API host. A DEGRADED local check degrades the report; none makes it DOWN.
+     */
+    addChecks(source: () => HealthCheck[]): void {
+      localSources.push(source);
+      cached = undefined;
+    },
     report(): Promise<HealthReport> {
       const now = Date.now();
       if (!cached || now - cached.at >= (options.cacheMs ?? 1000)) {
