@@ -20,6 +20,9 @@ describe("realtime configuration", () => {
     expect(loadRealtimeConfig({ METRICS_PORT: "9465" }).METRICS_PORT).toBe(9465);
     expect(() => loadRealtimeConfig({ METRICS_PORT: "70000" })).toThrow(/METRICS_PORT/);
     expect(() => loadRealtimeConfig({ REALTIME_DRAIN_GRACE_MS: "-1" })).toThrow(/REALTIME_DRAIN_GRACE_MS/);
+    expect(config.REALTIME_MAX_BUFFERED_BYTES).toBe(4 * 1024 * 1024);
+    expect(loadRealtimeConfig({ REALTIME_MAX_BUFFERED_BYTES: "0" }).REALTIME_MAX_BUFFERED_BYTES).toBe(0);
+    expect(() => loadRealtimeConfig({ REALTIME_MAX_BUFFERED_BYTES: "1024" })).toThrow(/REALTIME_MAX_BUFFERED_BYTES/);
     expect(loadRealtimeConfig({ REALTIME_PUBLISHER: "1", REALTIME_PATH: "/ws" })).toMatchObject({ REALTIME_PUBLISHER: true, REALTIME_PATH: "/ws" });
     const invalid = () => loadRealtimeConfig({ REALTIME_EVENTS_PER_SECOND: "0", REALTIME_PATH: "ws" });
     expect(invalid).toThrow(/REALTIME_EVENTS_PER_SECOND/);

@@ -8,6 +8,8 @@ import type { Retention } from "./outbox.ts";
 
 const positiveInt = z.coerce.number().int().positive();
 const nonNegativeInt = z.coerce.number().int().min(0);
+/** A slow consumer's bound: 0 (none) or at least 64 KiB, so that a burst of ordinary updates never trips it. */
+const bufferedBytes = nonNegativeInt.refine((v) => v === 0 || v >= 64 * 1024, "must be 0 (no bound) or at least 65536");
 const flag = z.enum(["0", "1", "false", "true", ""]).default("").transform((v) => v === "1" || v === "true");
 
 const schema = z.object({
@@ -19,6 +21,7 @@ const schema = z.object({
   REALTIME_MAX_CHAIN_IDS: positiveInt.default(32),
   REALTIME_EVENTS_PER_SECOND: positiveInt.default(20),
   REALTIME_MAX_MESSAGE_BYTES: positiveInt.default(16 * 1024),
+  REALTIME_MAX_BUFFERED_BYTES: bufferedBytes.default(4 * 1024 * 1024),
   REALTIME_REPLAY_MAX_UPDATES: nonNegativeInt.default(100_000),
   REALTIME_REPLAY_MAX_AGE_SECONDS: nonNegativeInt.default(24 * 3600),
   REALTIME_PING_INTERVAL_MS: positiveInt.default(25_000),
@@ -42,6 +45,7 @@ export function limitsFromConfig(config: RealtimeConfig): RealtimeLimits {
     maxChainIds: config.REALTIME_MAX_CHAIN_IDS,
     eventsPerSecond: config.REALTIME_EVENTS_PER_SECOND,
     maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
+    maxBufferedBytes: config.REALTIME_MAX_BUFFERED_BYTES,
   };
 }
 

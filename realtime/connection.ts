@@ -47,9 +47,17 @@ export interface RealtimeLimits extends SubscriptionLimits {
   eventsPerSecond: number;
   /** Socket.IO message size (maxHttpBufferSize), bytes. */
   maxMessageBytes: number;
+  /** Bytes queued for one socket (it does not read) beyond which its connection is closed (0: no bound; backpressure.ts). */
+  maxBufferedBytes: number;
 }
 
-export const DEFAULT_LIMITS: RealtimeLimits = { maxSubscriptions: 200, maxChainIds: 32, eventsPerSecond: 20, maxMessageBytes: 16 * 1024 };
+export const DEFAULT_LIMITS: RealtimeLimits = {
+  maxSubscriptions: 200,
+  maxChainIds: 32,
+  eventsPerSecond: 20,
+  maxMessageBytes: 16 * 1024,
+  maxBufferedBytes: 4 * 1024 * 1024,
+};
 
 export interface ConnectionContext {
   stream: UpdateStream;

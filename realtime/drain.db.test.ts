@@ -4,15 +4,15 @@
 // resuming with their last seq end with every update exactly once, in order.
 // PostgreSQL only (PGlite cannot be shared between processes).
 import { randomBytes } from "node:crypto";
-import { io } from "socket.io-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
-import type { BetUpdatePayload, DrainingNotice, SubscribedPayload } from "./events.ts";
+import type { DrainingNotice, SubscribedPayload } from "./events.ts";
 import {
   connectClient,
   createNetworks,
   eventually,
   keepWriting,
+  resumingClient,
   seqs,
   startBalancer,
   startCluster,
@@ -20,6 +20,7 @@ import {
   type Balancer,
   type Cluster,
   type ClusterNode,
+  type ResumingClient,
   type TypedClientSocket,
 } from "./testing.ts";
 
@@ -29,36 +30,10 @@ const GRACE_MS = 8_000;
 const A = wallet(1);
 const B = wallet(2);
 
-/** What a client application does: keeps the last seq, and on every (re)connect subscribes again from it. */
-interface ResumingClient {
-  socket: TypedClientSocket;
-  updates: BetUpdatePayload[];
-  drainingNotices: DrainingNotice[];
-  disconnectReasons: string[];
-  connects: number;
-  /** The seq the first subscription went live from. */
-  since: bigint;
-}
-
-async function resumingClient(url: string): Promise<ResumingClient> {
-  // A stock client: default reconnection settings, WebSocket (no sticky sessions needed).
-  const socket: TypedClientSocket = io(url, { path: "/ws", transports: ["websocket"], forceNew: true });
-  const client: ResumingClient = { socket, updates: [], drainingNotices: [], disconnectReasons: [], connects: 0, since: 0n };
-  socket.on("bets:update", (update) => client.updates.push(update));
-  socket.on("server:draining", (notice) => client.drainingNotices.push(notice));
-  socket.on("disconnect", (reason) => client.disconnectReasons.push(reason));
-  const first = new Promise<void>((resolve, reject) => {
-    socket.on("connect", () => {
-      client.connects++;
-      const last = client.updates.at(-1)?.seq;
-      socket.timeout(20_000).emitWithAck("bets:subscribe", last ? { all: true, sinceSeq: last } : { all: true }).then((state) => {
-        if ("error" in state) return reject(new Error(state.error.message));
-        if (client.connects === 1) client.since = BigInt((state as SubscribedPayload).seq);
-        resolve();
-      }, reject);
-    });
-  });
-  await first;
+/** A stock client that resumes on every connect, and keeps the `server:draining` notices it gets. */
+async function drainedClient(url: string): Promise<ResumingClient & { drainingNotices: DrainingNotice[] }> {
+  const client = Object.assign(await resumingClient(url), { drainingNotices: [] as DrainingNotice[] });
+  client.socket.on("server:draining", (notice) => client.drainingNotices.push(notice));
   return client;
 }
 
@@ -87,7 +62,7 @@ describe.skipIf(!onPostgres)("SIGTERM drains a realtime node (PostgreSQL only)",
 
   it("clients told to reconnect do so by themselves, to the other node, and lose nothing; the node exits 0 within the grace period", async () => {
     const [nodeA, nodeB] = cluster.nodes as [ClusterNode, ClusterNode];
-    const drained = await Promise.all(Array.from({ length: 3 }, () => resumingClient(balancer.url)));
+    const drained = await Promise.all(Array.from({ length: 3 }, () => drainedClient(balancer.url)));
     sockets.push(...drained.map((c) => c.socket));
     expect(balancer.routed.get(nodeA.url)).toBe(3); // the balancer's first choice while it listens
     const control = await connectClient(nodeB.url, "/ws");

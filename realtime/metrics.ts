@@ -41,7 +41,7 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 }
 
 export function createNodeMetrics(
-  realtime: Pick<Realtime, "state" | "delivered" | "healed" | "subscriptions" | "lastSeq">,
+  realtime: Pick<Realtime, "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects">,
   fanout: Pick<Fanout, "kind" | "connected">,
   options: { defaultMetrics?: boolean } = {},
 ): RealtimeMetrics {
@@ -50,6 +50,7 @@ export function createNodeMetrics(
   gauge(registry, "realtime_subscriptions", "Subscription items (wallets + bets + chainIds, 1 for all) over this node's sockets", () => realtime.subscriptions());
   mirroredCounter(registry, "realtime_updates_delivered_total", "Updates this node emitted to its rooms (once each, whatever the number of sockets)", () => realtime.delivered());
   mirroredCounter(registry, "realtime_updates_from_outbox_total", "Of those, updates read from the outbox (gaps, local delivery) rather than brought by the feed", () => realtime.healed());
+  mirroredCounter(registry, "realtime_slow_consumer_disconnects_total", "Connections closed because their socket had more than REALTIME_MAX_BUFFERED_BYTES queued (it did not read)", () => realtime.slowConsumerDisconnects());
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));
   gauge(registry, "realtime_local_delivery", "1 while this node delivers from the outbox itself (feed or Redis down), else 0", () => (realtime.state().delivery === "local" ? 1 : 0));
   gauge(registry, "realtime_redis_connected", "1 while the Redis adapter's connections are up (always 1 in memory)", () => (fanout.connected() ? 1 : 0));

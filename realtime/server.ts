@@ -5,6 +5,7 @@ import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
 import { handleConnection, DEFAULT_LIMITS, toPayload, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
@@ -38,6 +39,8 @@ export interface RealtimeDeps {
    */
   localPollMs?: number;
   feedTimeoutMs?: number;
+  /** How often sockets' queued bytes are checked against `limits.maxBufferedBytes` (default 500 ms). */
+  slowConsumerCheckMs?: number;
 }
 
 /** How updates reach this node's sockets now: through the publisher's feed, or read locally from the outbox. */
@@ -64,6 +67,8 @@ export interface Realtime {
   delivered(): number;
   /** Subscription items over this node's sockets (see ConnectionHandle.subscriptions). */
   subscriptions(): number;
+  /** Connections closed because their socket had more than `limits.maxBufferedBytes` queued. */
+  slowConsumerDisconnects(): number;
   state(): RealtimeState;
   /**
    * SIGTERM: refuses new connections, sends `server:draining` to every socket, lets requests in
@@ -142,11 +147,16 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     connections.set(socket.id, handleConnection(socket, context));
     socket.once("disconnect", () => connections.delete(socket.id));
   });
+  const slowConsumers = watchSlowConsumers(io, {
+    maxBytes: limits.maxBufferedBytes,
+    intervalMs: deps.slowConsumerCheckMs ?? 500,
+    logger: deps.logger,
+  });
   deps.logger.info({ path, adapter: deps.fanout.kind, startSeq: startSeq.toString() }, "realtime node attached");
 
   /** Closes every local connection at the transport level: no Socket.IO disconnect packet, so clients reconnect. */
   const closeTransports = () => {
-    for (const socket of io.of("/").sockets.values()) socket.conn.close();
+    for (const socket of io.of("/").sockets.values()) closeTransport(socket);
   };
   const socketsGone = (timeoutMs: number) =>
     new Promise<void>((resolve) => {
@@ -174,6 +184,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       for (const connection of connections.values()) total += connection.subscriptions();
       return total;
     },
+    slowConsumerDisconnects: () => slowConsumers.disconnected(),
     state: () => ({
       delivery: local.active() ? "local" : "feed",
       fanoutConnected: deps.fanout.connected(),
@@ -204,6 +215,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       closed ??= (async () => {
         draining = true;
         local.stop();
+        slowConsumers.stop();
         stopFeed();
         stream.close();
         closeTransports();

@@ -7,6 +7,7 @@ import { createInterface } from "node:readline";
 import type { BetJson } from "../core/bet-json.ts";
 import type { Database } from "../core/db.ts";
 import { io as ioClient, type Socket as ClientSocket } from "socket.io-client";
+import { REALTIME_PATH } from "./events.ts";
 import type { Prisma } from "../prisma/generated/client.ts";
 import type {
   BetsErrorPayload,
@@ -25,6 +26,8 @@ export interface TestUpdate {
   betId: string;
   player: string;
   type?: BetUpdateType;
+  /** Characters of filler added to the stored bet JSON (large payloads: slow-consumer tests). */
+  fillerChars?: number;
 }
 
 const hex = (n: bigint, bytes: number) => `0x${BigInt.asUintN(bytes * 8, n).toString(16).padStart(bytes * 2, "0")}`;
@@ -81,7 +84,7 @@ export async function insertUpdates(db: Database, updates: TestUpdate[]): Promis
     player: u.player,
     blockNumber: 100n,
     blockHash: hex(1n, 32),
-    bet: fakeBet(u) as unknown as Prisma.InputJsonValue,
+    bet: { ...fakeBet(u), ...(u.fillerChars ? { filler: "x".repeat(u.fillerChars) } : {}) } as unknown as Prisma.InputJsonValue,
   }));
   if (db.kind === "pglite") {
     const rows = await db.prisma.betUpdate.createManyAndReturn({ data, select: { seq: true } });
@@ -224,6 +227,41 @@ export async function connectClient(url: string, path: string): Promise<TestClie
   await new Promise<void>((resolve, reject) => {
     socket.once("connect", () => resolve());
     socket.once("connect_error", reject);
+  });
+  return client;
+}
+
+/** What a client application does: keeps the last seq, and on every (re)connect subscribes to everything again from it. */
+export interface ResumingClient {
+  socket: TypedClientSocket;
+  updates: BetUpdatePayload[];
+  disconnectReasons: string[];
+  connects: number;
+  /** The seq the first subscription went live from. */
+  since: bigint;
+}
+
+/** A stock socket.io-client (default reconnection; WebSocket, so no sticky sessions needed) as a `ResumingClient`. */
+export async function resumingClient(url: string, options: { path?: string; reconnectionDelay?: number } = {}): Promise<ResumingClient> {
+  const socket: TypedClientSocket = ioClient(url, {
+    path: options.path ?? REALTIME_PATH.dedicated,
+    transports: ["websocket"],
+    forceNew: true,
+    ...(options.reconnectionDelay === undefined ? {} : { reconnectionDelay: options.reconnectionDelay }),
+  });
+  const client: ResumingClient = { socket, updates: [], disconnectReasons: [], connects: 0, since: 0n };
+  socket.on("bets:update", (update) => client.updates.push(update));
+  socket.on("disconnect", (reason) => client.disconnectReasons.push(reason));
+  await new Promise<void>((resolve, reject) => {
+    socket.on("connect", () => {
+      client.connects++;
+      const last = client.updates.at(-1)?.seq;
+      socket.timeout(20_000).emitWithAck("bets:subscribe", last ? { all: true, sinceSeq: last } : { all: true }).then((state) => {
+        if ("error" in state) return reject(new Error(state.error.message));
+        if (client.connects === 1) client.since = BigInt(state.seq);
+        resolve();
+      }, reject);
+    });
   });
   return client;
 }

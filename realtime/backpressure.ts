@@ -1,0 +1,79 @@
+// Slow consumers. A socket that stops reading (TCP backpressure) makes the node queue every update
+// meant for it: engine.io's write buffer (packets its transport cannot take yet) and the WebSocket's
+// own buffer (bytes not yet handed to the kernel). Unbounded, one hostile client subscribed to the
+// firehose could exhaust the node's memory. A sweep over the node's sockets adds the two up and
+// closes the connection of a socket over the bound at the transport level (no Socket.IO disconnect
+// packet): a stock client reconnects by itself and resumes with `sinceSeq`, losing nothing.
+// Nothing on the delivery path pays for it; a socket may pass the bound by one sweep's worth.
+import type { Logger } from "../core/logger.ts";
+import type { RealtimeServer, RealtimeSocket } from "./fanout.ts";
+
+/** engine.io 6.6 internals (private in its types); slow-consumer.db.test.ts fails if they move. */
+interface EngineConnection {
+  writeBuffer?: { data?: unknown }[];
+  /** `socket` is the `ws` WebSocket of the websocket transport (long-polling has none). */
+  transport: { socket?: { bufferedAmount?: number; terminate?: () => void } };
+}
+
+const engineConnection = (socket: RealtimeSocket) => socket.conn as unknown as EngineConnection;
+
+/**
+ * Bytes queued for `socket` (string packets counted in characters: JSON, nearly all ASCII). Stops
+ * counting once past `stopAbove`: the sweep only needs to know that.
+ */
+export function bufferedBytes(socket: RealtimeSocket, stopAbove = Number.POSITIVE_INFINITY): number {
+  const conn = engineConnection(socket);
+  let bytes = conn.transport.socket?.bufferedAmount ?? 0;
+  for (const packet of conn.writeBuffer ?? []) {
+    if (bytes > stopAbove) break;
+    const data = packet.data;
+    bytes += typeof data === "string" ? data.length : Buffer.isBuffer(data) ? data.byteLength : 0;
+  }
+  return bytes;
+}
+
+/**
+ * Closes a socket's connection at the transport level: socket.io-client reconnects by itself
+ * (reason `transport close`; after a Socket.IO disconnect it would not). By default engine.io first
+ * writes out what is queued (draining: a reading client gets it); `discardQueued` drops it and the
+ * TCP connection at once (a client that does not read would never take it).
+ */
+export function closeTransport(socket: RealtimeSocket, options: { discardQueued?: boolean } = {}): void {
+  if (!options.discardQueued) return void socket.conn.close();
+  socket.conn.close(true);
+  // Otherwise ws keeps its buffer until its closing handshake times out (30 s).
+  engineConnection(socket).transport.socket?.terminate?.();
+}
+
+export interface SlowConsumerWatch {
+  /** Connections closed for being over the bound, since start. */
+  disconnected(): number;
+  stop(): void;
+}
+
+/** Every `intervalMs`: closes the connection of each socket with more than `maxBytes` queued (0: never). */
+export function watchSlowConsumers(
+  io: RealtimeServer,
+  options: { maxBytes: number; intervalMs: number; logger: Logger },
+): SlowConsumerWatch {
+  let disconnected = 0;
+  if (options.maxBytes <= 0) return { disconnected: () => 0, stop: () => undefined };
+  // A closed socket may still be listed until its disconnect: count and log it once.
+  const closed = new WeakSet<RealtimeSocket>();
+  const timer = setInterval(() => {
+    for (const socket of io.of("/").sockets.values()) {
+      if (closed.has(socket)) continue;
+      const bytes = bufferedBytes(socket, options.maxBytes);
+      if (bytes <= options.maxBytes) continue;
+      closed.add(socket);
+      disconnected++;
+      options.logger.warn(
+        { socket: socket.id, transport: socket.conn.transport.name, bufferedBytes: bytes, maxBufferedBytes: options.maxBytes },
+        "closing a slow consumer's connection",
+      );
+      closeTransport(socket, { discardQueued: true });
+    }
+  }, options.intervalMs);
+  timer.unref();
+  return { disconnected: () => disconnected, stop: () => clearInterval(timer) };
+}
