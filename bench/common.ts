@@ -7,6 +7,11 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import type { Database } from "../core/db.ts";
+import type { Logger } from "../core/logger.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { SERVICE_VERSION } from "../core/service.ts";
+import { startStack, type RunningStack, type StackOptions } from "../core/stack.ts";
 import { PrismaClient } from "../prisma/generated/client.ts";
 
 export function log(line = ""): void {
@@ -188,4 +193,18 @@ export async function captureSql(url: string, fn: (prisma: PrismaClient) => Prom
     await prisma.$disconnect().catch(() => undefined);
     await pool.end().catch(() => undefined);
   }
+}
+
+/** The whole stack in this process over `db`, as production runs it (no stack traces), on a free loopback port. */
+export function startBenchStack(db: Database, logger: Logger, options: Pick<StackOptions, "protection" | "responseCache"> & { maxBodyBytes?: number } = {}): Promise<RunningStack> {
+  return startStack({
+    deps: { db, logger, networks: new NetworkDirectory(db), production: true },
+    host: "127.0.0.1",
+    port: 0,
+    version: SERVICE_VERSION,
+    supergraphPath: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
+    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
+    protection: options.protection,
+    responseCache: options.responseCache,
+  });
 }

@@ -17,14 +17,12 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { pino } from "pino";
 import { openDatabase } from "../core/db.ts";
-import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
-import { startStack } from "../core/stack.ts";
+import { stopOnSignals } from "../core/service.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { databaseUrl, log, stopChild } from "./common.ts";
+import { databaseUrl, log, startBenchStack, stopChild } from "./common.ts";
 import { backendPids, errorCount, runLoad, spawnServer } from "./load.ts";
 
 const { values: args, positionals } = parseArgs({
@@ -58,15 +56,7 @@ async function serve(mode: Mode, prefix: string): Promise<void> {
     mode === "off" ? undefined
     : redis ? new RedisResponseCacheStore(redis, { logger, prefix })
     : createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 });
-  const stack = await startStack({
-    deps: { db, logger, networks: new NetworkDirectory(db), production: true },
-    host: "127.0.0.1",
-    port: 0,
-    version: SERVICE_VERSION,
-    supergraphPath: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
-    maxBodyBytes: 64 * 1024,
-    responseCache,
-  });
+  const stack = await startBenchStack(db, logger, { responseCache });
   process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql` })}\n`);
   stopOnSignals(logger, async () => {
     await stack.stop();

@@ -16,13 +16,11 @@
 // fixtures } — and stops on SIGTERM/SIGINT, and with BENCH_SERVE_WATCH_STDIN=1 also when its stdin
 // ends (the parent died), so it never outlives the benchmark. Logs (warn and above) go to stderr.
 // bench/abuse.ts also sets APOLLO_TELEMETRY_DISABLED=true, keeping @apollo/gateway off the network.
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
-import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
-import { startStack } from "../core/stack.ts";
+import { stopOnSignals } from "../core/service.ts";
+import { startBenchStack } from "./common.ts";
 import { gatewayProtection } from "../gateway/protection.ts";
 
 const url = process.env.BENCH_SERVE_DATABASE_URL || undefined;
@@ -70,15 +68,7 @@ const settled = await db.prisma.bet.findMany({
 // The contract's defaults, whatever this shell's environment says, plus one trusted proxy hop.
 const config = loadConfig({ TRUST_PROXY_HOPS: "1" });
 const protection = gatewayProtection(config);
-const stack = await startStack({
-  deps: { db, logger, networks: new NetworkDirectory(db), production: true },
-  host: "127.0.0.1",
-  port: 0,
-  version: SERVICE_VERSION,
-  supergraphPath: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
-  maxBodyBytes: config.MAX_BODY_BYTES,
-  protection,
-});
+const stack = await startBenchStack(db, logger, { maxBodyBytes: config.MAX_BODY_BYTES, protection });
 process.stdout.write(`${JSON.stringify({
   pid: process.pid,
   database: db.kind,

@@ -5,14 +5,12 @@
 // The gateway gets the configured query limits (depth, aliases, cost: their checks are part of the
 // per-request cost) but no per-client rate limit: every request comes from one loopback client, so
 // the limiter would only measure itself (HTTP 429 after RATE_LIMIT_MAX requests per window).
-import { fileURLToPath } from "node:url";
 import { pino } from "pino";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
-import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
-import { startStack } from "../core/stack.ts";
+import { stopOnSignals } from "../core/service.ts";
 import { gatewayProtection } from "../gateway/protection.ts";
+import { startBenchStack } from "./common.ts";
 
 const url = process.env.BENCH_SERVE_DATABASE_URL;
 if (!url) {
@@ -22,15 +20,7 @@ if (!url) {
 
 const logger = pino({ name: "bench-serve", level: process.env.LOG_LEVEL ?? "warn" }, pino.destination(2));
 const db = await openDatabase({ url, logger, migrate: false });
-const stack = await startStack({
-  deps: { db, logger, networks: new NetworkDirectory(db), production: true },
-  host: "127.0.0.1",
-  port: 0,
-  version: SERVICE_VERSION,
-  supergraphPath: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
-  maxBodyBytes: 64 * 1024,
-  protection: { ...gatewayProtection(loadConfig()), rateLimit: undefined },
-});
+const stack = await startBenchStack(db, logger, { protection: { ...gatewayProtection(loadConfig()), rateLimit: undefined } });
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {
   await stack.stop();

@@ -179,16 +179,20 @@ export function migratedPostgresTemplate(): Promise<string> {
 
 /** Create an empty, migrated database from the template; returns its name. */
 export async function createPostgresDatabaseFromTemplate(): Promise<string> {
-  const template = await migratedPostgresTemplate();
   const name = `${TEST_DATABASE_PREFIX}${process.pid}_${randomBytes(5).toString("hex")}`;
   await withAdmin(async (admin) => {
     for (let attempt = 1; ; attempt++) {
+      const template = await migratedPostgresTemplate();
       try {
         await admin.query(`CREATE DATABASE ${quoteIdent(name)} TEMPLATE ${quoteIdent(template)}`);
         return;
       } catch (error) {
-        // 55006: "source database is being accessed by other users" — transient.
-        if ((error as { code?: string }).code !== "55006" || attempt >= 40) throw error;
+        const code = (error as { code?: string }).code;
+        // 55006: "source database is being accessed by other users" — transient. 3D000: the
+        // template is gone, dropped as stale by a checkout with other migrations on the same
+        // server — build ours again.
+        if ((code !== "55006" && code !== "3D000") || attempt >= 40) throw error;
+        if (code === "3D000") postgresTemplate = undefined;
         await new Promise((r) => setTimeout(r, 25 * attempt));
       }
     }
