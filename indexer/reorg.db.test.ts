@@ -4,6 +4,7 @@
 // vanished and PLACED updates for the bets whose settlement/refund was undone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../core/logger.ts";
+import { betCountDrift } from "../test/bet-counts.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
@@ -99,6 +100,8 @@ describe.each([1, 2, 3, 4, 5])("a reorg of depth %i", (depth) => {
     const fresh = await freshIndex();
     expect(mine.bets).toEqual(fresh.bets);
     expect(mine.results).toEqual(fresh.results);
+    // The per-wallet counters (triggers on Bet) followed the rollback's deletions and reverts.
+    expect(await betCountDrift(db)).toEqual([]);
 
     // The outbox: every bet's latest update equals the fresh index's; bets gone for good end REMOVED.
     const mineLast = lastUpdates(mine);

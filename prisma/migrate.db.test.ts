@@ -183,6 +183,44 @@ describe(`runtime migrator (${kind})`, () => {
     }
   });
 
+  it("backfills PlayerBetCount from the bets already there when its migration is applied, then keeps it with triggers", async () => {
+    const counterMigration = names.findIndex((name) => name.endsWith("_player_bet_count"));
+    expect(counterMigration).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const target = await emptyTarget();
+    try {
+      for (const m of migrations.slice(0, counterMigration)) {
+        mkdirSync(join(dir, m.name));
+        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
+      }
+      await target.migrate({ migrationsDir: dir });
+      await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
+        VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);
+      // 3 000 bets of 7 players on 2 chains in 3 statuses, before the counter exists.
+      await target.query(`
+        INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
+                           "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
+        SELECT 1 + i % 2, i, 'p' || (i % 7), '0x0', 1, 'dice', 'c', 's', (ARRAY['PENDING', 'SETTLED', 'REFUNDED'])[1 + i % 3]::"BetStatus",
+               i, 0, 'h', 't', i, i
+          FROM generate_series(1, 3000) AS i`);
+
+      expect(await target.migrate()).toEqual({ applied: names.slice(counterMigration), alreadyApplied: names.slice(0, counterMigration) });
+      const drift = `
+        SELECT count(*)::int AS n FROM (SELECT player, "chainId", status, count(*) AS n FROM "Bet" GROUP BY 1, 2, 3) AS b
+        FULL JOIN "PlayerBetCount" AS c USING (player, "chainId", status) WHERE coalesce(b.n, 0) <> coalesce(c.bets, 0)`;
+      const rows = await target.query<{ rows: number; bets: string }>(`SELECT count(*)::int AS rows, sum(bets)::text AS bets FROM "PlayerBetCount"`);
+      expect(rows[0]).toEqual({ rows: 7 * 2 * 3, bets: "3000" });
+      expect((await target.query<{ n: number }>(drift))[0]!.n).toBe(0);
+
+      await target.query(`UPDATE "Bet" SET status = 'SETTLED' WHERE status = 'PENDING' AND "betId" % 5 = 0`);
+      await target.query(`DELETE FROM "Bet" WHERE "betId" > 2500`);
+      expect((await target.query<{ n: number }>(drift))[0]!.n).toBe(0);
+    } finally {
+      await target.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("creates the partial index on (player, chainId) WHERE status = 'PENDING'", async () => {
     const target = await migratedTarget();
     try {

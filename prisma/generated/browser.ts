@@ -48,6 +48,13 @@ export type IndexedBlock = Prisma.IndexedBlockModel
  */
 export type Bet = Prisma.BetModel
 /**
+ * Model PlayerBetCount
+ * How many bets each wallet has per network and status: `playerBets.totalCount` without counting
+ * the wallet's rows. Derived data, maintained only by triggers on "Bet" (hand-written SQL in the
+ * migration `*_player_bet_count`), never written by the application. Rows may hold 0.
+ */
+export type PlayerBetCount = Prisma.PlayerBetCountModel
+/**
  * Model BetResult
  * The proven outcome of a settled bet (results subgraph).
  */

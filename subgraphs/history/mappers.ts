@@ -12,5 +12,8 @@ export interface BetConnectionModel {
   hasNextPage: boolean;
   /** The wallet + filter condition without the page bound, for `totalCount`. */
   where: Prisma.BetWhereInput;
+  /** The same condition on the per-wallet counters when the filter uses only chainId and/or status
+   * (`totalCount` then sums a handful of counter rows instead of counting the wallet's bets); null otherwise. */
+  counterWhere: Prisma.PlayerBetCountWhereInput | null;
   cursorFor(bet: BetModel): string;
 }

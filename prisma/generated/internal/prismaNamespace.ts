@@ -402,6 +402,7 @@ export const ModelName = {
   IndexingCursor: 'IndexingCursor',
   IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
+  PlayerBetCount: 'PlayerBetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -419,7 +420,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "bet" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "bet" | "playerBetCount" | "betResult" | "betUpdate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -793,6 +794,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    PlayerBetCount: {
+      payload: Prisma.$PlayerBetCountPayload<ExtArgs>
+      fields: Prisma.PlayerBetCountFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.PlayerBetCountFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.PlayerBetCountFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        findFirst: {
+          args: Prisma.PlayerBetCountFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.PlayerBetCountFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        findMany: {
+          args: Prisma.PlayerBetCountFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>[]
+        }
+        create: {
+          args: Prisma.PlayerBetCountCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        createMany: {
+          args: Prisma.PlayerBetCountCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.PlayerBetCountCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>[]
+        }
+        delete: {
+          args: Prisma.PlayerBetCountDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        update: {
+          args: Prisma.PlayerBetCountUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        deleteMany: {
+          args: Prisma.PlayerBetCountDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.PlayerBetCountUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.PlayerBetCountUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>[]
+        }
+        upsert: {
+          args: Prisma.PlayerBetCountUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$PlayerBetCountPayload>
+        }
+        aggregate: {
+          args: Prisma.PlayerBetCountAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregatePlayerBetCount>
+        }
+        groupBy: {
+          args: Prisma.PlayerBetCountGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PlayerBetCountGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.PlayerBetCountCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.PlayerBetCountCountAggregateOutputType> | number
+        }
+      }
+    }
     BetResult: {
       payload: Prisma.$BetResultPayload<ExtArgs>
       fields: Prisma.BetResultFieldRefs
@@ -1050,6 +1125,16 @@ export const BetScalarFieldEnum = {
 } as const
 
 export type BetScalarFieldEnum = (typeof BetScalarFieldEnum)[keyof typeof BetScalarFieldEnum]
+
+
+export const PlayerBetCountScalarFieldEnum = {
+  player: 'player',
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {
@@ -1416,6 +1501,7 @@ export type GlobalOmitConfig = {
   indexingCursor?: Prisma.IndexingCursorOmit
   indexedBlock?: Prisma.IndexedBlockOmit
   bet?: Prisma.BetOmit
+  playerBetCount?: Prisma.PlayerBetCountOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit
 }

@@ -56,6 +56,7 @@ export const ModelName = {
   IndexingCursor: 'IndexingCursor',
   IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
+  PlayerBetCount: 'PlayerBetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -146,6 +147,16 @@ export const BetScalarFieldEnum = {
 } as const
 
 export type BetScalarFieldEnum = (typeof BetScalarFieldEnum)[keyof typeof BetScalarFieldEnum]
+
+
+export const PlayerBetCountScalarFieldEnum = {
+  player: 'player',
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {

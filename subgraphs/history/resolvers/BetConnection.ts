@@ -7,6 +7,12 @@ export const BetConnection: BetConnectionResolvers = {
     const last = page.rows.at(-1);
     return { hasNextPage: page.hasNextPage, endCursor: last ? page.cursorFor(last) : null };
   },
-  // Only counted when asked for: the count walks the wallet's index range.
-  totalCount: (page, _args, ctx) => ctx.db.prisma.bet.count({ where: page.where }),
+  // Only computed when asked for. Filters on chainId / status alone: the sum of at most
+  // (networks × 3) counter rows kept by triggers (O(1) in the wallet's bets). With game or a time
+  // range: an exact count over the wallet's index range (O(bets of the wallet)).
+  totalCount: async (page, _args, ctx) => {
+    if (!page.counterWhere) return ctx.db.prisma.bet.count({ where: page.where });
+    const { _sum } = await ctx.db.prisma.playerBetCount.aggregate({ where: page.counterWhere, _sum: { bets: true } });
+    return Number(_sum.bets ?? 0n);
+  },
 };

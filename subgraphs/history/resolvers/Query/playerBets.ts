@@ -47,14 +47,16 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   }
   const statuses = filter.status ? [...new Set(filter.status)].sort() : undefined;
 
-  const where: Prisma.BetWhereInput = {
+  // The columns PlayerBetCount is keyed by: the same condition holds on Bet and on the counters.
+  const byCounterKey = {
     player: args.wallet,
     ...(filter.chainId != null ? { chainId: BigInt(filter.chainId) } : {}),
     ...(statuses ? { status: { in: statuses } } : {}),
-    ...(filter.game != null ? { game: filter.game } : {}),
   };
+  const where: Prisma.BetWhereInput = { ...byCounterKey, ...(filter.game != null ? { game: filter.game } : {}) };
   const placedAt = placedAtRange(filter.placedFrom, filter.placedTo);
   if (placedAt) where.placedAt = placedAt;
+  const countable = filter.game == null && placedAt === undefined;
   const fingerprint = queryFingerprint([args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null,
     filter.placedFrom ?? null, filter.placedTo ?? null, direction]);
   const bound = args.after != null ? after(decodeCursor(args.after, fingerprint), direction) : undefined;
@@ -69,6 +71,7 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
     where,
+    counterWhere: countable ? byCounterKey : null,
     cursorFor: (bet) => encodeCursor(fingerprint, { placedBlock: bet.placedBlock, logIndex: bet.placedLogIndex, chainId: bet.chainId }),
   };
 };
