@@ -21,6 +21,9 @@ describe("realtime configuration", () => {
     expect(() => loadRealtimeConfig({ METRICS_PORT: "70000" })).toThrow(/METRICS_PORT/);
     expect(() => loadRealtimeConfig({ REALTIME_DRAIN_GRACE_MS: "-1" })).toThrow(/REALTIME_DRAIN_GRACE_MS/);
     expect(config.REALTIME_MAX_BUFFERED_BYTES).toBe(4 * 1024 * 1024);
+    expect(config).toMatchObject({ REALTIME_PRUNE_INTERVAL_MS: 60_000, REALTIME_PRUNE_BATCH_SIZE: 1_000 });
+    expect(loadRealtimeConfig({ REALTIME_PRUNE_INTERVAL_MS: "0" }).REALTIME_PRUNE_INTERVAL_MS).toBe(0);
+    expect(() => loadRealtimeConfig({ REALTIME_PRUNE_BATCH_SIZE: "0" })).toThrow(/REALTIME_PRUNE_BATCH_SIZE/);
     expect(loadRealtimeConfig({ REALTIME_MAX_BUFFERED_BYTES: "0" }).REALTIME_MAX_BUFFERED_BYTES).toBe(0);
     expect(() => loadRealtimeConfig({ REALTIME_MAX_BUFFERED_BYTES: "1024" })).toThrow(/REALTIME_MAX_BUFFERED_BYTES/);
     expect(loadRealtimeConfig({ REALTIME_PUBLISHER: "1", REALTIME_PATH: "/ws" })).toMatchObject({ REALTIME_PUBLISHER: true, REALTIME_PATH: "/ws" });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { parseEnv } from "../core/config.ts";
 import type { RealtimeLimits } from "./connection.ts";
 import type { Retention } from "./outbox.ts";
+import type { PruneSettings } from "./publisher.ts";
 
 // The realtime tier's environment, parsed once at start-up (beside core/config.ts, which holds the
 // variables every service shares: HOST, PORT, DATABASE_URL, DATA_DIR, REDIS_URL, LOG_LEVEL, …).
@@ -24,6 +25,8 @@ const schema = z.object({
   REALTIME_MAX_BUFFERED_BYTES: bufferedBytes.default(4 * 1024 * 1024),
   REALTIME_REPLAY_MAX_UPDATES: nonNegativeInt.default(100_000),
   REALTIME_REPLAY_MAX_AGE_SECONDS: nonNegativeInt.default(24 * 3600),
+  REALTIME_PRUNE_INTERVAL_MS: nonNegativeInt.default(60_000),
+  REALTIME_PRUNE_BATCH_SIZE: positiveInt.max(100_000).default(1_000),
   REALTIME_PING_INTERVAL_MS: positiveInt.default(25_000),
   REALTIME_PING_TIMEOUT_MS: positiveInt.default(20_000),
   REALTIME_POLL_INTERVAL_MS: positiveInt.default(1_000),
@@ -51,4 +54,9 @@ export function limitsFromConfig(config: RealtimeConfig): RealtimeLimits {
 
 export function retentionFromConfig(config: RealtimeConfig): Retention {
   return { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
+}
+
+/** The active publisher's outbox pruning: the replay window decides what goes. */
+export function pruneFromConfig(config: RealtimeConfig): PruneSettings {
+  return { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention: retentionFromConfig(config) };
 }

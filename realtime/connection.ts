@@ -229,6 +229,12 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
         for (;;) {
           const rows = await ctx.outbox.after(cursor, { filter: next, limit: ctx.replayPageSize });
           if (!socket.connected) return stateToPayload(next, cursor);
+          // The publisher prunes from the oldest row up: if it passed the cursor while this replay
+          // ran (the resume aged out of the window meanwhile), rows may be missing from this page.
+          const oldest = await ctx.outbox.oldest();
+          if (oldest !== null && oldest > cursor + 1n) {
+            throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, `sinceSeq ${since} left the replay window during the replay: re-read through GraphQL`);
+          }
           for (const update of rows) {
             socket.emit("bets:update", toPayload(update));
             cursor = BigInt(update.seq);

@@ -58,7 +58,7 @@ export function createNodeMetrics(
 }
 
 export function createPublisherMetrics(
-  publisher: Pick<Publisher, "isActive" | "publishedSeq" | "messages">,
+  publisher: Pick<Publisher, "isActive" | "publishedSeq" | "messages" | "pruned">,
   fanout: Pick<Fanout, "connected">,
   outbox: Pick<Outbox, "head">,
   options: { defaultMetrics?: boolean } = {},
@@ -71,6 +71,7 @@ export function createPublisherMetrics(
     publisher.isActive() ? Math.max(0, Number((await outbox.head()) - publisher.publishedSeq())) : 0);
   mirroredCounter(registry, "publisher_messages_sent_total", "Feed messages (batches and heartbeats) sent to the nodes", () => publisher.messages().sent);
   mirroredCounter(registry, "publisher_messages_dropped_total", "Feed messages dropped while Redis was down (the nodes read those rows themselves)", () => publisher.messages().dropped);
+  mirroredCounter(registry, "publisher_outbox_rows_pruned_total", "Outbox rows deleted beyond the replay window by this process while active", () => publisher.pruned());
   gauge(registry, "publisher_redis_connected", "1 while the fan-out's Redis connections are up", () => (fanout.connected() ? 1 : 0));
   return { registry, route: metricsRoute(registry) };
 }

@@ -64,6 +64,14 @@ export interface Retention {
 
 export const DEFAULT_RETENTION: Retention = { maxUpdates: 100_000, maxAgeMs: 24 * 3600_000 };
 
+export interface PruneOptions {
+  /** Rows deleted at most (one statement). */
+  batchSize: number;
+  /** Rows above this seq are kept whatever their age (the publisher's cursor: not yet published). */
+  keepAbove?: bigint;
+  now?: number;
+}
+
 export class Outbox {
   constructor(private readonly db: Database) {}
 
@@ -87,6 +95,47 @@ export class Outbox {
       FROM "BetUpdate" WHERE ${Prisma.join(conditions, " AND ")}
       ORDER BY "seq" LIMIT ${options.limit}`;
     return rows.map(rowToUpdate);
+  }
+
+  /** The oldest seq in the table (null when empty). Pruning only ever raises it. */
+  async oldest(): Promise<bigint | null> {
+    const [row] = await this.db.prisma.$queryRaw<{ min: bigint | null }[]>`SELECT min("seq") AS "min" FROM "BetUpdate"`;
+    return row?.min ?? null;
+  }
+
+  /**
+   * Deletes the oldest rows that no resume can be served from any more, at most `batchSize` of
+   * them; returns how many. Exactly the complement of `checkWindow`, keeping every row that either
+   * bound still protects (a disabled bound protects every row):
+   *
+   * - count: a resume from s is refused when head − s > maxUpdates, so resumes from
+   *   s ≥ head − maxUpdates are served and need the rows above that;
+   * - age: a resume from s is refused when the first row after s is older than maxAge. Let y be
+   *   the oldest row (in seq order) young enough: resumes from the row before y onwards are served,
+   *   so that row is the age floor ("createdAt" is the writer's transaction start, so not quite in
+   *   seq order: a younger row below an older one protects everything above it);
+   * - floor = the lower of the two (and of `keepAbove`): rows above it are kept. So is the newest row
+   *   at or below floor + 1: checkWindow refuses a resume from s < oldest − 1, and that row keeps a
+   *   resume from the floor itself servable across a gap in the sequence.
+   *
+   * Only the oldest `batchSize` + 1 rows are read, so each call costs a bounded index range.
+   */
+  async prune(retention: Retention, options: PruneOptions): Promise<number> {
+    if (retention.maxUpdates <= 0 || retention.maxAgeMs <= 0) return 0;
+    const now = options.now ?? Date.now();
+    const oldest = await this.db.prisma.$queryRaw<{ seq: bigint; createdAt: Date }[]>`
+      SELECT "seq", "createdAt" FROM "BetUpdate" ORDER BY "seq" LIMIT ${options.batchSize + 1}`;
+    if (oldest.length === 0) return 0;
+    const countFloor = (await this.head()) - BigInt(retention.maxUpdates);
+    const young = oldest.findIndex((row) => now - row.createdAt.getTime() <= retention.maxAgeMs);
+    if (young === 0) return 0;
+    // No young row among those read: y is further on, its predecessor at least the last one read.
+    const ageFloor = oldest[young === -1 ? oldest.length - 1 : young - 1]!.seq;
+    let floor = countFloor < ageFloor ? countFloor : ageFloor;
+    if (options.keepAbove !== undefined && options.keepAbove < floor) floor = options.keepAbove;
+    const kept = oldest.findLast((row) => row.seq <= floor + 1n);
+    if (!kept) return 0;
+    return this.db.prisma.$executeRaw`DELETE FROM "BetUpdate" WHERE "seq" < ${kept.seq}`;
   }
 
   /** Whether a resume from `since` is inside the retained window. */

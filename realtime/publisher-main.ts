@@ -4,7 +4,7 @@
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { openConfiguredDatabase, stopOnSignals } from "../core/service.ts";
-import { loadRealtimeConfig } from "./config.ts";
+import { loadRealtimeConfig, pruneFromConfig } from "./config.ts";
 import { createConfiguredLock, createConfiguredFanout } from "./runtime.ts";
 import { createPublisher } from "./publisher.ts";
 import { createPublisherMetrics } from "./metrics.ts";
@@ -26,6 +26,7 @@ const publisher = createPublisher({
   logger,
   lock: createConfiguredLock({ databaseUrl: config.DATABASE_URL, logger }),
   pollIntervalMs: realtimeConfig.REALTIME_POLL_INTERVAL_MS,
+  prune: pruneFromConfig(realtimeConfig),
 });
 publisher.start();
 logger.info("publisher started");

@@ -7,12 +7,15 @@
 // it: nodes that are behind (the old leader died before publishing some rows) read the gap from
 // the outbox themselves. While idle it repeats that heartbeat, so a node that missed a message
 // notices within one interval.
+//
+// The active publisher also prunes the outbox (`prune`): every interval, in batches, the rows no
+// resume can be served from any more (outbox.ts `prune`, the complement of the replay window).
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { FeedUpdate } from "./events.ts";
 import type { Fanout } from "./fanout.ts";
 import type { PublisherLock } from "./lock.ts";
-import { Outbox } from "./outbox.ts";
+import { Outbox, type Retention } from "./outbox.ts";
 
 export const NOTIFY_CHANNEL = "bet_updates";
 
@@ -28,6 +31,15 @@ export interface PublisherDeps {
   heartbeatMs?: number;
   /** Rows per read and per feed message (default 200). */
   batchSize?: number;
+  /** Outbox pruning while active (unset, or intervalMs 0: none). `retention` must be the nodes' replay window. */
+  prune?: PruneSettings;
+}
+
+export interface PruneSettings {
+  intervalMs: number;
+  /** Rows per DELETE; a sweep repeats full batches until the prunable rows are gone. */
+  batchSize: number;
+  retention: Retention;
 }
 
 export interface Publisher {
@@ -38,6 +50,8 @@ export interface Publisher {
   publishedSeq(): bigint;
   /** Feed messages sent, and dropped because the fan-out was down (nodes read those rows themselves). */
   messages(): { sent: number; dropped: number };
+  /** Outbox rows this process has pruned. */
+  pruned(): number;
 }
 
 export function createPublisher(deps: PublisherDeps): Publisher {
@@ -82,10 +96,42 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     else messages.dropped++;
   };
 
+  let pruned = 0;
+  /** Prunes every `intervalMs` (first at once) until the returned function is called; it resolves once the sweep in progress ends. */
+  const startPruning = (settings: PruneSettings): (() => Promise<void>) => {
+    let stopped = false;
+    let interrupt: (() => void) | undefined;
+    const sweep = async () => {
+      let rows = 0;
+      for (;;) {
+        const batch = await outbox.prune(settings.retention, { batchSize: settings.batchSize, keepAbove: cursor });
+        rows += batch;
+        pruned += batch;
+        if (batch < settings.batchSize || stopped || lost) break;
+      }
+      if (rows > 0) deps.logger.info({ rows, oldestSeq: (await outbox.oldest())?.toString() }, "pruned the outbox");
+    };
+    const loop = (async () => {
+      while (!stopped) {
+        await sweep().catch((error: unknown) => deps.logger.warn({ err: error }, "pruning the outbox failed"));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, settings.intervalMs);
+          interrupt = () => (clearTimeout(timer), resolve());
+        });
+      }
+    })();
+    return () => {
+      stopped = true;
+      interrupt?.();
+      return loop;
+    };
+  };
+
   const lead = async () => {
     cursor = await outbox.head();
     publish(cursor, []);
     const unlisten = await deps.db.listen(NOTIFY_CHANNEL, wake);
+    const stopPruning = deps.prune && deps.prune.intervalMs > 0 ? startPruning(deps.prune) : undefined;
     try {
       let lastSent = performance.now();
       while (!abort.signal.aborted && !lost) {
@@ -104,6 +150,7 @@ export function createPublisher(deps: PublisherDeps): Publisher {
         await sleep(Math.min(pollIntervalMs, heartbeatMs));
       }
     } finally {
+      await stopPruning?.();
       await unlisten().catch(() => undefined);
     }
   };
@@ -144,5 +191,6 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     isActive: () => active,
     publishedSeq: () => cursor,
     messages: () => ({ ...messages }),
+    pruned: () => pruned,
   };
 }

@@ -5,7 +5,7 @@ import type { Server as HttpServer } from "node:http";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
-import { limitsFromConfig, loadRealtimeConfig, retentionFromConfig, type RealtimeConfig } from "./config.ts";
+import { limitsFromConfig, loadRealtimeConfig, pruneFromConfig, retentionFromConfig, type RealtimeConfig } from "./config.ts";
 import { createMemoryFanout, createRedisFanout, type Fanout } from "./fanout.ts";
 import { createLocalLock, createPgAdvisoryLock, type PublisherLock } from "./lock.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
@@ -74,6 +74,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
         logger: options.logger,
         lock: createConfiguredLock({ databaseUrl: options.databaseUrl, logger: options.logger }),
         pollIntervalMs: config.REALTIME_POLL_INTERVAL_MS,
+        prune: pruneFromConfig(config),
       })
     : undefined;
   publisher?.start();
