@@ -36,6 +36,8 @@ const schema = z.object({
   RESPONSE_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
   RESPONSE_CACHE_MAX_MB: positiveInt.default(64),
   RESPONSE_CACHE_REDIS_PREFIX: z.string().min(1).default("responsecache:"),
+  /** How often each gateway re-reads the data generation (indexer resets), which keys every entry. */
+  RESPONSE_CACHE_GENERATION_POLL_MS: positiveInt.default(2_000),
   /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
   /** gateway/main.ts: also serve Socket.IO at /socket.io on the API host (the second deployment form). */
   GATEWAY_SOCKETIO: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),

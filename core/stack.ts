@@ -20,6 +20,7 @@ export interface StackOptions {
   health?: { maxLagBlocks: number; maxStalenessSeconds: number };
   protection?: GatewayProtection;
   responseCache?: ResponseCacheStore;
+  responseCacheGenerationPollMs?: number;
 }
 
 export interface RunningStack {
@@ -55,6 +56,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     health: options.health ?? { maxLagBlocks: 64, maxStalenessSeconds: 300 },
     ...options.protection,
     responseCache: options.responseCache,
+    responseCacheGenerationPollMs: options.responseCacheGenerationPollMs,
   });
   const http = await gateway.listen(options.host, options.port);
   return {

@@ -27,6 +27,7 @@ const gateway = createGateway({
   health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
   ...gatewayProtection(config, redis),
   responseCache: responseCacheStoreFromConfig(config, { redis, logger }),
+  responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
 });
 const { server } = await gateway.listen(config.HOST, config.PORT);
 // The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.

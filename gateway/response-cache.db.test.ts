@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
+import { IndexerStore } from "../indexer/store.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
 // The gateway's whole-response cache, in process: a finalized bet's answer is served again without
@@ -122,6 +123,36 @@ describe("response cache (in process)", () => {
       const second = await ask(t.url, query);
       expect([first.xCache, second.xCache, second.cacheControl]).toEqual(["MISS", "MISS", "no-store"]);
     }
+  });
+});
+
+// A stack of its own: it rewrites network 31337.
+describe("response cache and an indexer reset", () => {
+  let own: TestStack;
+  beforeAll(async () => {
+    own = await startTestStack({ bets: 120 }, {
+      responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 16 * 1024 * 1024 }),
+      responseCacheGenerationPollMs: 100,
+    });
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it("makes every stored answer unreachable once the indexer resets a network, finalized or not", async () => {
+    const betId = (await finalizedSettledBetIds(own.url))[0]!;
+    const first = await ask(own.url, FINAL_BET, { betId });
+    expect(first).toMatchObject({ xCache: "MISS", body: { data: { betResult: { betId } } } });
+    expect((await ask(own.url, FINAL_BET, { betId })).xCache).toBe("HIT");
+
+    // What the indexer does when the chain no longer holds what it indexed, or the contract was redeployed.
+    const removed = await new IndexerStore(own.db).reset(31337, 0n, { chainId: 31337, name: "localnet", confirmations: 2, headBlock: null, finalizedBlock: null });
+    expect(removed).toBeGreaterThan(0);
+    let after = await ask(own.url, FINAL_BET, { betId });
+    for (const deadline = Date.now() + 10_000; after.xCache === "HIT" && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      after = await ask(own.url, FINAL_BET, { betId });
+    }
+    expect(after).toMatchObject({ status: 200, xCache: "MISS", body: { data: { betResult: null } } });
   });
 });
 

@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import { MAX_AGE } from "../core/cache-hints.ts";
 import type { Config } from "../core/config.ts";
+import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { asksHealth } from "./cache-policy.ts";
 
@@ -116,6 +117,42 @@ export class RedisResponseCacheStore implements ResponseCacheStore {
   }
 }
 
+/**
+ * The indexed data's generation: how many times the indexer has reset a network (a redeployed
+ * contract, a chain that no longer holds the indexed history), summed over networks. It is part of
+ * every cache key: "finalized" answers never change otherwise, but after a reset the same bet ids
+ * may name other bets, and every stored answer must become unreachable — within one poll, in every
+ * gateway replica, whatever the store. Until the first read succeeds nothing is cached; when the
+ * database does not answer, the last generation read stays in use.
+ */
+export interface DataGeneration {
+  current(): string | undefined;
+  stop(): void;
+}
+
+export function watchDataGeneration(db: Database, options: { pollMs: number; logger: Logger }): DataGeneration {
+  let generation: string | undefined;
+  let failing = false;
+  const read = async () => {
+    try {
+      const { _sum } = await db.prisma.indexingCursor.aggregate({ _sum: { resets: true } });
+      generation = String(_sum.resets ?? 0);
+      if (failing) options.logger.info("response cache: data generation readable again");
+      failing = false;
+    } catch (error) {
+      if (!failing) options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "response cache: cannot read the data generation");
+      failing = true;
+    }
+  };
+  void read();
+  const timer = setInterval(() => void read(), options.pollMs);
+  timer.unref();
+  return {
+    current: () => generation,
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** The configured store: Redis when the gateway has one, else the in-process LRU; none when off. */
 export function responseCacheStoreFromConfig(config: Config, options: { redis?: Redis; logger: Logger }): ResponseCacheStore | undefined {
   if (!config.RESPONSE_CACHE) return undefined;
@@ -130,7 +167,10 @@ export function responseCacheStoreFromConfig(config: Config, options: { redis?: 
  * hit also carries `Age`. With a registry, `graphql_response_cache_total{result}` counts each
  * answer as `hit`, `stored` (a miss written to the cache) or `miss` (not cacheable, or skipped).
  */
-export function responseCachePlugin(store: ResponseCacheStore, registry?: Registry): ApolloServerPlugin {
+export function responseCachePlugin(store: ResponseCacheStore, options: { registry?: Registry; generation?: DataGeneration } = {}): ApolloServerPlugin {
+  const { registry, generation } = options;
+  // Without a known generation (not read yet) the cache is neither read nor written.
+  const generationKnown = () => !generation || generation.current() !== undefined;
   const answers = registry
     ? new Counter({
         name: "graphql_response_cache_total",
@@ -143,11 +183,12 @@ export function responseCachePlugin(store: ResponseCacheStore, registry?: Regist
   const stored = new WeakSet<object>();
   const inner = ApolloServerPluginResponseCache({
     cache: store,
-    shouldReadFromCache: async ({ operation, document }) => !asksHealth(operation, document),
+    extraCacheKeyData: async () => generation?.current() ?? null,
+    shouldReadFromCache: async ({ operation, document }) => generationKnown() && !asksHealth(operation, document),
     shouldWriteToCache: async (context) => {
       const { operation, document, overallCachePolicy } = context;
       const policy = overallCachePolicy.policyIfCacheable();
-      const write = policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
+      const write = generationKnown() && policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
       // The plugin then skips answers with errors or without data: those are not stored either.
       const body = context.response.body;
       if (write && body?.kind === "single" && body.singleResult.data && !body.singleResult.errors) stored.add(context.request);

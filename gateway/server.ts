@@ -16,7 +16,7 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
-import { responseCachePlugin, type ResponseCacheStore } from "./response-cache.ts";
+import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createLivePage } from "../web/server.ts";
 import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
 
@@ -38,6 +38,8 @@ export interface GatewayDeps {
   rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
+  /** How often the response cache re-reads the data generation (indexer resets); default 2 000 ms. */
+  responseCacheGenerationPollMs?: number;
 }
 
 export interface Gateway {
@@ -92,6 +94,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
 
   const subgraphAgent = createSubgraphAgent();
+  const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
   let watcher: FSWatcher | undefined;
   const gateway = new ApolloGateway({
     logger,
@@ -137,7 +140,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
-      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache, metrics.registry)] : []),
+      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache, { registry: metrics.registry, generation })] : []),
     ],
     logger,
   });
@@ -180,6 +183,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await http?.close();
       await server.stop();
       await subgraphAgent.close();
+      generation?.stop();
     },
   };
 }

@@ -275,7 +275,8 @@ export class IndexerStore {
       await tx.indexedBlock.deleteMany({ where: { chainId: id } });
       await tx.indexingCursor.updateMany({
         where: { chainId: id },
-        data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date() },
+        // `resets` keys the gateway's response cache: answers cached from the old data become unreachable.
+        data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date(), resets: { increment: 1 } },
       });
       await appendOutbox(tx, updates);
       return bets.length;

@@ -61,6 +61,7 @@ const stack = await startStack({
   protection: gatewayProtection(config),
   // npm start runs without Redis: the in-process LRU, emptied with each fresh chain.
   responseCache: responseCacheStoreFromConfig(config, { logger }),
+  responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
 });
 const realtime = await startRealtime(stack.http.server, {
   db,

@@ -34,6 +34,7 @@ export async function startTestStack(
     redis?: { ping(): Promise<unknown> };
     protection?: GatewayProtection;
     responseCache?: ResponseCacheStore;
+    responseCacheGenerationPollMs?: number;
     logger?: Logger;
   } = {},
 ): Promise<TestStack> {
@@ -49,6 +50,7 @@ export async function startTestStack(
     redis: options.redis,
     protection: options.protection,
     responseCache: options.responseCache,
+    responseCacheGenerationPollMs: options.responseCacheGenerationPollMs,
   });
   return {
     db,

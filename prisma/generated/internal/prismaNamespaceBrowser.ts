@@ -105,7 +105,8 @@ export const IndexingCursorScalarFieldEnum = {
   headBlock: 'headBlock',
   finalizedBlock: 'finalizedBlock',
   isReady: 'isReady',
-  updatedAt: 'updatedAt'
+  updatedAt: 'updatedAt',
+  resets: 'resets'
 } as const
 
 export type IndexingCursorScalarFieldEnum = (typeof IndexingCursorScalarFieldEnum)[keyof typeof IndexingCursorScalarFieldEnum]

@@ -31,6 +31,7 @@ export type IndexingCursorAvgAggregateOutputType = {
   indexedBlock: number | null
   headBlock: number | null
   finalizedBlock: number | null
+  resets: number | null
 }
 
 export type IndexingCursorSumAggregateOutputType = {
@@ -38,6 +39,7 @@ export type IndexingCursorSumAggregateOutputType = {
   indexedBlock: bigint | null
   headBlock: bigint | null
   finalizedBlock: bigint | null
+  resets: number | null
 }
 
 export type IndexingCursorMinAggregateOutputType = {
@@ -48,6 +50,7 @@ export type IndexingCursorMinAggregateOutputType = {
   finalizedBlock: bigint | null
   isReady: boolean | null
   updatedAt: Date | null
+  resets: number | null
 }
 
 export type IndexingCursorMaxAggregateOutputType = {
@@ -58,6 +61,7 @@ export type IndexingCursorMaxAggregateOutputType = {
   finalizedBlock: bigint | null
   isReady: boolean | null
   updatedAt: Date | null
+  resets: number | null
 }
 
 export type IndexingCursorCountAggregateOutputType = {
@@ -68,6 +72,7 @@ export type IndexingCursorCountAggregateOutputType = {
   finalizedBlock: number
   isReady: number
   updatedAt: number
+  resets: number
   _all: number
 }
 
@@ -77,6 +82,7 @@ export type IndexingCursorAvgAggregateInputType = {
   indexedBlock?: true
   headBlock?: true
   finalizedBlock?: true
+  resets?: true
 }
 
 export type IndexingCursorSumAggregateInputType = {
@@ -84,6 +90,7 @@ export type IndexingCursorSumAggregateInputType = {
   indexedBlock?: true
   headBlock?: true
   finalizedBlock?: true
+  resets?: true
 }
 
 export type IndexingCursorMinAggregateInputType = {
@@ -94,6 +101,7 @@ export type IndexingCursorMinAggregateInputType = {
   finalizedBlock?: true
   isReady?: true
   updatedAt?: true
+  resets?: true
 }
 
 export type IndexingCursorMaxAggregateInputType = {
@@ -104,6 +112,7 @@ export type IndexingCursorMaxAggregateInputType = {
   finalizedBlock?: true
   isReady?: true
   updatedAt?: true
+  resets?: true
 }
 
 export type IndexingCursorCountAggregateInputType = {
@@ -114,6 +123,7 @@ export type IndexingCursorCountAggregateInputType = {
   finalizedBlock?: true
   isReady?: true
   updatedAt?: true
+  resets?: true
   _all?: true
 }
 
@@ -211,6 +221,7 @@ export type IndexingCursorGroupByOutputType = {
   finalizedBlock: bigint
   isReady: boolean
   updatedAt: Date
+  resets: number
   _count: IndexingCursorCountAggregateOutputType | null
   _avg: IndexingCursorAvgAggregateOutputType | null
   _sum: IndexingCursorSumAggregateOutputType | null
@@ -244,6 +255,7 @@ export type IndexingCursorWhereInput = {
   finalizedBlock?: Prisma.BigIntFilter<"IndexingCursor"> | bigint | number
   isReady?: Prisma.BoolFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeFilter<"IndexingCursor"> | Date | string
+  resets?: Prisma.IntFilter<"IndexingCursor"> | number
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
 }
 
@@ -255,6 +267,7 @@ export type IndexingCursorOrderByWithRelationInput = {
   finalizedBlock?: Prisma.SortOrder
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
   network?: Prisma.NetworkOrderByWithRelationInput
 }
 
@@ -269,6 +282,7 @@ export type IndexingCursorWhereUniqueInput = Prisma.AtLeast<{
   finalizedBlock?: Prisma.BigIntFilter<"IndexingCursor"> | bigint | number
   isReady?: Prisma.BoolFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeFilter<"IndexingCursor"> | Date | string
+  resets?: Prisma.IntFilter<"IndexingCursor"> | number
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
 }, "chainId">
 
@@ -280,6 +294,7 @@ export type IndexingCursorOrderByWithAggregationInput = {
   finalizedBlock?: Prisma.SortOrder
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
   _count?: Prisma.IndexingCursorCountOrderByAggregateInput
   _avg?: Prisma.IndexingCursorAvgOrderByAggregateInput
   _max?: Prisma.IndexingCursorMaxOrderByAggregateInput
@@ -298,6 +313,7 @@ export type IndexingCursorScalarWhereWithAggregatesInput = {
   finalizedBlock?: Prisma.BigIntWithAggregatesFilter<"IndexingCursor"> | bigint | number
   isReady?: Prisma.BoolWithAggregatesFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"IndexingCursor"> | Date | string
+  resets?: Prisma.IntWithAggregatesFilter<"IndexingCursor"> | number
 }
 
 export type IndexingCursorCreateInput = {
@@ -307,6 +323,7 @@ export type IndexingCursorCreateInput = {
   finalizedBlock: bigint | number
   isReady?: boolean
   updatedAt: Date | string
+  resets?: number
   network: Prisma.NetworkCreateNestedOneWithoutCursorInput
 }
 
@@ -318,6 +335,7 @@ export type IndexingCursorUncheckedCreateInput = {
   finalizedBlock: bigint | number
   isReady?: boolean
   updatedAt: Date | string
+  resets?: number
 }
 
 export type IndexingCursorUpdateInput = {
@@ -327,6 +345,7 @@ export type IndexingCursorUpdateInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
   network?: Prisma.NetworkUpdateOneRequiredWithoutCursorNestedInput
 }
 
@@ -338,6 +357,7 @@ export type IndexingCursorUncheckedUpdateInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorCreateManyInput = {
@@ -348,6 +368,7 @@ export type IndexingCursorCreateManyInput = {
   finalizedBlock: bigint | number
   isReady?: boolean
   updatedAt: Date | string
+  resets?: number
 }
 
 export type IndexingCursorUpdateManyMutationInput = {
@@ -357,6 +378,7 @@ export type IndexingCursorUpdateManyMutationInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorUncheckedUpdateManyInput = {
@@ -367,6 +389,7 @@ export type IndexingCursorUncheckedUpdateManyInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorNullableScalarRelationFilter = {
@@ -382,6 +405,7 @@ export type IndexingCursorCountOrderByAggregateInput = {
   finalizedBlock?: Prisma.SortOrder
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
 }
 
 export type IndexingCursorAvgOrderByAggregateInput = {
@@ -389,6 +413,7 @@ export type IndexingCursorAvgOrderByAggregateInput = {
   indexedBlock?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
   finalizedBlock?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
 }
 
 export type IndexingCursorMaxOrderByAggregateInput = {
@@ -399,6 +424,7 @@ export type IndexingCursorMaxOrderByAggregateInput = {
   finalizedBlock?: Prisma.SortOrder
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
 }
 
 export type IndexingCursorMinOrderByAggregateInput = {
@@ -409,6 +435,7 @@ export type IndexingCursorMinOrderByAggregateInput = {
   finalizedBlock?: Prisma.SortOrder
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
 }
 
 export type IndexingCursorSumOrderByAggregateInput = {
@@ -416,6 +443,7 @@ export type IndexingCursorSumOrderByAggregateInput = {
   indexedBlock?: Prisma.SortOrder
   headBlock?: Prisma.SortOrder
   finalizedBlock?: Prisma.SortOrder
+  resets?: Prisma.SortOrder
 }
 
 export type IndexingCursorCreateNestedOneWithoutNetworkInput = {
@@ -465,6 +493,7 @@ export type IndexingCursorCreateWithoutNetworkInput = {
   finalizedBlock: bigint | number
   isReady?: boolean
   updatedAt: Date | string
+  resets?: number
 }
 
 export type IndexingCursorUncheckedCreateWithoutNetworkInput = {
@@ -474,6 +503,7 @@ export type IndexingCursorUncheckedCreateWithoutNetworkInput = {
   finalizedBlock: bigint | number
   isReady?: boolean
   updatedAt: Date | string
+  resets?: number
 }
 
 export type IndexingCursorCreateOrConnectWithoutNetworkInput = {
@@ -499,6 +529,7 @@ export type IndexingCursorUpdateWithoutNetworkInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorUncheckedUpdateWithoutNetworkInput = {
@@ -508,6 +539,7 @@ export type IndexingCursorUncheckedUpdateWithoutNetworkInput = {
   finalizedBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  resets?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 
@@ -520,6 +552,7 @@ export type IndexingCursorSelect<ExtArgs extends runtime.Types.Extensions.Intern
   finalizedBlock?: boolean
   isReady?: boolean
   updatedAt?: boolean
+  resets?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -531,6 +564,7 @@ export type IndexingCursorSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   finalizedBlock?: boolean
   isReady?: boolean
   updatedAt?: boolean
+  resets?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -542,6 +576,7 @@ export type IndexingCursorSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   finalizedBlock?: boolean
   isReady?: boolean
   updatedAt?: boolean
+  resets?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -553,9 +588,10 @@ export type IndexingCursorSelectScalar = {
   finalizedBlock?: boolean
   isReady?: boolean
   updatedAt?: boolean
+  resets?: boolean
 }
 
-export type IndexingCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "indexedBlock" | "indexedBlockHash" | "headBlock" | "finalizedBlock" | "isReady" | "updatedAt", ExtArgs["result"]["indexingCursor"]>
+export type IndexingCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "indexedBlock" | "indexedBlockHash" | "headBlock" | "finalizedBlock" | "isReady" | "updatedAt" | "resets", ExtArgs["result"]["indexingCursor"]>
 export type IndexingCursorInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }
@@ -579,6 +615,12 @@ export type $IndexingCursorPayload<ExtArgs extends runtime.Types.Extensions.Inte
     finalizedBlock: bigint
     isReady: boolean
     updatedAt: Date
+    /**
+     * How many times the indexer reset this network (redeployed contracts, a chain that no longer
+     * holds the indexed history): the gateway's response cache keys every entry on the sum, so a
+     * reset makes "finalized" answers of the old data unreachable.
+     */
+    resets: number
   }, ExtArgs["result"]["indexingCursor"]>
   composites: {}
 }
@@ -1010,6 +1052,7 @@ export interface IndexingCursorFieldRefs {
   readonly finalizedBlock: Prisma.FieldRef<"IndexingCursor", 'BigInt'>
   readonly isReady: Prisma.FieldRef<"IndexingCursor", 'Boolean'>
   readonly updatedAt: Prisma.FieldRef<"IndexingCursor", 'DateTime'>
+  readonly resets: Prisma.FieldRef<"IndexingCursor", 'Int'>
 }
     
 

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "IndexingCursor" ADD COLUMN     "resets" INTEGER NOT NULL DEFAULT 0;
+
