@@ -48,12 +48,13 @@ function betStatement(captured: CapturedQuery[], pattern = /"Bet"/): CapturedQue
   return hit;
 }
 
-async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false): Promise<CapturedQuery> {
+async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false, filter?: { game: string }): Promise<CapturedQuery> {
   const captured = await captureSql(url, async (prisma) => {
     const ctx = contextOf(prisma);
-    const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC" }, ctx, {})) as BetConnectionModel;
+    const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC", filter }, ctx, {})) as BetConnectionModel;
     if (withCount) await (BetConnection.totalCount as unknown as Resolver)(page, {}, ctx, {});
   });
+  // totalCount: COUNT over "Bet", or the sum over "PlayerBetCount".
   return betStatement(captured, withCount ? /count/i : /"Bet"/);
 }
 
@@ -97,8 +98,9 @@ export async function explainResolvers(url: string, input: ExplainInput): Promis
     ["pendingBetCount normal", await capturePending(url, input.normal.wallet, null)],
     ["pendingBetCount normal + chainId", await capturePending(url, input.normal.wallet, input.normal.chainId)],
     ["betResults ×100 (and _entities of a page)", await captureResults(url, input.betResults.chainId, input.betResults.betIds)],
-    ["totalCount whale", await capturePage(url, input.whale, 1, null, true)],
-    ["totalCount normal", await capturePage(url, input.normal.wallet, 1, null, true)],
+    ["totalCount whale (counter)", await capturePage(url, input.whale, 1, null, true)],
+    ["totalCount whale, game filter (row count)", await capturePage(url, input.whale, 1, null, true, { game: "dice" })],
+    ["totalCount normal (counter)", await capturePage(url, input.normal.wallet, 1, null, true)],
   ];
   const client = new pg.Client({ connectionString: url });
   await client.connect();
