@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Bet_player_chainId_placedBlock_placedLogIndex_idx" ON "Bet"("player", "chainId", "placedBlock", "placedLogIndex");
+
