@@ -49,7 +49,7 @@ function betStatement(captured: CapturedQuery[], pattern = /"Bet"/): CapturedQue
 }
 
 /** The statement `playerBets` (and with `withCount`, its `totalCount`) sends; also used by subgraphs/history/keyset-plan.db.test.ts. */
-export async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false, filter?: { game?: string; chainId?: number }): Promise<CapturedQuery> {
+export async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false, filter?: { game?: string; chainId?: number; status?: string[] }): Promise<CapturedQuery> {
   const captured = await captureSql(url, async (prisma) => {
     const ctx = contextOf(prisma);
     const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC", filter }, ctx, {})) as BetConnectionModel;

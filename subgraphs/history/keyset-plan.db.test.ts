@@ -1,7 +1,8 @@
 // The plans of the SQL `playerBets` really sends (captured from the resolver through Prisma), on
 // PostgreSQL: a page is an index range read in the page order — no Sort, and no wallet rows read
-// only to be thrown away — with and without a chainId filter. A whale's newer bets on another
-// network must not be skipped one by one to reach a page of this network's bets.
+// only to be thrown away — without a filter, with a chainId filter and with one status. A whale's
+// newer bets on another network must not be skipped one by one to reach a page of this network's
+// bets, nor its whole history read to find its few PENDING or REFUNDED ones.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturePage } from "../../bench/scale-explain.ts";
@@ -38,7 +39,8 @@ describe.runIf(process.env.TEST_DB === "postgres")("playerBets plans (PostgreSQL
     await client.query(`
       INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
                          "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
-      SELECT CASE WHEN i > 10000 THEN ${NEWER_CHAIN} ELSE ${OLDER_CHAIN} END, i, '${WHALE}', '0x0', 1, 'dice', 'c', 's', 'SETTLED',
+      SELECT CASE WHEN i > 10000 THEN ${NEWER_CHAIN} ELSE ${OLDER_CHAIN} END, i, '${WHALE}', '0x0', 1, 'dice', 'c', 's',
+             (CASE WHEN i % 2000 = 0 THEN 'REFUNDED' WHEN i > 19990 THEN 'PENDING' ELSE 'SETTLED' END)::"BetStatus",
              i, 0, 'h', 't', i, i
         FROM generate_series(1, 20000) AS i`);
     await client.query(`
@@ -54,7 +56,7 @@ describe.runIf(process.env.TEST_DB === "postgres")("playerBets plans (PostgreSQL
     await db?.close();
   });
 
-  async function explain(filter?: { chainId: number }) {
+  async function explain(filter?: { chainId?: number; status?: string[] }) {
     const query = await capturePage(db.url!, WHALE, 50, null, false, filter);
     const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${query.sql}`, query.params);
     return nodesOf(rows[0]!["QUERY PLAN"][0].Plan);
@@ -76,5 +78,14 @@ describe.runIf(process.env.TEST_DB === "postgres")("playerBets plans (PostgreSQL
     expect(scan?.["Index Name"]).toBe("Bet_player_placedBlock_placedLogIndex_chainId_idx");
     expect(nodes.map((node) => node["Node Type"])).not.toContain("Sort");
     expect(scan?.["Actual Rows"]).toBeLessThanOrEqual(51);
+  });
+
+  it("reads a page of one status from that status's rows only: the whale's 10 REFUNDED among 20 000", async () => {
+    const nodes = await explain({ status: ["REFUNDED"] });
+    const scan = nodes.find((node) => node["Index Name"] !== undefined);
+    expect(scan?.["Index Name"]).toBe("Bet_player_status_placedBlock_placedLogIndex_chainId_idx");
+    expect(nodes.map((node) => node["Node Type"])).not.toContain("Sort");
+    expect(scan?.["Rows Removed by Filter"] ?? 0).toBe(0);
+    expect(scan?.["Actual Rows"]).toBe(10);
   });
 });

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Bet_player_status_placedBlock_placedLogIndex_chainId_idx" ON "Bet"("player", "status", "placedBlock", "placedLogIndex", "chainId");
+
