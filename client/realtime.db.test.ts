@@ -12,6 +12,7 @@ import type { ClientToServerEvents, ServerToClientEvents } from "../realtime/eve
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
 import { createNetworks, fakeBet, insertUpdates, startCluster, wallet, type Cluster } from "../realtime/testing.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
+import { eventually } from "../test/eventually.ts";
 import { openBetsFeed, type BetsFeed, type BetsFeedOptions, type BetUpdatePayload, type FeedStatus, type UpdateMeta } from "./realtime.ts";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
@@ -46,13 +47,7 @@ function follow(options: Omit<BetsFeedOptions, "onUpdate" | "onStatus" | "onResy
   return { feed, received, statuses, resyncs, seqs: () => received.map((r) => BigInt(r.update.seq)) };
 }
 
-async function until(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const until = (predicate: () => boolean, what: string, timeoutMs = 20_000) => eventually(predicate, timeoutMs, what, 20);
 
 /** Writes one update at a time (alternating players) until stopped; returns every seq written. */
 function startWriter(db: TestDatabase, players: string[], firstBetId: number) {

@@ -11,6 +11,7 @@ import { feedCheck } from "../realtime/health.ts";
 import { createLocalLock } from "../realtime/lock.ts";
 import { createPublisher } from "../realtime/publisher.ts";
 import { createRealtime } from "../realtime/server.ts";
+import { eventually } from "../test/eventually.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 
 const FULL_HEALTH = `{ health { status version uptimeSeconds checks { name status latencyMs detail } } }`;
@@ -129,18 +130,14 @@ describe("Socket.IO on the API host", () => {
       const report = (await response.json()) as { status: string; checks: { name: string; status: string; detail: string | null }[] };
       return { http: response.status, status: report.status, feed: report.checks.find((c) => c.name === "feed") };
     };
-    const until = async (predicate: (report: Awaited<ReturnType<typeof feed>>) => boolean, what: string) => {
-      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 200))) {
-        const report = await feed();
-        if (predicate(report)) return report;
-      }
-      throw new Error(`timed out waiting for ${what}`);
-    };
+    let report: Awaited<ReturnType<typeof feed>> | undefined;
+    const until = (status: string) => eventually(async () => (report = await feed()).feed?.status === status, 15_000, `feed ${status}`, 200);
     try {
-      expect(await until((r) => r.feed?.status === "OK", "feed OK")).toMatchObject({ http: 200, feed: { status: "OK", detail: null } });
+      await until("OK");
+      expect(report).toMatchObject({ http: 200, feed: { status: "OK", detail: null } });
       await publisher.stop(); // no heartbeat any more: after feedTimeoutMs the node reads the outbox itself
-      const degraded = await until((r) => r.feed?.status === "DEGRADED", "feed DEGRADED");
-      expect(degraded).toMatchObject({ http: 200, status: "DEGRADED", feed: { detail: "delivering from the outbox locally" } });
+      await until("DEGRADED");
+      expect(report).toMatchObject({ http: 200, status: "DEGRADED", feed: { detail: "delivering from the outbox locally" } });
     } finally {
       await publisher.stop();
       await realtime.close();

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { SERVICE_VERSION } from "../core/service.ts";
 import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
+import { eventually } from "../test/eventually.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { RedisResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
@@ -40,14 +41,6 @@ async function anotherGateway(responseCache: ResponseCacheStore): Promise<string
   return url;
 }
 
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 beforeAll(async () => {
   t = await startTestStack({ bets: 120 }, {
     onQuery: (sql) => statements.push(sql),
@@ -73,7 +66,7 @@ describe("response cache in Redis", () => {
     const onA = await ask(t.url, FINAL_BET, { betId });
     expect(onA).toMatchObject({ status: 200, xCache: "MISS", cacheControl: "max-age=3600, public" });
     // The plugin writes in the background of the answer; the entry lives as long as the answer's maxAge.
-    await until(async () => (await shared.keys(`${prefix}*`)).length === 1, 5_000, "the entry in Redis");
+    await eventually(async () => (await shared.keys(`${prefix}*`)).length === 1, 5_000, "the entry in Redis");
     const [key] = await shared.keys(`${prefix}*`);
     const ttl = await shared.ttl(key!);
     expect(ttl).toBeGreaterThan(3500);
@@ -90,7 +83,7 @@ describe("response cache in Redis", () => {
     privateRedis = await createPrivateRedis();
     privateClient = new Redis(privateRedis.url, { maxRetriesPerRequest: 1 });
     privateClient.on("error", () => undefined); // the store reports Redis failures itself
-    await until(() => privateClient!.status === "ready", 10_000, "the private redis");
+    await eventually(() => privateClient!.status === "ready", 10_000, "the private redis");
     const lines: { msg: string; level: number }[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string; level: number }) });
     const gateway = await anotherGateway(new RedisResponseCacheStore(privateClient, { logger, prefix }));
@@ -99,10 +92,10 @@ describe("response cache in Redis", () => {
 
     const first = await ask(gateway, FINAL_BET, { betId });
     expect(first.xCache).toBe("MISS");
-    await until(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit through the private redis");
+    await eventually(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit through the private redis");
 
     await privateRedis.stop();
-    await until(() => privateClient!.status !== "ready", 10_000, "the client to notice");
+    await eventually(() => privateClient!.status !== "ready", 10_000, "the client to notice");
     for (let i = 0; i < 3; i++) {
       const down = await ask(gateway, FINAL_BET, { betId });
       expect(down).toMatchObject({ status: 200, xCache: "MISS" });
@@ -111,9 +104,9 @@ describe("response cache in Redis", () => {
     expect(logged("redis unavailable")).toBe(1);
 
     await privateRedis.start();
-    await until(() => privateClient!.status === "ready", 20_000, "the client to reconnect");
+    await eventually(() => privateClient!.status === "ready", 20_000, "the client to reconnect");
     expect((await ask(gateway, FINAL_BET, { betId })).xCache).toBe("MISS"); // a fresh, empty Redis
-    await until(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit after the restart");
+    await eventually(async () => (await ask(gateway, FINAL_BET, { betId })).xCache === "HIT", 5_000, "a hit after the restart");
     expect(logged("redis available again")).toBe(1);
 
     // A hung Redis keeps its connection open and answers nothing: each request waits at most the

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
+import { eventually } from "../test/eventually.ts";
 import { IndexerStore } from "../indexer/store.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
@@ -148,10 +149,8 @@ describe("response cache and an indexer reset", () => {
     // What the indexer does when the chain no longer holds what it indexed, or the contract was redeployed.
     const removed = await new IndexerStore(own.db).reset(31337, 0n, { chainId: 31337, name: "localnet", confirmations: 2, headBlock: null, finalizedBlock: null });
     expect(removed).toBeGreaterThan(0);
-    let after = await ask(own.url, FINAL_BET, { betId });
-    for (const deadline = Date.now() + 10_000; after.xCache === "HIT" && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-      after = await ask(own.url, FINAL_BET, { betId });
-    }
+    let after: Awaited<ReturnType<typeof ask>> | undefined;
+    await eventually(async () => (after = await ask(own.url, FINAL_BET, { betId })).xCache !== "HIT", 10_000, "a miss after the reset", 50);
     expect(after).toMatchObject({ status: 200, xCache: "MISS", body: { data: { betResult: null } } });
   });
 });

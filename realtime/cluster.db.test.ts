@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { conventionViolations } from "../test/stack.ts";
-import { connectClient, createNetworks, eventually, insertUpdates, scrape, seqs, startCluster, wallet, type Cluster, type TestClient } from "./testing.ts";
+import { eventually } from "../test/eventually.ts";
+import { connectClient, createNetworks, insertUpdates, scrape, seqs, startCluster, wallet, type Cluster, type TestClient } from "./testing.ts";
 
 const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
 const onPostgres = process.env.TEST_DB === "postgres";

@@ -7,10 +7,10 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import type { DrainingNotice, SubscribedPayload } from "./events.ts";
+import { eventually } from "../test/eventually.ts";
 import {
   connectClient,
   createNetworks,
-  eventually,
   keepWriting,
   resumingClient,
   seqs,

@@ -13,7 +13,8 @@ import { createPublisherMetrics } from "./metrics.ts";
 import { Outbox, type Retention } from "./outbox.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
-import { connectClient, createNetworks, eventually, insertUpdates, seqs, wallet, type TestClient } from "./testing.ts";
+import { eventually } from "../test/eventually.ts";
+import { connectClient, createNetworks, insertUpdates, seqs, wallet, type TestClient } from "./testing.ts";
 
 const A = wallet(1);
 const B = wallet(2);

@@ -10,10 +10,10 @@ import { createRedisClient } from "../core/redis.ts";
 import { createHealthMonitor, type HealthReport } from "../gateway/health/report.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
+import { eventually } from "../test/eventually.ts";
 import {
   connectClient,
   createNetworks,
-  eventually,
   keepWriting,
   scrape,
   seqs,

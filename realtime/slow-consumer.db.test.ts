@@ -14,10 +14,10 @@ import { createLocalLock } from "./lock.ts";
 import { createNodeMetrics } from "./metrics.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
+import { eventually } from "../test/eventually.ts";
 import {
   connectClient,
   createNetworks,
-  eventually,
   insertUpdates,
   resumingClient,
   seqs,
