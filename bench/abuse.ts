@@ -10,15 +10,17 @@
 // with --role attacker: the flood and the bombs, each at a fixed, evenly paced rate). Clients are
 // told apart by the last X-Forwarded-For entry, as behind one trusted proxy. Phases alternate
 // A (baseline), B (under attack), A, B …; see bench/README.md for how to read the output.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import http from "node:http";
 import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
-import { createInterface, type Interface } from "node:readline";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { stopChild } from "./common.ts";
+import { databaseUrl as databaseUrlOn, dropPostgresDatabase, recreatePostgresDatabase } from "../test/db.ts";
+import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { benchConfig, stopChild } from "./common.ts";
 import { runBenchmark } from "./load.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -59,7 +61,7 @@ const BETS = Math.round(positiveNumber("bets", args.bets, 100));
 const BREAKDOWN = args.breakdown ?? false;
 if (!["auto", "postgres", "pglite"].includes(DB_MODE)) throw new Error(`--db takes auto, postgres or pglite; got ${DB_MODE}`);
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const DB_NAME = "bench_abuse";
 /** Seconds between the end of an attack and the next baseline window (in-flight requests drain). */
 const COOLDOWN = 2;
@@ -93,7 +95,10 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 }
 
 const fmt = {
@@ -106,23 +111,14 @@ const fmt = {
 
 function table(header: string[], rows: string[][], alignRight: boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (alignRight[i] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`;
   return [line(header), rule, ...rows.map(line)].join("\n");
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-function databaseUrl(name: string, base = SERVER_URL): string {
-  const url = new URL(base);
-  url.pathname = `/${encodeURIComponent(name)}`;
-  return url.toString();
-}
+const databaseUrl = (name: string) => databaseUrlOn(name, SERVER_URL);
 
 // ---------------------------------------------------------------------------------------------
 // HTTP: one POST over a keep-alive agent, and an evenly paced open-loop sender
@@ -147,19 +143,22 @@ function post(agent: http.Agent, target: URL, body: Buffer, client: string): Pro
       const doneAt = performance.now();
       resolve({ status, text, ms: doneAt - sentAt, sentAt, doneAt, error });
     };
-    const req = http.request({
-      host: target.hostname,
-      port: target.port,
-      path: target.pathname,
-      method: "POST",
-      agent,
-      headers: { "content-type": "application/json", "content-length": body.length, "x-forwarded-for": client },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => finish(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")));
-      res.on("error", (error) => finish(0, "", error.message));
-    });
+    const req = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        agent,
+        headers: { "content-type": "application/json", "content-length": body.length, "x-forwarded-for": client },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => finish(res.statusCode ?? 0, Buffer.concat(chunks).toString("utf8")));
+        res.on("error", (error) => finish(0, "", error.message));
+      },
+    );
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error("timeout")));
     req.on("error", (error) => finish(0, "", error.message));
     req.end(body);
@@ -210,7 +209,7 @@ function outcomeOf(exchange: Exchange): { key: string; code: string | undefined;
   const code = body?.errors?.[0]?.extensions?.code;
   const withData = body?.data !== undefined && body.data !== null;
   const ok = exchange.status >= 200 && exchange.status < 300;
-  return { key: `${exchange.status} ${ok && withData && !code ? "data" : code ?? (withData ? "data" : "no body")}`, code, withData };
+  return { key: `${exchange.status} ${ok && withData && !code ? "data" : (code ?? (withData ? "data" : "no body"))}`, code, withData };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -275,9 +274,12 @@ function bombs(fixtures: Fixtures): BombKind[] {
   const wallet = fixtures.whale;
   const bet = fixtures.settled[0]!;
   // 31+ aliases, each of which would be a full betResult with its proof: ~40 KB, under the body limit.
-  const aliases = Array.from({ length: 400 }, (_, i) =>
-    `a${i}: betResult(chainId: ${bet.chainId}, betId: "${bet.betId}") { betId result { proof { piA piB piC } } }`).join("\n");
-  const betFields = "chainId betId player stake game status placedBlock placedTx confirmations finalized result { outcome won payout proof { piA piB piC publicSignals } }";
+  const aliases = Array.from(
+    { length: 400 },
+    (_, i) => `a${i}: betResult(chainId: ${bet.chainId}, betId: "${bet.betId}") { betId result { proof { piA piB piC } } }`,
+  ).join("\n");
+  const betFields =
+    "chainId betId player stake game status placedBlock placedTx confirmations finalized result { outcome won payout proof { piA piB piC publicSignals } }";
   // Exponential fragments: F0 expands to 2^30 copies of F30.
   const expFragments = [
     "query FragmentBomb { ...F0 }",
@@ -294,21 +296,50 @@ function bombs(fixtures: Fixtures): BombKind[] {
   const deep = "networkConfigs { contracts { name { a { b { c { d { e { f { g { h { i { j { k } } } } } } } } } } } } }";
   const introspection = (d: number): string => (d === 0 ? "name" : `name fields { name type { name ofType { name ofType { ${introspection(d - 1)} } } } }`);
   return [
-    { kind: "alias", what: "400 aliased betResult(… proof) (≈40 KB)", body: body(`query AliasBomb {\n${aliases}\n}`),
-      expect: { status: 400, code: "QUERY_TOO_COMPLEX" } },
-    { kind: "cost", what: "playerBets(first: 100) edges+nodes with proofs and network contracts",
-      body: body(`query CostBomb($wallet: Address!) { playerBets(wallet: $wallet, first: 100) {
+    {
+      kind: "alias",
+      what: "400 aliased betResult(… proof) (≈40 KB)",
+      body: body(`query AliasBomb {\n${aliases}\n}`),
+      expect: { status: 400, code: "QUERY_TOO_COMPLEX" },
+    },
+    {
+      kind: "cost",
+      what: "10 aliased playerBets(first: 100) edges+nodes with proofs and network contracts",
+      body: body(
+        `query CostBomb($wallet: Address!) { ${Array.from(
+          { length: 10 },
+          (_, i) => `p${i}: playerBets(wallet: $wallet, first: 100) {
         edges { cursor node { ${betFields} network { contracts { name address deployBlock } } } }
-        nodes { ${betFields} network { contracts { name address deployBlock } } } } }`, { wallet }),
-      expect: { status: 400, code: "QUERY_TOO_COMPLEX" } },
-    { kind: "fragment-exp", what: "fragments doubling 30 times (2^30 networkConfigs)", body: body(expFragments),
-      expect: { status: 400, code: "QUERY_TOO_COMPLEX" } },
-    { kind: "fragment-list", what: "fragments doubling 20 times inside playerBets(first: 100)", body: body(listFragments, { wallet }),
-      expect: { status: 400, code: "QUERY_TOO_COMPLEX" } },
-    { kind: "depth", what: "14 nested selections (the schema ends at 6)", body: body(`query DepthBomb { ${deep} }`),
-      expect: { status: 400, code: "GRAPHQL_VALIDATION_FAILED" } },
-    { kind: "depth-introspection", what: "introspection nested 6 × (fields → type → ofType)", body: body(`query IntrospectionBomb { __schema { types { ${introspection(6)} } } }`),
-      expect: { status: 400, code: "GRAPHQL_VALIDATION_FAILED" } },
+        nodes { ${betFields} network { contracts { name address deployBlock } } } }`,
+        ).join("\n")} }`,
+        { wallet },
+      ),
+      expect: { status: 400, code: "QUERY_TOO_COMPLEX" },
+    },
+    {
+      kind: "fragment-exp",
+      what: "fragments doubling 30 times (2^30 networkConfigs)",
+      body: body(expFragments),
+      expect: { status: 400, code: "QUERY_TOO_COMPLEX" },
+    },
+    {
+      kind: "fragment-list",
+      what: "fragments doubling 20 times inside playerBets(first: 100)",
+      body: body(listFragments, { wallet }),
+      expect: { status: 400, code: "QUERY_TOO_COMPLEX" },
+    },
+    {
+      kind: "depth",
+      what: "14 nested selections (the schema ends at 6)",
+      body: body(`query DepthBomb { ${deep} }`),
+      expect: { status: 400, code: "GRAPHQL_VALIDATION_FAILED" },
+    },
+    {
+      kind: "depth-introspection",
+      what: "introspection nested 6 × (fields → type → ofType)",
+      body: body(`query IntrospectionBomb { __schema { types { ${introspection(6)} } } }`),
+      expect: { status: 400, code: "GRAPHQL_VALIDATION_FAILED" },
+    },
   ];
 }
 
@@ -346,7 +377,7 @@ interface AttackReport {
 }
 
 async function attackerMain(): Promise<void> {
-  const config = JSON.parse(process.env.BENCH_ABUSE_ATTACKER ?? "{}") as AttackerConfig;
+  const config = JSON.parse(benchConfig.BENCH_ABUSE_ATTACKER ?? "{}") as AttackerConfig;
   const target = new URL(config.gateway);
   const floodBodies = goodMix(config.fixtures).map((m) => Buffer.from(m.body));
   const kinds = bombs(config.fixtures).map((b) => ({ ...b, buffer: Buffer.from(b.body) }));
@@ -361,7 +392,17 @@ async function attackerMain(): Promise<void> {
     if (command.cmd === "exit") break;
     const cpuBefore = process.cpuUsage();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 2 * MAX_IN_FLIGHT });
-    const tally = (): Tally & { latencies: number[] } => ({ sent: 0, skipped: 0, outcomes: {}, withData: 0, asExpected: 0, p50: 0, p99: 0, timeline: [], latencies: [] });
+    const tally = (): Tally & { latencies: number[] } => ({
+      sent: 0,
+      skipped: 0,
+      outcomes: {},
+      withData: 0,
+      asExpected: 0,
+      p50: 0,
+      p99: 0,
+      timeline: [],
+      latencies: [],
+    });
     const flood = tally();
     const perKind = new Map(kinds.map((k) => [k.kind, tally()]));
     const attackStart = performance.now();
@@ -399,10 +440,12 @@ async function attackerMain(): Promise<void> {
         if (floodInFlight >= MAX_IN_FLIGHT) return void flood.skipped++;
         flood.sent++;
         floodInFlight++;
-        track(post(agent, target, floodBodies[i % floodBodies.length]!, floodFrom).then((exchange) => {
-          floodInFlight--;
-          record(flood, exchange, (e, o) => e.status === 429 && o.code === "RATE_LIMITED");
-        }));
+        track(
+          post(agent, target, floodBodies[i % floodBodies.length]!, floodFrom).then((exchange) => {
+            floodInFlight--;
+            record(flood, exchange, (e, o) => e.status === 429 && o.code === "RATE_LIMITED");
+          }),
+        );
       }),
       pace(command.bombRate, command.seconds, (i) => {
         const kind = kinds[i % kinds.length]!;
@@ -410,10 +453,12 @@ async function attackerMain(): Promise<void> {
         if (bombsInFlight >= MAX_IN_FLIGHT) return void t.skipped++;
         t.sent++;
         bombsInFlight++;
-        track(post(agent, target, kind.buffer, bombAddress(bombCounter++)).then((exchange) => {
-          bombsInFlight--;
-          record(t, exchange, (e, o) => e.status === kind.expect.status && o.code === kind.expect.code && !o.withData);
-        }));
+        track(
+          post(agent, target, kind.buffer, bombAddress(bombCounter++)).then((exchange) => {
+            bombsInFlight--;
+            record(t, exchange, (e, o) => e.status === kind.expect.status && o.code === kind.expect.code && !o.withData);
+          }),
+        );
       }),
     ]);
     await Promise.all([...pending]);
@@ -483,66 +528,27 @@ function rssMb(pid: number | undefined): number {
 // Children
 // ---------------------------------------------------------------------------------------------
 
-const children = new Set<ChildProcess>();
-
-function spawnChild(script: string, extraArgs: string[], env: Record<string, string>, stderr: "inherit" | "pipe"): ChildProcess {
-  // Same Node and loader flags as this process (tsx), so no wrapper process sits in between and
-  // the pid we stop is the process itself.
-  const child = spawn(process.execPath, [...process.execArgv, script, ...extraArgs], {
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", stderr],
-  });
-  children.add(child);
-  child.once("exit", () => children.delete(child));
-  return child;
-}
-
-
-/** The next JSON line of a child's stdout that satisfies `accept`. */
-function nextJson<T>(lines: Interface, child: ChildProcess, accept: (value: Record<string, unknown>) => boolean, timeoutMs: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const onLine = (line: string) => {
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      if (!accept(parsed)) return;
-      done();
-      resolve(parsed as T);
-    };
-    const onExit = (code: number | null, signal: string | null) => {
-      done();
-      reject(new Error(`${what}: the child exited (code ${code}, signal ${signal})`));
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`${what}: no answer within ${timeoutMs / 1000} s`));
-    }, timeoutMs);
-    const done = () => {
-      clearTimeout(timer);
-      lines.off("line", onLine);
-      child.off("exit", onExit);
-    };
-    lines.on("line", onLine);
-    child.once("exit", onExit);
-  });
+/** A child of this benchmark (stdin open: the server watches it, the attacker takes commands on it). */
+function startChild(script: string, extraArgs: string[], env: Record<string, string>, stderr: "inherit" | "collect"): Spawned {
+  return spawnTsx(script, { args: extraArgs, env, stdin: "pipe", stderr });
 }
 
 interface Served {
   pid: number;
   database: string;
   gateway: string;
-  protection: { limits: { maxDepth: number; maxAliases: number; maxCost: number }; rateLimit: { limit: number; windowSeconds: number; trustProxyHops: number } | null };
+  protection: {
+    limits: { maxDepth: number; maxAliases: number; maxCost: number };
+    rateLimit: { limit: number; windowSeconds: number; trustProxyHops: number } | null;
+  };
   fixtures: Fixtures & { bets: number; counts: Record<string, number> };
 }
 
 /** Server log lines (stderr of the server child): counted by message, never echoed under load. */
 const serverLogs = { lines: 0, byMessage: new Map<string, number>(), other: [] as string[] };
 
-function collectLogs(child: ChildProcess): void {
-  createInterface({ input: child.stderr! }).on("line", (line) => {
+function collectLogs(child: Spawned): void {
+  createInterface({ input: child.child.stderr! }).on("line", (line) => {
     serverLogs.lines++;
     let key: string;
     try {
@@ -605,7 +611,10 @@ function windowStats(records: GoodRecord[], windows: Window[]): WindowStats {
   /** Sent in a window and answered before that window ended. */
   const inWindow = (r: GoodRecord) => windows.some((w) => r.exchange.sentAt >= w.start && r.exchange.doneAt < w.end);
   const sent = records.filter(inSent);
-  const latencies = sent.filter((r) => r.ok).map((r) => r.exchange.ms).sort((a, b) => a - b);
+  const latencies = sent
+    .filter((r) => r.ok)
+    .map((r) => r.exchange.ms)
+    .sort((a, b) => a - b);
   const failures: Record<string, number> = {};
   for (const r of sent) if (!r.ok) failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
   const lags = sent.map((r) => r.exchange.sentAt - r.scheduledAt).sort((a, b) => a - b);
@@ -627,30 +636,20 @@ function windowStats(records: GoodRecord[], windows: Window[]): WindowStats {
 // Main
 // ---------------------------------------------------------------------------------------------
 
-let server: ChildProcess | undefined;
-let attacker: ChildProcess | undefined;
+let server: Spawned | undefined;
+let attacker: Spawned | undefined;
 let createdDatabase = false;
 let cleaning: Promise<void> | undefined;
-
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: SERVER_URL, application_name: "bench-abuse", connectionTimeoutMillis: 3_000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 async function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     if (attacker) {
-      attacker.stdin?.end(); // lets it exit by itself …
+      attacker.child.stdin?.end(); // lets it exit by itself …
       await stopChild(attacker).catch((e: unknown) => log(`could not stop the attacker child: ${String(e)}`)); // … or stops it by pid
     }
     if (server) await stopChild(server).catch((e: unknown) => log(`could not stop the server child: ${String(e)}`));
     if (createdDatabase) {
-      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`)).then(
+      await dropPostgresDatabase(DB_NAME, SERVER_URL).then(
         () => log(`dropped database ${DB_NAME}`),
         (e: unknown) => log(`could not drop database ${DB_NAME}: ${String(e)}`),
       );
@@ -663,16 +662,17 @@ async function main(): Promise<boolean> {
   const started = performance.now();
   const here = fileURLToPath(import.meta.url);
   log("Public Bet Results API — abuse load test (issue 5)");
-  log(`  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}), shared by the server, the load generators${DB_MODE === "pglite" ? "" : " and PostgreSQL"}; loadavg at start ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  log(
+    `  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}), shared by the server, the load generators${DB_MODE === "pglite" ? "" : " and PostgreSQL"}; loadavg at start ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
 
   // 1. Database ---------------------------------------------------------------------------------
   let databaseUrlForChild = "";
   if (DB_MODE !== "pglite") {
     try {
-      await withAdmin(async (admin) => {
-        await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`);
-        await admin.query(`CREATE DATABASE ${quoteIdent(DB_NAME)}`);
-      });
+      await recreatePostgresDatabase(DB_NAME, SERVER_URL);
       createdDatabase = true;
       databaseUrlForChild = databaseUrl(DB_NAME);
     } catch (error) {
@@ -685,41 +685,61 @@ async function main(): Promise<boolean> {
   const serveScript = fileURLToPath(new URL("./serve-protected.ts", import.meta.url));
   // APOLLO_TELEMETRY_DISABLED: @apollo/gateway otherwise probes cloud metadata endpoints at start
   // and exports usage metrics to Apollo — traffic off this machine, which this benchmark must not make.
-  const serveEnv = { BENCH_SERVE_DATABASE_URL: databaseUrlForChild, BENCH_SERVE_BETS: String(BETS), BENCH_SERVE_WATCH_STDIN: "1", APOLLO_TELEMETRY_DISABLED: "true" };
+  const serveEnv = {
+    BENCH_SERVE_DATABASE_URL: databaseUrlForChild,
+    BENCH_SERVE_BETS: String(BETS),
+    BENCH_SERVE_WATCH_STDIN: "1",
+    APOLLO_TELEMETRY_DISABLED: "true",
+  };
   if (databaseUrlForChild) {
     // PostgreSQL: seed in a short-lived child first, so the serving process holds only what serves.
     const seedStarted = performance.now();
-    const seeder = spawnChild(serveScript, [], { ...serveEnv, BENCH_SERVE_MODE: "seed" }, "inherit");
-    let out = "";
-    seeder.stdout!.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+    const seeder = startChild(serveScript, [], { ...serveEnv, BENCH_SERVE_MODE: "seed" }, "inherit");
     const timer = setTimeout(() => void stopChild(seeder), 120_000);
-    const code = await new Promise<number | null>((resolve) => seeder.once("close", (c) => resolve(c)));
+    const { code } = await seeder.closed;
     clearTimeout(timer);
+    const out = seeder.stdout();
     if (code !== 0 || !out.includes('"seeded"')) throw new Error(`seeding failed (exit code ${code}): ${out.slice(0, 300)}`);
     log(`  seeded    ${fmt.int(BETS)} fixture bets into ${DB_NAME} in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
   }
-  server = spawnChild(serveScript, [], { ...serveEnv, BENCH_SERVE_MODE: databaseUrlForChild ? "serve" : "seed+serve" }, "pipe");
+  server = startChild(serveScript, [], { ...serveEnv, BENCH_SERVE_MODE: databaseUrlForChild ? "serve" : "seed+serve" }, "collect");
   collectLogs(server);
-  const served = await nextJson<Served>(createInterface({ input: server.stdout! }), server, (v) => typeof v.gateway === "string", 120_000, "server child");
+  const served = await server.waitForJson<Served>((v) => typeof v.gateway === "string", 120_000, "its URLs");
   const target = new URL(served.gateway);
   const rl = served.protection.rateLimit;
-  log(`  server    child pid ${served.pid}: gateway ${served.gateway}; ${served.database === "postgres" ? `PostgreSQL database ${DB_NAME} (fresh, dropped at the end)` : "PGlite in memory (in the server process)"}, ` +
-    `${fmt.int(served.fixtures.bets)} fixture bets (${Object.entries(served.fixtures.counts).map(([k, v]) => `${k} ${v}`).join(", ")})`);
-  log(`  protection rate limit ${rl ? `${rl.limit} per ${rl.windowSeconds} s per client, trustProxyHops ${rl.trustProxyHops}` : "OFF"}; ` +
-    `limits depth ${served.protection.limits.maxDepth}, aliases ${served.protection.limits.maxAliases}, cost ${served.protection.limits.maxCost}`);
-  if (!rl || rl.trustProxyHops !== 1) throw new Error("the server child does not run the contract's rate limit with one trusted proxy hop");
+  log(
+    `  server    child pid ${served.pid}: gateway ${served.gateway}; ${served.database === "postgres" ? `PostgreSQL database ${DB_NAME} (fresh, dropped at the end)` : "PGlite in memory (in the server process)"}, ` +
+      `${fmt.int(served.fixtures.bets)} fixture bets (${Object.entries(served.fixtures.counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(", ")})`,
+  );
+  log(
+    `  protection rate limit ${rl ? `${rl.limit} per ${rl.windowSeconds} s per client, trustProxyHops ${rl.trustProxyHops}` : "OFF"}; ` +
+      `limits depth ${served.protection.limits.maxDepth}, aliases ${served.protection.limits.maxAliases}, cost ${served.protection.limits.maxCost}`,
+  );
+  if (rl?.trustProxyHops !== 1) throw new Error("the server child does not run the contract's rate limit with one trusted proxy hop");
 
   // 3. The attacker child -------------------------------------------------------------------------
-  attacker = spawnChild(here, ["--role", "attacker"], {
-    BENCH_ABUSE_ATTACKER: JSON.stringify({ gateway: served.gateway, fixtures: served.fixtures } satisfies AttackerConfig),
-  }, "inherit");
-  const attackerLines = createInterface({ input: attacker.stdout! });
-  await nextJson(attackerLines, attacker, (v) => v.ready === true, 60_000, "attacker child");
+  attacker = startChild(
+    here,
+    ["--role", "attacker"],
+    {
+      BENCH_ABUSE_ATTACKER: JSON.stringify({ gateway: served.gateway, fixtures: served.fixtures } satisfies AttackerConfig),
+    },
+    "inherit",
+  );
+  await attacker.waitForJson((v) => v.ready === true, 60_000, "ready");
   const sustained = rl.limit / rl.windowSeconds;
-  log(`  clients   good ${GOOD_ADDRESS}: ${GOOD_RATE} req/s open loop (budget ${fmt.rps(sustained)} req/s sustained), mix betResult / playerBets(first: 20) / networkConfigs`);
+  log(
+    `  clients   good ${GOOD_ADDRESS}: ${GOOD_RATE} req/s open loop (budget ${fmt.rps(sustained)} req/s sustained), mix betResult / playerBets(first: 20) / networkConfigs`,
+  );
   log(`            flood ${floodAddress(1)}…: ${FLOOD_RATE} req/s from one address (${fmt.ratio(FLOOD_RATE / sustained)} its sustained budget), the same mix`);
-  log(`            bombs: ${BOMB_RATE} req/s in rotation over ${bombs(served.fixtures).length} kinds, a fresh address per bomb (attacker child pid ${attacker.pid})`);
-  log(`  phases    ${BREAKDOWN ? "A, B, B flood only, B bombs only" : "A, B"} in turn, ${RUNS} runs: A = good client alone for ${DURATION} s; B = attack for ${WARMUP} s, then ${DURATION} s measured while it goes on; ${COOLDOWN} s pause after each attack`);
+  log(
+    `            bombs: ${BOMB_RATE} req/s in rotation over ${bombs(served.fixtures).length} kinds, a fresh address per bomb (attacker child pid ${attacker.pid})`,
+  );
+  log(
+    `  phases    ${BREAKDOWN ? "A, B, B flood only, B bombs only" : "A, B"} in turn, ${RUNS} runs: A = good client alone for ${DURATION} s; B = attack for ${WARMUP} s, then ${DURATION} s measured while it goes on; ${COOLDOWN} s pause after each attack`,
+  );
   log();
 
   // 4. Pre-checks -------------------------------------------------------------------------------
@@ -741,7 +761,9 @@ async function main(): Promise<boolean> {
     const ok = exchange.status === kind.expect.status && o.code === kind.expect.code && !o.withData;
     precheckOk &&= ok;
     const detail = parse(exchange.text)?.errors?.[0];
-    log(`  bomb  ${kind.kind.padEnd(20)} ${o.key.padEnd(32)} ${fmt.ms(exchange.ms).padStart(7)} ms  ${ok ? "ok" : "FAIL"}  ${fmt.int(kind.body.length)} B — ${kind.what}; "${detail?.message.slice(0, 80) ?? exchange.text.slice(0, 80)}"`);
+    log(
+      `  bomb  ${kind.kind.padEnd(20)} ${o.key.padEnd(32)} ${fmt.ms(exchange.ms).padStart(7)} ms  ${ok ? "ok" : "FAIL"}  ${fmt.int(kind.body.length)} B — ${kind.what}; "${detail?.message.slice(0, 80) ?? exchange.text.slice(0, 80)}"`,
+    );
   }
   if (!precheckOk) throw new Error("a pre-check failed (see above)");
   log();
@@ -751,12 +773,14 @@ async function main(): Promise<boolean> {
   // well within their budgets), and every bomb a few times, so the first baseline is not a cold one.
   const warmStarted = performance.now();
   let warmed = 0;
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    while (warmed < 300) {
-      const n = warmed++;
-      await post(agent, target, Buffer.from(mix[n % mix.length]!.body), `192.0.2.${100 + (n % 10)}`);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (warmed < 300) {
+        const n = warmed++;
+        await post(agent, target, Buffer.from(mix[n % mix.length]!.body), `192.0.2.${100 + (n % 10)}`);
+      }
+    }),
+  );
   for (let i = 0; i < 5 * kinds.length; i++) await post(agent, target, Buffer.from(kinds[i % kinds.length]!.body), bombAddress(100 + i));
   log(`JIT warm-up: 300 requests of the mix and ${5 * kinds.length} bombs in ${((performance.now() - warmStarted) / 1000).toFixed(1)} s`);
 
@@ -764,40 +788,61 @@ async function main(): Promise<boolean> {
   const inFlightGood = new Set<Promise<void>>();
   let stopGood = false;
   let goodSkipped = 0;
-  const goodLoop = pace(GOOD_RATE, Number.POSITIVE_INFINITY, (i, scheduledAt) => {
-    const m = mix[i % mix.length]!;
-    if (inFlightGood.size >= 64) {
-      goodSkipped++;
-      const exchange: Exchange = { status: 0, text: "", ms: 0, sentAt: scheduledAt, doneAt: scheduledAt, error: "not sent: 64 in flight" };
-      records.push({ name: m.name, scheduledAt, exchange, ok: false, outcome: "not sent (64 already in flight)" });
-      return;
-    }
-    const promise = post(agent, target, Buffer.from(m.body), GOOD_ADDRESS).then((exchange) => {
-      const o = outcomeOf(exchange);
-      records.push({ name: m.name, scheduledAt, exchange, ok: exchange.status === 200 && o.withData && !o.code, outcome: o.key });
-    });
-    inFlightGood.add(promise);
-    void promise.finally(() => inFlightGood.delete(promise));
-  }, () => stopGood);
+  const goodLoop = pace(
+    GOOD_RATE,
+    Number.POSITIVE_INFINITY,
+    (i, scheduledAt) => {
+      const m = mix[i % mix.length]!;
+      if (inFlightGood.size >= 64) {
+        goodSkipped++;
+        const exchange: Exchange = { status: 0, text: "", ms: 0, sentAt: scheduledAt, doneAt: scheduledAt, error: "not sent: 64 in flight" };
+        records.push({ name: m.name, scheduledAt, exchange, ok: false, outcome: "not sent (64 already in flight)" });
+        return;
+      }
+      const promise = post(agent, target, Buffer.from(m.body), GOOD_ADDRESS).then((exchange) => {
+        const o = outcomeOf(exchange);
+        records.push({ name: m.name, scheduledAt, exchange, ok: exchange.status === 200 && o.withData && !o.code, outcome: o.key });
+      });
+      inFlightGood.add(promise);
+      void promise.finally(() => inFlightGood.delete(promise));
+    },
+    () => stopGood,
+  );
 
   let pgBackends: () => Promise<number[]> = async () => [];
   let pgClient: pg.Client | undefined;
   if (served.database === "postgres") {
     pgClient = new pg.Client({ connectionString: SERVER_URL, application_name: "bench-abuse" });
     await pgClient.connect();
-    pgBackends = async () => (await pgClient!.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'bench-abuse'`, [DB_NAME])).rows.map((r) => r.pid);
+    pgBackends = async () =>
+      (await pgClient!.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name <> 'bench-abuse'`, [DB_NAME])).rows.map(
+        (r) => r.pid,
+      );
   }
   const cpuSnapshot = async () => {
     const pids = await pgBackends().catch(() => [] as number[]);
     const pgMs = new Map(pids.map((pid) => [pid, processCpuMs(pid)]));
     const self = process.cpuUsage();
-    return { server: processCpuMs(server?.pid), attacker: processCpuMs(attacker?.pid), self: (self.user + self.system) / 1000, pg: pgMs, pressure: cpuPressureUs(), at: performance.now() };
+    return {
+      server: processCpuMs(server?.pid),
+      attacker: processCpuMs(attacker?.pid),
+      self: (self.user + self.system) / 1000,
+      pg: pgMs,
+      pressure: cpuPressureUs(),
+      at: performance.now(),
+    };
   };
   const cpuDelta = (a: Awaited<ReturnType<typeof cpuSnapshot>>, b: Awaited<ReturnType<typeof cpuSnapshot>>) => {
     let pgMs = 0;
     for (const [pid, ms] of b.pg) if (Number.isFinite(ms)) pgMs += ms - (a.pg.get(pid) ?? ms);
-    return { server: b.server - a.server, attacker: b.attacker - a.attacker, self: b.self - a.self, pg: pgMs, wall: b.at - a.at, pressure: (b.pressure - a.pressure) / 1000 };
+    return {
+      server: b.server - a.server,
+      attacker: b.attacker - a.attacker,
+      self: b.self - a.self,
+      pg: pgMs,
+      wall: b.at - a.at,
+      pressure: (b.pressure - a.pressure) / 1000,
+    };
   };
 
   const rssStart = rssMb(server.pid);
@@ -822,7 +867,7 @@ async function main(): Promise<boolean> {
   const attackPhase = async (phase: Phase, run: number, floodRate: number, bombRate: number) => {
     const attackSeconds = WARMUP + DURATION + 0.5;
     const id = attackReports.length + 1;
-    const report = nextJson<AttackReport>(attackerLines, attacker!, (v) => v.run === id, (attackSeconds + 30) * 1000, `attack ${id}`);
+    const report = attacker!.waitForJson<AttackReport>((v) => v.run === id, (attackSeconds + 30) * 1000, `the report of attack ${id}`);
     const attackStartedAt = performance.now();
     // Server CPU second by second (the timeline shows whether the server was saturated when).
     const serverCpuPerSecond: number[] = [];
@@ -832,7 +877,7 @@ async function main(): Promise<boolean> {
       serverCpuPerSecond.push(now - lastCpu);
       lastCpu = now;
     }, 1000);
-    attacker!.stdin!.write(`${JSON.stringify({ cmd: "attack", run: id, seconds: attackSeconds, floodRate, bombRate })}\n`);
+    attacker!.child.stdin!.write(`${JSON.stringify({ cmd: "attack", run: id, seconds: attackSeconds, floodRate, bombRate })}\n`);
     attackReports.push(undefined as unknown as AttackReport); // reserves the id
     await sleep(WARMUP * 1000);
     const window = await measure(phase, run, { attackStartedAt });
@@ -878,98 +923,198 @@ async function main(): Promise<boolean> {
 
   log();
   log(`per-kind bombs over the B attacks (${fmt.int(attackSecondsTotal)} s of attack; latency = how long the server took to refuse):`);
-  log(table(
-    ["bomb", "sent", "refused as expected", "expected", "2xx with data", "outcomes", "p50 ms", "p99 ms"],
-    kinds.map((k) => {
-      const ts = bReports.map((r) => r.bombs[k.kind]!);
-      const outcomes = new Map<string, number>();
-      for (const t of ts) for (const [key, n] of Object.entries(t.outcomes)) outcomes.set(key, (outcomes.get(key) ?? 0) + n);
-      return [k.kind, fmt.int(ts.reduce((s, t) => s + t.sent, 0)), fmt.int(ts.reduce((s, t) => s + t.asExpected, 0)), `${k.expect.status} ${k.expect.code}`,
-        fmt.int(ts.reduce((s, t) => s + t.withData, 0)), [...outcomes].map(([key, n]) => `${key} ×${n}`).join(", "),
-        fmt.ms(median(ts.map((t) => t.p50))), fmt.ms(median(ts.map((t) => t.p99)))];
-    }),
-    [false, true, true, false, true, false, true, true],
-  ));
+  log(
+    table(
+      ["bomb", "sent", "refused as expected", "expected", "2xx with data", "outcomes", "p50 ms", "p99 ms"],
+      kinds.map((k) => {
+        const ts = bReports.map((r) => r.bombs[k.kind]!);
+        const outcomes = new Map<string, number>();
+        for (const t of ts) for (const [key, n] of Object.entries(t.outcomes)) outcomes.set(key, (outcomes.get(key) ?? 0) + n);
+        return [
+          k.kind,
+          fmt.int(ts.reduce((s, t) => s + t.sent, 0)),
+          fmt.int(ts.reduce((s, t) => s + t.asExpected, 0)),
+          `${k.expect.status} ${k.expect.code}`,
+          fmt.int(ts.reduce((s, t) => s + t.withData, 0)),
+          [...outcomes].map(([key, n]) => `${key} ×${n}`).join(", "),
+          fmt.ms(median(ts.map((t) => t.p50))),
+          fmt.ms(median(ts.map((t) => t.p99))),
+        ];
+      }),
+      [false, true, true, false, true, false, true, true],
+    ),
+  );
   const floodOutcomes = new Map<string, number>();
   for (const r of bReports) for (const [key, n] of Object.entries(r.flood.outcomes)) floodOutcomes.set(key, (floodOutcomes.get(key) ?? 0) + n);
-  log(`flood over the B attacks: sent ${fmt.int(floodSent)} (${fmt.rps(floodSent / attackSecondsTotal)} req/s; ${fmt.int(sum((r) => r.flood.skipped))} not sent at the in-flight cap); ` +
-    `${[...floodOutcomes].map(([key, n]) => `${key} ×${fmt.int(n)}`).join(", ")}; ` +
-    `admitted ${fmt.rps(floodAdmitted / attackSecondsTotal)} req/s (budget ${fmt.rps(sustained)} req/s + a full bucket of ${rl.limit} at the start of each attack); ` +
-    `the 429s took p50 ${fmt.ms(median(bReports.map((r) => r.flood.p50)))} ms, p99 ${fmt.ms(median(bReports.map((r) => r.flood.p99)))} ms`);
+  log(
+    `flood over the B attacks: sent ${fmt.int(floodSent)} (${fmt.rps(floodSent / attackSecondsTotal)} req/s; ${fmt.int(sum((r) => r.flood.skipped))} not sent at the in-flight cap); ` +
+      `${[...floodOutcomes].map(([key, n]) => `${key} ×${fmt.int(n)}`).join(", ")}; ` +
+      `admitted ${fmt.rps(floodAdmitted / attackSecondsTotal)} req/s (budget ${fmt.rps(sustained)} req/s + a full bucket of ${rl.limit} at the start of each attack); ` +
+      `the 429s took p50 ${fmt.ms(median(bReports.map((r) => r.flood.p50)))} ms, p99 ${fmt.ms(median(bReports.map((r) => r.flood.p99)))} ms`,
+  );
   const first = B[0];
   if (first?.attack && first.attackStartedAt !== undefined) {
     log();
     log(`timeline of the first attack (second since it started; the measured window is seconds ${WARMUP}–${WARMUP + DURATION - 1}):`);
     const t0 = first.attackStartedAt;
-    const seconds = Math.max(Math.ceil(first.attack.seconds) + 1, first.attack.flood.timeline.length, ...Object.values(first.attack.bombs).map((t) => t.timeline.length));
+    const seconds = Math.max(
+      Math.ceil(first.attack.seconds) + 1,
+      first.attack.flood.timeline.length,
+      ...Object.values(first.attack.bombs).map((t) => t.timeline.length),
+    );
     const bombsAt = (s: number) => Object.values(first.attack!.bombs).reduce((sum, t) => sum + (t.timeline[s]?.[2] ?? 0), 0);
-    log(table(
-      ["s", "good due", "good ok", "good p50 ms", "good max ms", "flood sent", "flood 2xx", "flood 429", "bombs refused", "server CPU"],
-      Array.from({ length: seconds }, (_, s) => {
-        const sent = records.filter((r) => r.exchange.sentAt >= t0 + s * 1000 && r.exchange.sentAt < t0 + (s + 1) * 1000);
-        const ms = sent.filter((r) => r.ok).map((r) => r.exchange.ms).sort((x, y) => x - y);
-        const f = first.attack!.flood.timeline[s] ?? [0, 0, 0];
-        const cpu = first.serverCpuPerSecond?.[s];
-        return [String(s), String(sent.length), String(ms.length), fmt.ms(percentile(ms, 50)), fmt.ms(ms.at(-1) ?? Number.NaN), String(f[0]), String(f[1]), String(f[2]), String(bombsAt(s)),
-          cpu === undefined ? "—" : fmt.pct(cpu / 1000)];
-      }),
-      [true, true, true, true, true, true, true, true, true, true],
-    ));
-    const goodMaxPerSecond = (w: Window) => Array.from({ length: Math.ceil(w.attack!.seconds) }, (_, s) => {
-      const ms = records.filter((r) => r.ok && r.exchange.sentAt >= w.attackStartedAt! + s * 1000 && r.exchange.sentAt < w.attackStartedAt! + (s + 1) * 1000).map((r) => r.exchange.ms);
-      return ms.length ? Math.round(Math.max(...ms)) : "—";
-    });
+    log(
+      table(
+        ["s", "good due", "good ok", "good p50 ms", "good max ms", "flood sent", "flood 2xx", "flood 429", "bombs refused", "server CPU"],
+        Array.from({ length: seconds }, (_, s) => {
+          const sent = records.filter((r) => r.exchange.sentAt >= t0 + s * 1000 && r.exchange.sentAt < t0 + (s + 1) * 1000);
+          const ms = sent
+            .filter((r) => r.ok)
+            .map((r) => r.exchange.ms)
+            .sort((x, y) => x - y);
+          const f = first.attack!.flood.timeline[s] ?? [0, 0, 0];
+          const cpu = first.serverCpuPerSecond?.[s];
+          return [
+            String(s),
+            String(sent.length),
+            String(ms.length),
+            fmt.ms(percentile(ms, 50)),
+            fmt.ms(ms.at(-1) ?? Number.NaN),
+            String(f[0]),
+            String(f[1]),
+            String(f[2]),
+            String(bombsAt(s)),
+            cpu === undefined ? "—" : fmt.pct(cpu / 1000),
+          ];
+        }),
+        [true, true, true, true, true, true, true, true, true, true],
+      ),
+    );
+    const goodMaxPerSecond = (w: Window) =>
+      Array.from({ length: Math.ceil(w.attack!.seconds) }, (_, s) => {
+        const ms = records
+          .filter((r) => r.ok && r.exchange.sentAt >= w.attackStartedAt! + s * 1000 && r.exchange.sentAt < w.attackStartedAt! + (s + 1) * 1000)
+          .map((r) => r.exchange.ms);
+        return ms.length ? Math.round(Math.max(...ms)) : "—";
+      });
     log("every attack, second by second from its start — good-client max latency (ms) | server CPU (% of a core):");
-    windows.filter((w) => w.attack && w.attackStartedAt !== undefined).forEach((w) => {
-      log(`  run ${w.run} ${w.phase.padEnd(12)} ${goodMaxPerSecond(w).join(" ")} | ${(w.serverCpuPerSecond ?? []).map((ms) => Math.round(ms / 10)).join(" ")}`);
-    });
+    windows
+      .filter((w) => w.attack && w.attackStartedAt !== undefined)
+      .forEach((w) => {
+        log(
+          `  run ${w.run} ${w.phase.padEnd(12)} ${goodMaxPerSecond(w).join(" ")} | ${(w.serverCpuPerSecond ?? []).map((ms) => Math.round(ms / 10)).join(" ")}`,
+        );
+      });
   }
 
   log();
   log("per window (good client; CPU as a share of one core over the window):");
-  log(table(
-    ["run", "phase", "req/s", "p50 ms", "p99 ms", "failures", "server CPU", "PostgreSQL CPU", "attacker CPU", "this process CPU", "CPU stall (PSI)", "loadavg", "server RSS MB"],
-    windows.map((w) => {
-      const s = windowStats(records, [w]);
-      const share = (ms: number) => fmt.pct(ms / w.cpu.wall);
-      return [String(w.run), w.phase, fmt.rps(s.rps), fmt.ms(s.p50), fmt.ms(s.p99), String(Object.values(s.failures).reduce((x, y) => x + y, 0)),
-        share(w.cpu.server), served.database === "postgres" ? share(w.cpu.pg) : "— (in server)", w.attack ? share(w.cpu.attacker) : "idle", share(w.cpu.self),
-        share(w.cpu.pressure), w.load1.toFixed(1), w.rss.toFixed(0)];
-    }),
-    [true, false, true, true, true, true, true, true, true, true, true, true, true],
-  ));
+  log(
+    table(
+      [
+        "run",
+        "phase",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "failures",
+        "server CPU",
+        "PostgreSQL CPU",
+        "attacker CPU",
+        "this process CPU",
+        "CPU stall (PSI)",
+        "loadavg",
+        "server RSS MB",
+      ],
+      windows.map((w) => {
+        const s = windowStats(records, [w]);
+        const share = (ms: number) => fmt.pct(ms / w.cpu.wall);
+        return [
+          String(w.run),
+          w.phase,
+          fmt.rps(s.rps),
+          fmt.ms(s.p50),
+          fmt.ms(s.p99),
+          String(Object.values(s.failures).reduce((x, y) => x + y, 0)),
+          share(w.cpu.server),
+          served.database === "postgres" ? share(w.cpu.pg) : "— (in server)",
+          w.attack ? share(w.cpu.attacker) : "idle",
+          share(w.cpu.self),
+          share(w.cpu.pressure),
+          w.load1.toFixed(1),
+          w.rss.toFixed(0),
+        ];
+      }),
+      [true, false, true, true, true, true, true, true, true, true, true, true, true],
+    ),
+  );
   const cpuShare = (ws: Window[], f: (w: Window) => number) => ws.reduce((s, w) => s + f(w), 0) / ws.reduce((s, w) => s + w.cpu.wall, 0);
   log("(CPU stall: share of the window during which some runnable task on this machine waited for a CPU — others' load shows here.)");
   const serverMsPerGood = A.reduce((s, w) => s + w.cpu.server, 0) / Math.max(1, a.ok);
-  log(`server CPU per good request (A): ${fmt.ms(serverMsPerGood)} ms — one core serves at most ~${fmt.int(1000 / serverMsPerGood)} such requests/s; ` +
-    `under attack it must also serve the flood's admitted ${fmt.rps(sustained)} req/s (plus its bucket of ${rl.limit}) and refuse the rest and the bombs`);
-  log(`server process CPU: A ${fmt.pct(cpuShare(A, (w) => w.cpu.server))} of a core, B ${fmt.pct(cpuShare(B, (w) => w.cpu.server))} ` +
-    `(one Node process runs the gateway, the three subgraphs${served.database === "pglite" ? " and PGlite" : ""}: 100% is its ceiling); ` +
-    `server RSS ${fmt.ms(rssStart)} → ${fmt.ms(rssEnd)} MB; good-client send lag p99 A ${fmt.ms(a.lagP99)} ms, B ${fmt.ms(b.lagP99)} ms; ` +
-    `good requests not sent at the in-flight cap: ${goodSkipped}`);
-  const failuresOf = (s: WindowStats) => Object.entries(s.failures).map(([k, n]) => `${k} ×${n}`).join(", ") || "none";
+  log(
+    `server CPU per good request (A): ${fmt.ms(serverMsPerGood)} ms — one core serves at most ~${fmt.int(1000 / serverMsPerGood)} such requests/s; ` +
+      `under attack it must also serve the flood's admitted ${fmt.rps(sustained)} req/s (plus its bucket of ${rl.limit}) and refuse the rest and the bombs`,
+  );
+  log(
+    `server process CPU: A ${fmt.pct(cpuShare(A, (w) => w.cpu.server))} of a core, B ${fmt.pct(cpuShare(B, (w) => w.cpu.server))} ` +
+      `(one Node process runs the gateway, the three subgraphs${served.database === "pglite" ? " and PGlite" : ""}: 100% is its ceiling); ` +
+      `server RSS ${fmt.ms(rssStart)} → ${fmt.ms(rssEnd)} MB; good-client send lag p99 A ${fmt.ms(a.lagP99)} ms, B ${fmt.ms(b.lagP99)} ms; ` +
+      `good requests not sent at the in-flight cap: ${goodSkipped}`,
+  );
+  const failuresOf = (s: WindowStats) =>
+    Object.entries(s.failures)
+      .map(([k, n]) => `${k} ×${n}`)
+      .join(", ") || "none";
   log(`good-client failures: A ${failuresOf(a)}; B ${failuresOf(b)}`);
-  log(`server log lines (warn and above): ${serverLogs.lines}${serverLogs.byMessage.size ? ` — ${[...serverLogs.byMessage].sort((x, y) => y[1] - x[1]).slice(0, 5).map(([k, n]) => `${k} ×${n}`).join("; ")}` : ""}`);
+  log(
+    `server log lines (warn and above): ${serverLogs.lines}${
+      serverLogs.byMessage.size
+        ? ` — ${[...serverLogs.byMessage]
+            .sort((x, y) => y[1] - x[1])
+            .slice(0, 5)
+            .map(([k, n]) => `${k} ×${n}`)
+            .join("; ")}`
+        : ""
+    }`,
+  );
 
   log();
-  log(`RESULTS — good client ${GOOD_RATE} req/s; under attack: flood ${FLOOD_RATE} req/s from one address, bombs ${BOMB_RATE} req/s from rotating addresses; ` +
-    `${RUNS} × ${DURATION} s per phase, latencies pooled over the runs; ${availableParallelism()} CPUs shared`);
-  log(table(
-    ["phase", "good-client req/s", "p50 ms", "p99 ms", "flood 429s", "bombs refused"],
-    [
-      ["A baseline", fmt.rps(a.rps), fmt.ms(a.p50), fmt.ms(a.p99), "—", "—"],
-      ["B under attack", fmt.rps(b.rps), fmt.ms(b.p50), fmt.ms(b.p99), `${fmt.int(flood429)} / ${fmt.int(floodSent)}`, `${fmt.int(bombsRefused)} / ${fmt.int(bombsSent)}`],
-      ...(["B flood only", "B bombs only"] as const).filter(() => BREAKDOWN).map((phase) => {
-        const ws = windows.filter((w) => w.phase === phase);
-        const s = windowStats(records, ws);
-        const rs = reportsOf(ws);
-        return [`(${phase})`, fmt.rps(s.rps), fmt.ms(s.p50), fmt.ms(s.p99),
-          phase === "B flood only" ? `${fmt.int(sum((r) => r.flood.asExpected, rs))} / ${fmt.int(sum((r) => r.flood.sent, rs))}` : "—",
-          phase === "B bombs only" ? `${fmt.int(bombTally((t) => t.asExpected, rs))} / ${fmt.int(bombTally((t) => t.sent, rs))}` : "—"];
-      }),
-    ],
-    [false, true, true, true, true, true],
-  ));
+  log(
+    `RESULTS — good client ${GOOD_RATE} req/s; under attack: flood ${FLOOD_RATE} req/s from one address, bombs ${BOMB_RATE} req/s from rotating addresses; ` +
+      `${RUNS} × ${DURATION} s per phase, latencies pooled over the runs; ${availableParallelism()} CPUs shared`,
+  );
+  log(
+    table(
+      ["phase", "good-client req/s", "p50 ms", "p99 ms", "flood 429s", "bombs refused"],
+      [
+        ["A baseline", fmt.rps(a.rps), fmt.ms(a.p50), fmt.ms(a.p99), "—", "—"],
+        [
+          "B under attack",
+          fmt.rps(b.rps),
+          fmt.ms(b.p50),
+          fmt.ms(b.p99),
+          `${fmt.int(flood429)} / ${fmt.int(floodSent)}`,
+          `${fmt.int(bombsRefused)} / ${fmt.int(bombsSent)}`,
+        ],
+        ...(["B flood only", "B bombs only"] as const)
+          .filter(() => BREAKDOWN)
+          .map((phase) => {
+            const ws = windows.filter((w) => w.phase === phase);
+            const s = windowStats(records, ws);
+            const rs = reportsOf(ws);
+            return [
+              `(${phase})`,
+              fmt.rps(s.rps),
+              fmt.ms(s.p50),
+              fmt.ms(s.p99),
+              phase === "B flood only" ? `${fmt.int(sum((r) => r.flood.asExpected, rs))} / ${fmt.int(sum((r) => r.flood.sent, rs))}` : "—",
+              phase === "B bombs only" ? `${fmt.int(bombTally((t) => t.asExpected, rs))} / ${fmt.int(bombTally((t) => t.sent, rs))}` : "—",
+            ];
+          }),
+      ],
+      [false, true, true, true, true, true],
+    ),
+  );
   const share = b.rps / a.rps;
   const factor = b.p99 / a.p99;
   const throughputOk = share >= TARGET_THROUGHPUT_SHARE;
@@ -982,16 +1127,29 @@ async function main(): Promise<boolean> {
       for (const [key, n] of Object.entries(t.outcomes)) if (key !== `${expected.status} ${expected.code}`) unexpected.set(key, (unexpected.get(key) ?? 0) + n);
     }
   }
-  log(`bombs answered 2xx with data: ${bombsWithData}; bombs not refused as expected: ${bombsSent - bombsRefused}` +
-    `${unexpected.size ? ` (${[...unexpected].map(([k, n]) => `${k} ×${n}`).join(", ")})` : ""}  ${bombsOk ? "PASS" : "FAIL"}`);
-  log(`target "good client keeps ≥ ${TARGET_THROUGHPUT_SHARE * 100}% of its baseline throughput": ${fmt.rps(b.rps)} / ${fmt.rps(a.rps)} req/s = ${fmt.pct(share)}  ${throughputOk ? "PASS" : "FAIL"}`);
-  log(`target "good client p99 under attack ≤ ${TARGET_P99_FACTOR}× unloaded p99":       ${fmt.ms(b.p99)} / ${fmt.ms(a.p99)} ms = ${fmt.ratio(factor)}  ${p99Ok ? "PASS" : "FAIL"}`);
-  const halves = (ws: Window[], second: boolean) => ws.map((w) => ({ ...w, start: second ? (w.start + w.end) / 2 : w.start, end: second ? w.end : (w.start + w.end) / 2 }));
+  log(
+    `bombs answered 2xx with data: ${bombsWithData}; bombs not refused as expected: ${bombsSent - bombsRefused}` +
+      `${unexpected.size ? ` (${[...unexpected].map(([k, n]) => `${k} ×${n}`).join(", ")})` : ""}  ${bombsOk ? "PASS" : "FAIL"}`,
+  );
+  log(
+    `target "good client keeps ≥ ${TARGET_THROUGHPUT_SHARE * 100}% of its baseline throughput": ${fmt.rps(b.rps)} / ${fmt.rps(a.rps)} req/s = ${fmt.pct(share)}  ${throughputOk ? "PASS" : "FAIL"}`,
+  );
+  log(
+    `target "good client p99 under attack ≤ ${TARGET_P99_FACTOR}× unloaded p99":       ${fmt.ms(b.p99)} / ${fmt.ms(a.p99)} ms = ${fmt.ratio(factor)}  ${p99Ok ? "PASS" : "FAIL"}`,
+  );
+  const halves = (ws: Window[], second: boolean) =>
+    ws.map((w) => ({ ...w, start: second ? (w.start + w.end) / 2 : w.start, end: second ? w.end : (w.start + w.end) / 2 }));
   const bFirst = windowStats(records, halves(B, false));
   const bSecond = windowStats(records, halves(B, true));
-  log(`(informational, not a target: B split in halves — first ${DURATION / 2} s p50 ${fmt.ms(bFirst.p50)} / p99 ${fmt.ms(bFirst.p99)} ms, ` +
-    `last ${DURATION / 2} s p50 ${fmt.ms(bSecond.p50)} / p99 ${fmt.ms(bSecond.p99)} ms; the timeline above shows when the flood's admitted burst had drained)`);
-  log(`load phase ${loadSeconds.toFixed(0)} s, whole run ${((performance.now() - started) / 1000).toFixed(0)} s; loadavg now ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  log(
+    `(informational, not a target: B split in halves — first ${DURATION / 2} s p50 ${fmt.ms(bFirst.p50)} / p99 ${fmt.ms(bFirst.p99)} ms, ` +
+      `last ${DURATION / 2} s p50 ${fmt.ms(bSecond.p50)} / p99 ${fmt.ms(bSecond.p99)} ms; the timeline above shows when the flood's admitted burst had drained)`,
+  );
+  log(
+    `load phase ${loadSeconds.toFixed(0)} s, whole run ${((performance.now() - started) / 1000).toFixed(0)} s; loadavg now ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
   return throughputOk && p99Ok && bombsOk;
 }
 
@@ -1000,7 +1158,9 @@ function logWindow(records: GoodRecord[], w: Window): void {
   const attack = w.attack
     ? `  | flood ${w.attack.flood.sent} sent, ${w.attack.flood.asExpected} × 429, ${w.attack.flood.withData} admitted; bombs ${Object.values(w.attack.bombs).reduce((x, t) => x + t.asExpected, 0)}/${Object.values(w.attack.bombs).reduce((x, t) => x + t.sent, 0)} refused`
     : "";
-  log(`  run ${w.run} ${w.phase}: good ${fmt.rps(s.rps).padStart(5)} req/s  p50 ${fmt.ms(s.p50).padStart(6)} ms  p99 ${fmt.ms(s.p99).padStart(6)} ms  server CPU ${fmt.pct(w.cpu.server / w.cpu.wall).padStart(6)}  loadavg ${w.load1.toFixed(1)}${attack}`);
+  log(
+    `  run ${w.run} ${w.phase}: good ${fmt.rps(s.rps).padStart(5)} req/s  p50 ${fmt.ms(s.p50).padStart(6)} ms  p99 ${fmt.ms(s.p99).padStart(6)} ms  server CPU ${fmt.pct(w.cpu.server / w.cpu.wall).padStart(6)}  loadavg ${w.load1.toFixed(1)}${attack}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,36 +1,30 @@
 // Helpers shared by the GraphQL benchmarks (bench/graphql.ts, bench/scale.ts): formatting, the
-// stack in a child process (bench/serve.ts), CPU accounting from /proc, and capturing the SQL a
-// resolver really sends through Prisma.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+// stack in a child process (bench/serve.ts, started by test/spawn.ts), CPU accounting from /proc,
+// and capturing the SQL a resolver really sends through Prisma. Databases: test/db.ts.
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
+import { startStack, type RunningStack } from "../bin/stack.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, type GatewaySettings } from "../bin/wiring.ts";
+import { loadConfig } from "../core/config.ts";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION } from "../core/service.ts";
-import { startStack, type RunningStack, type StackOptions } from "../core/stack.ts";
 import { PrismaClient } from "../prisma/generated/client.ts";
+import { spawnTsx, type Spawned } from "../test/spawn.ts";
+
+/** The benchmarks' variables (BENCH_*: servers, log level, children's settings), parsed once. */
+export const benchConfig = loadConfig(["bench"]);
 
 export function log(line = ""): void {
   process.stdout.write(`${line}\n`);
 }
 
-export function databaseUrl(name: string, base: string): string {
-  const url = new URL(base);
-  url.pathname = `/${encodeURIComponent(name)}`;
-  return url.toString();
-}
-
 export function safeUrl(url: string): string {
   const u = new URL(url);
   return `${u.protocol}//${u.hostname}:${u.port || "5432"}${u.pathname}`;
-}
-
-export function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 export function median(xs: number[]): number {
@@ -56,8 +50,7 @@ export const fmt = {
 
 export function table(header: string[], rows: string[][], alignRight: boolean[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
+  const line = (cells: string[]) => `| ${cells.map((c, i) => (alignRight[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ")} |`;
   const rule = `|${widths.map((w, i) => (alignRight[i] ? `${"-".repeat(w + 1)}:` : `${"-".repeat(w + 2)}`)).join("|")}|`;
   return [line(header), rule, ...rows.map(line)].join("\n");
 }
@@ -106,7 +99,9 @@ export function processCpuMs(pid: number): number | undefined {
 /** Microseconds some runnable task on the machine waited for a CPU (`/proc/pressure/cpu` "some" total), or undefined. */
 export function cpuStallUs(): number | undefined {
   try {
-    const some = readFileSync("/proc/pressure/cpu", "utf8").split("\n").find((l) => l.startsWith("some"));
+    const some = readFileSync("/proc/pressure/cpu", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("some"));
     const total = some?.match(/total=(\d+)/)?.[1];
     return total === undefined ? undefined : Number(total);
   } catch {
@@ -115,53 +110,30 @@ export function cpuStallUs(): number | undefined {
 }
 
 export interface Served {
-  child: ChildProcess;
+  child: Spawned;
   gateway: string;
   subgraphs: Record<string, string>;
 }
 
 /** Starts bench/serve.ts over `databaseUrl` in a child process and waits for its URLs (60 s at most). */
 export async function serveStack(databaseUrl: string, nodeFlags: string[] = []): Promise<Served> {
-  const script = fileURLToPath(new URL("./serve.ts", import.meta.url));
-  // Same Node and loader flags as this process (tsx), so no extra wrapper process sits in between.
-  const child = spawn(process.execPath, [...process.execArgv, ...nodeFlags, script], {
-    env: { ...process.env, BENCH_SERVE_DATABASE_URL: databaseUrl },
-    stdio: ["ignore", "pipe", "inherit"],
+  const child = spawnTsx(fileURLToPath(new URL("./serve.ts", import.meta.url)), {
+    env: { BENCH_SERVE_DATABASE_URL: databaseUrl },
+    nodeFlags,
+    stderr: "inherit",
   });
-  const lines = createInterface({ input: child.stdout! });
-  return new Promise<Served>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error("the server child did not report its URLs within 60 s")), 60_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGTERM");
-      reject(error);
-    };
-    child.once("exit", (code, signal) => fail(new Error(`the server child exited early (code ${code}, signal ${signal})`)));
-    lines.on("line", (line) => {
-      let parsed: { gateway?: string; subgraphs?: Record<string, string> };
-      try {
-        parsed = JSON.parse(line) as typeof parsed;
-      } catch {
-        return;
-      }
-      if (!parsed.gateway || !parsed.subgraphs) return;
-      clearTimeout(timer);
-      child.removeAllListeners("exit");
-      resolve({ child, gateway: parsed.gateway, subgraphs: parsed.subgraphs });
-    });
-  });
+  try {
+    const urls = await child.waitForJson<Omit<Served, "child">>((line) => Boolean(line.gateway && line.subgraphs), 60_000, "its URLs");
+    return { child, gateway: urls.gateway, subgraphs: urls.subgraphs };
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
 }
 
 /** SIGTERM by pid, SIGKILL after 10 s. */
-export async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  process.kill(child.pid, "SIGTERM");
-  const timer = setTimeout(() => {
-    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, "SIGKILL");
-  }, 10_000);
-  await exited;
-  clearTimeout(timer);
+export function stopChild(child: Spawned): Promise<void> {
+  return child.stop({ graceMs: 10_000 });
 }
 
 export interface CapturedQuery {
@@ -195,16 +167,22 @@ export async function captureSql(url: string, fn: (prisma: PrismaClient) => Prom
   }
 }
 
-/** The whole stack in this process over `db`, as production runs it (no stack traces), on a free loopback port. */
-export function startBenchStack(db: Database, logger: Logger, options: Pick<StackOptions, "protection" | "responseCache"> & { maxBodyBytes?: number } = {}): Promise<RunningStack> {
+/**
+ * The whole stack in this process over `db`, as production runs it (no stack traces), on a free
+ * loopback port: the configuration's defaults mapped as every process maps them (bin/wiring.ts),
+ * without a per-client rate limit or a response cache unless `settings` give them.
+ */
+export function startBenchStack(db: Database, logger: Logger, settings: Partial<GatewaySettings> = {}): Promise<RunningStack> {
+  const config = loadConfig(GATEWAY_SECTIONS, {
+    NODE_ENV: "production",
+    SUPERGRAPH_PATH: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
+    RATE_LIMIT_MAX: "0",
+    RESPONSE_CACHE: "off",
+  });
   return startStack({
     deps: { db, logger, networks: new NetworkDirectory(db), production: true },
     host: "127.0.0.1",
     port: 0,
-    version: SERVICE_VERSION,
-    supergraphPath: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
-    maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
-    protection: options.protection,
-    responseCache: options.responseCache,
+    gateway: { ...gatewaySettings(config, { logger }), ...settings },
   });
 }

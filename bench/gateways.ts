@@ -8,14 +8,15 @@
 //
 // Every server runs in its own child process (bench/serve-peer.ts); the load comes from this
 // process (autocannon). See BENCHMARKS.md for the conditions and how to read the table.
-import type { ChildProcess } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import pg from "pg";
 import { openDatabase } from "../core/db.ts";
-import { databaseUrl, fmt, log, median, post, quoteIdent, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
+import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin } from "../test/db.ts";
+import type { Spawned } from "../test/spawn.ts";
+import { benchConfig, fmt, log, median, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
 import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, spawnServer, spreadOf, type RunStats } from "./load.ts";
 
 const { values: args } = parseArgs({
@@ -43,7 +44,11 @@ function int(name: keyof typeof args, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${String(raw)}`);
   return value;
 }
-const list = (raw: string | undefined) => (raw ?? "").split(",").map((x) => x.trim()).filter(Boolean);
+const list = (raw: string | undefined) =>
+  (raw ?? "")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean);
 
 const BETS = int("bets", 1000);
 const DURATION = int("duration", 1);
@@ -55,7 +60,7 @@ const ONLY = list(args.only);
 const RESPONSE_CACHE = args["response-cache"] ?? false;
 const ENDPOINTS = [...list(args.endpoints), ...(RESPONSE_CACHE ? ["apollo-cache"] : [])];
 const PROFILE = args.profile;
-const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const DB_NAME = "bench_gateways";
 const APP = "bench-gateways";
 const CHAIN_ID = 31337;
@@ -165,27 +170,14 @@ function buildQueries(settled: string[], wallets: string[], chains: number[]): Q
 // Database and servers
 // ---------------------------------------------------------------------------------------------
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: SERVER_URL, application_name: APP });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 async function prepareDatabase(url: string): Promise<void> {
-  const exists = await admin(async (c) => (await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME])).rowCount === 1);
+  const exists = await withAdmin(async (c) => (await c.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME])).rowCount === 1, SERVER_URL, APP);
   if (args.reuse && exists) {
     log(`reusing database ${DB_NAME} (--reuse; not reseeded)`);
     await (await openDatabase({ url, migrate: true })).close(); // newer migrations, if any
     return;
   }
-  await admin(async (c) => {
-    await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`);
-    await c.query(`CREATE DATABASE ${quoteIdent(DB_NAME)}`);
-  });
+  await recreatePostgresDatabase(DB_NAME, SERVER_URL);
   const started = performance.now();
   const db = await openDatabase({ url, migrate: true });
   // Imported here only: seeding pulls in the prover code, which a --reuse run never needs.
@@ -199,7 +191,7 @@ async function prepareDatabase(url: string): Promise<void> {
   log(`seeded ${fmt.int(BETS)} bets over ${WALLETS} wallets in ${fmt.s(performance.now() - started)}`);
 }
 
-const children = new Map<string, ChildProcess>();
+const children = new Map<string, Spawned>();
 const script = fileURLToPath(new URL("./serve-peer.ts", import.meta.url));
 
 async function startServer(name: string, role: string, env: Record<string, string>): Promise<Record<string, unknown>> {
@@ -227,17 +219,25 @@ async function main(): Promise<boolean> {
   const started = performance.now();
   const url = databaseUrl(DB_NAME, SERVER_URL);
   log("Peer gateway benchmark — this gateway vs Hive Gateway vs the owning subgraph");
-  log(`  database  ${safeUrl(url)}; load: autocannon ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, ${RUNS} interleaved runs, median`);
-  log(`  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}); loadavg at start ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  log(
+    `  database  ${safeUrl(url)}; load: autocannon ${CONNECTIONS} connections, ${DURATION} s runs after ${WARMUP} s warm-up, ${RUNS} interleaved runs, median`,
+  );
+  log(
+    `  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}); loadavg at start ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
   await prepareDatabase(url);
 
   const sql = new pg.Client({ connectionString: url, application_name: APP });
   await sql.connect();
   try {
-    const settled = (await sql.query<{ id: string }>(
-      `SELECT "betId"::text AS id FROM "Bet" WHERE "chainId" = $1 AND status = 'SETTLED' ORDER BY "betId"`, [CHAIN_ID])).rows.map((r) => r.id);
-    const wallets = (await sql.query<{ player: string }>(
-      `SELECT player FROM "Bet" GROUP BY player HAVING count(*) >= 50 ORDER BY count(*) DESC, player`)).rows.map((r) => r.player);
+    const settled = (
+      await sql.query<{ id: string }>(`SELECT "betId"::text AS id FROM "Bet" WHERE "chainId" = $1 AND status = 'SETTLED' ORDER BY "betId"`, [CHAIN_ID])
+    ).rows.map((r) => r.id);
+    const wallets = (
+      await sql.query<{ player: string }>(`SELECT player FROM "Bet" GROUP BY player HAVING count(*) >= 50 ORDER BY count(*) DESC, player`)
+    ).rows.map((r) => r.player);
     const chains = (await sql.query<{ id: number }>(`SELECT "chainId"::int AS id FROM "Network" ORDER BY 1`)).rows.map((r) => r.id);
     if (settled.length < 100 || wallets.length === 0) throw new Error("the bench database holds too few settled bets or wallets: raise --bets");
     const queries = buildQueries(settled, wallets, chains);
@@ -255,7 +255,14 @@ async function main(): Promise<boolean> {
     for (const query of queries) {
       for (const endpoint of ENDPOINTS) {
         const direct = endpoint === "direct";
-        cells.push({ query, endpoint, url: direct ? subgraphs[query.owner]! : urls[endpoint]!, bodies: direct ? query.directBodies : query.gatewayBodies, runs: [], problem: null });
+        cells.push({
+          query,
+          endpoint,
+          url: direct ? subgraphs[query.owner]! : urls[endpoint]!,
+          bodies: direct ? query.directBodies : query.gatewayBodies,
+          runs: [],
+          problem: null,
+        });
       }
     }
 
@@ -267,7 +274,9 @@ async function main(): Promise<boolean> {
         cell.problem = await checkResponse(cell.url, body, cell.query.check);
         if (cell.problem) break;
       }
-      log(`  ${cell.query.key.padEnd(15)} ${cell.endpoint.padEnd(13)} ${cell.problem ? `FAIL: ${cell.problem}` : `ok (${cell.bodies.length} distinct bodies)`}`);
+      log(
+        `  ${cell.query.key.padEnd(15)} ${cell.endpoint.padEnd(13)} ${cell.problem ? `FAIL: ${cell.problem}` : `ok (${cell.bodies.length} distinct bodies)`}`,
+      );
     }
     for (const query of queries) {
       const gateways = ENDPOINTS.filter(isGateway);
@@ -301,17 +310,20 @@ async function main(): Promise<boolean> {
           const stats = await runLoad({ ...options, seconds: DURATION });
           cell.runs.push(stats);
           loadPeak = Math.max(loadPeak, stats.load1);
-          log(`  run ${run}/${RUNS} ${cell.endpoint.padEnd(13)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(6)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms` +
-            `  cpu/req gateway ${fmt.ms(stats.cpuMs.gateway!)} subgraphs ${fmt.ms(stats.cpuMs.subgraphs!)} pg ${fmt.ms(stats.cpuMs.pg!)} ms` +
-            `  errors ${errorCount(stats)}  loadavg ${stats.load1.toFixed(1)}`);
+          log(
+            `  run ${run}/${RUNS} ${cell.endpoint.padEnd(13)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(6)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms` +
+              `  cpu/req gateway ${fmt.ms(stats.cpuMs.gateway!)} subgraphs ${fmt.ms(stats.cpuMs.subgraphs!)} pg ${fmt.ms(stats.cpuMs.pg!)} ms` +
+              `  errors ${errorCount(stats)}  loadavg ${stats.load1.toFixed(1)}`,
+          );
         }
       }
     }
 
-    for (const [name, child] of children) if (PROFILE === name) {
-      await stopChild(child);
-      printProfile(PROFILE_DIR, `${name} CPU profile`);
-    }
+    for (const [name, child] of children)
+      if (PROFILE === name) {
+        await stopChild(child);
+        printProfile(PROFILE_DIR, `${name} CPU profile`);
+      }
 
     const report = render(cells, queries, loadPeak);
     log();
@@ -320,7 +332,11 @@ async function main(): Promise<boolean> {
       writeReport(report.text);
       log(`\nwrote the table to ${REPORT}`);
     }
-    log(`whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    log(
+      `whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
     return report.ok;
   } finally {
     await sql.end().catch(() => undefined);
@@ -332,9 +348,14 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
     const runs = cell?.runs ?? [];
     const med = (f: (r: RunStats) => number) => (runs.length ? median(runs.map(f)) : Number.NaN);
     return {
-      rps: med((r) => r.rps), p50: med((r) => r.p50), p99: med((r) => r.p99),
-      gw: med((r) => r.cpuMs.gateway ?? Number.NaN), sub: med((r) => r.cpuMs.subgraphs ?? Number.NaN), pg: med((r) => r.cpuMs.pg ?? Number.NaN),
-      errors: runs.reduce((s, r) => s + errorCount(r), 0), spread: spreadOf(runs.map((r) => r.rps)),
+      rps: med((r) => r.rps),
+      p50: med((r) => r.p50),
+      p99: med((r) => r.p99),
+      gw: med((r) => r.cpuMs.gateway ?? Number.NaN),
+      sub: med((r) => r.cpuMs.subgraphs ?? Number.NaN),
+      pg: med((r) => r.cpuMs.pg ?? Number.NaN),
+      errors: runs.reduce((s, r) => s + errorCount(r), 0),
+      spread: spreadOf(runs.map((r) => r.rps)),
     };
   };
   const find = (q: Query, endpoint: string) => cells.find((c) => c.query === q && c.endpoint === endpoint);
@@ -343,15 +364,33 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
     const s = m(cell);
     const ours = m(find(cell.query, "apollo"));
     const label = cell.endpoint === "direct" ? `${cell.query.owner} subgraph directly` : GATEWAYS[cell.endpoint as GatewayKey].label;
-    rows.push([cell.query.key, label, fmt.rps(s.rps), cell.endpoint === "apollo" ? "1.00×" : fmt.ratio(ours.rps / s.rps), fmt.ms(s.p50), fmt.ms(s.p99),
-      fmt.ms(s.gw), fmt.ms(s.sub), fmt.ms(s.pg), `${Math.round(s.spread * 100)}%`, cell.problem ? "FAIL" : String(s.errors)]);
+    rows.push([
+      cell.query.key,
+      label,
+      fmt.rps(s.rps),
+      cell.endpoint === "apollo" ? "1.00×" : fmt.ratio(ours.rps / s.rps),
+      fmt.ms(s.p50),
+      fmt.ms(s.p99),
+      fmt.ms(s.gw),
+      fmt.ms(s.sub),
+      fmt.ms(s.pg),
+      `${Math.round(s.spread * 100)}%`,
+      cell.problem ? "FAIL" : String(s.errors),
+    ]);
   }
   const lines: string[] = [];
   const ok: boolean[] = [];
-  lines.push(`${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC · ${availableParallelism()} CPUs · ${CONNECTIONS} connections · ${DURATION} s runs · median of ${RUNS} interleaved runs · ${VARIANTS} distinct bodies per query (networkConfigs: 3)`);
+  lines.push(
+    `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC · ${availableParallelism()} CPUs · ${CONNECTIONS} connections · ${DURATION} s runs · median of ${RUNS} interleaved runs · ${VARIANTS} distinct bodies per query (networkConfigs: 3)`,
+  );
   lines.push("");
-  lines.push(table(["query", "served by", "req/s", "ours ÷ this", "p50 ms", "p99 ms", "gateway CPU ms/req", "subgraphs CPU ms/req", "pg CPU ms/req", "spread", "errors"],
-    rows, [false, false, true, true, true, true, true, true, true, true, true]));
+  lines.push(
+    table(
+      ["query", "served by", "req/s", "ours ÷ this", "p50 ms", "p99 ms", "gateway CPU ms/req", "subgraphs CPU ms/req", "pg CPU ms/req", "spread", "errors"],
+      rows,
+      [false, false, true, true, true, true, true, true, true, true, true],
+    ),
+  );
   lines.push("");
   for (const q of queries) {
     const ours = m(find(q, "apollo"));
@@ -360,18 +399,25 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
       if (!p || !find(q, "apollo")) continue;
       const r = ours.rps / m(p).rps;
       ok.push(r >= TARGET_VS_HIVE);
-      lines.push(`- ${q.key}: ours ÷ ${peer} req/s ${fmt.ratio(r)} (target ≥ ${TARGET_VS_HIVE}×: ${r >= TARGET_VS_HIVE ? "PASS" : "FAIL"}); gateway CPU per request ours ÷ ${peer} ${fmt.ratio(ours.gw / m(p).gw)}`);
+      lines.push(
+        `- ${q.key}: ours ÷ ${peer} req/s ${fmt.ratio(r)} (target ≥ ${TARGET_VS_HIVE}×: ${r >= TARGET_VS_HIVE ? "PASS" : "FAIL"}); gateway CPU per request ours ÷ ${peer} ${fmt.ratio(ours.gw / m(p).gw)}`,
+      );
     }
     const d = find(q, "direct");
     if (d && find(q, "apollo")) {
       const r = ours.rps / m(d).rps;
       if (q.key === "betResults") ok.push(r >= TARGET_VS_DIRECT);
-      lines.push(`- ${q.key}: ours ÷ direct req/s ${fmt.ratio(r)}${q.key === "betResults" ? ` (target ≥ ${TARGET_VS_DIRECT}: ${r >= TARGET_VS_DIRECT ? "PASS" : "FAIL"})` : " (informational)"}`);
+      lines.push(
+        `- ${q.key}: ours ÷ direct req/s ${fmt.ratio(r)}${q.key === "betResults" ? ` (target ≥ ${TARGET_VS_DIRECT}: ${r >= TARGET_VS_DIRECT ? "PASS" : "FAIL"})` : " (informational)"}`,
+      );
     }
   }
   const clean = cells.every((c) => !c.problem && c.runs.every((r) => errorCount(r) === 0));
   const noisy = cells.some((c) => m(c).spread > 0.25) || loadPeak > availableParallelism();
-  if (noisy) lines.push(`- NOISE: runs more than 25% apart or 1-min loadavg up to ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs: compare CPU per request rather than req/s.`);
+  if (noisy)
+    lines.push(
+      `- NOISE: runs more than 25% apart or 1-min loadavg up to ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs: compare CPU per request rather than req/s.`,
+    );
   return { text: lines.join("\n"), ok: clean && ok.every(Boolean) };
 }
 
@@ -394,7 +440,7 @@ async function cleanup(): Promise<void> {
   for (const [name, child] of children) await stopChild(child).catch((e: unknown) => log(`could not stop ${name}: ${String(e)}`));
   children.clear();
   if (!args.keep && !args.reuse) {
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`)).catch((e: unknown) => log(`could not drop ${DB_NAME}: ${String(e)}`));
+    await dropPostgresDatabase(DB_NAME, SERVER_URL).catch((e: unknown) => log(`could not drop ${DB_NAME}: ${String(e)}`));
   }
 }
 

@@ -17,8 +17,23 @@ import { NetworkDirectory } from "../core/networks.ts";
 import { readProofCache, writeProofCache, type ProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { captureSql, databaseUrl, fmt, log, median, post, quoteIdent, requestBody, safeUrl, serveStack, stopChild, table,
-  type CapturedQuery, type GraphQLBody, type Served } from "./common.ts";
+import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin } from "../test/db.ts";
+import {
+  benchConfig,
+  captureSql,
+  fmt,
+  log,
+  median,
+  post,
+  requestBody,
+  safeUrl,
+  serveStack,
+  stopChild,
+  table,
+  type CapturedQuery,
+  type GraphQLBody,
+  type Served,
+} from "./common.ts";
 import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, type CpuGroups, type RunStats as LoadRunStats } from "./load.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -59,12 +74,17 @@ const PAGE_SIZE = positiveInt("page-size", args["page-size"]);
 const WHALE_SHARE = Number(args["whale-share"]);
 const PROVEN_LIMIT = positiveInt("proven-limit", args["proven-limit"], 0);
 const KEEP = args.keep ?? false;
-const ONLY = new Set((args.only ?? "a,b,c").split(",").map((x) => x.trim()).filter(Boolean));
+const ONLY = new Set(
+  (args.only ?? "a,b,c")
+    .split(",")
+    .map((x) => x.trim())
+    .filter(Boolean),
+);
 const PROFILE = args.profile ?? false;
 const REUSE = args.reuse ?? false;
 for (const x of ONLY) if (!["a", "b", "c"].includes(x)) throw new Error(`--only takes a comma list of a, b, c; got ${x}`);
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const DB_NAME = "bench_graphql";
 const CHAIN_ID = 31337;
 /** Proofs proved by an earlier bench run, beyond the committed cache (git-ignored). */
@@ -82,16 +102,6 @@ const TARGET_DEEP_FACTOR = 1.2;
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 // ---------------------------------------------------------------------------------------------
-
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: SERVER_URL, application_name: "bench-graphql" });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // GraphQL over fetch (checks, page walk, unloaded latencies)
@@ -183,9 +193,11 @@ async function runPair(a: Scenario, b: Scenario): Promise<void> {
       results.set(scenario.key!, [...(results.get(scenario.key!) ?? []), stats]);
       loadPeak = Math.max(loadPeak, stats.load1);
       const errors = errorCount(stats);
-      log(`  run ${run}/${RUNS} ${scenario.id.padEnd(7)} ${scenario.endpoint.padEnd(8)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(7)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms  errors ${errors}` +
-        `  | cpu/req server ${fmt.ms(stats.serverCpuMs)} ms, pg ${fmt.ms(stats.pgCpuMs)} ms; load generator ${Math.round(stats.benchCpuShare * 100)}% of a core; loadavg ${stats.load1.toFixed(1)}` +
-        `${errors ? ` (non-2xx ${stats.non2xx}, socket ${stats.socketErrors}, timeouts ${stats.timeouts}, GraphQL ${stats.graphqlErrors})` : ""}`);
+      log(
+        `  run ${run}/${RUNS} ${scenario.id.padEnd(7)} ${scenario.endpoint.padEnd(8)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(7)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms  errors ${errors}` +
+          `  | cpu/req server ${fmt.ms(stats.serverCpuMs)} ms, pg ${fmt.ms(stats.pgCpuMs)} ms; load generator ${Math.round(stats.benchCpuShare * 100)}% of a core; loadavg ${stats.load1.toFixed(1)}` +
+          `${errors ? ` (non-2xx ${stats.non2xx}, socket ${stats.socketErrors}, timeouts ${stats.timeouts}, GraphQL ${stats.graphqlErrors})` : ""}`,
+      );
     }
   }
 }
@@ -299,7 +311,7 @@ async function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     if (served) await stopChild(served.child).catch((e: unknown) => log(`could not stop the server child: ${String(e)}`));
     if (created && !KEEP) {
-      await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`)).then(
+      await dropPostgresDatabase(DB_NAME, SERVER_URL).then(
         () => log(`dropped database ${DB_NAME}`),
         (e: unknown) => log(`could not drop database ${DB_NAME}: ${String(e)}`),
       );
@@ -315,22 +327,25 @@ async function main(): Promise<boolean> {
   const started = performance.now();
   log("Public Bet Results API — GraphQL benchmark");
   log(`  database  ${safeUrl(benchUrl)} (fresh${KEEP ? ", kept at the end" : ", dropped at the end"})`);
-  log(`  load      autocannon ${CONNECTIONS} connections, POST, ${DURATION} s per run after a ${WARMUP} s warm-up; ${RUNS} interleaved runs per A/B pair, median reported`);
-  log(`  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}); server, PostgreSQL and load generator share them; loadavg at start ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+  log(
+    `  load      autocannon ${CONNECTIONS} connections, POST, ${DURATION} s per run after a ${WARMUP} s warm-up; ${RUNS} interleaved runs per A/B pair, median reported`,
+  );
+  log(
+    `  host      ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? "?"}); server, PostgreSQL and load generator share them; loadavg at start ${loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")}`,
+  );
   log();
 
   // 1. A fresh, migrated, seeded database (or, with --reuse, the one a --keep run left) ---------
   let whale: string;
   if (REUSE) {
-    const exists = await withAdmin(async (admin) => (await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME])).rowCount === 1);
+    const exists = await withAdmin(async (admin) => (await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [DB_NAME])).rowCount === 1, SERVER_URL);
     if (!exists) throw new Error(`--reuse: there is no database ${DB_NAME}; run once with --keep first`);
     created = true; // dropped at the end unless --keep, like a fresh one
     log(`reusing database ${DB_NAME} as a --keep run left it (not reseeded; --bets/--whale-share/--proven-limit are ignored)`);
   } else {
-    await withAdmin(async (admin) => {
-      await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(DB_NAME)} WITH (FORCE)`);
-      await admin.query(`CREATE DATABASE ${quoteIdent(DB_NAME)}`);
-    });
+    await recreatePostgresDatabase(DB_NAME, SERVER_URL);
     created = true;
   }
 
@@ -364,23 +379,35 @@ async function main(): Promise<boolean> {
       await db.close();
       await sql.connect();
       whale = fixtures.whale;
-      log(`  migrated in ${fmt.s(migrateMs)}; seeded in ${fmt.s(seedMs)} (generate + insert + verify ${fixtures.proven} proofs: ${fixtures.proven - fixtures.provedNow} cached` +
-        ` [committed cache ${committed.size}, bench cache ${cachedBefore - committed.size}], ${fixtures.provedNow} proved now` +
-        `${fixtures.provedNow ? " and saved to bench/.cache/proofs.json" : ""}); ANALYZE ${fmt.s(analyzeMs)}`);
+      log(
+        `  migrated in ${fmt.s(migrateMs)}; seeded in ${fmt.s(seedMs)} (generate + insert + verify ${fixtures.proven} proofs: ${fixtures.proven - fixtures.provedNow} cached` +
+          ` [committed cache ${committed.size}, bench cache ${cachedBefore - committed.size}], ${fixtures.provedNow} proved now` +
+          `${fixtures.provedNow ? " and saved to bench/.cache/proofs.json" : ""}); ANALYZE ${fmt.s(analyzeMs)}`,
+      );
     }
     const counts = (await sql.query<{ status: string; n: string }>(`SELECT "status"::text AS status, count(*) AS n FROM "Bet" GROUP BY 1 ORDER BY 1`)).rows;
     const totalBets = counts.reduce((sum, r) => sum + Number(r.n), 0);
     const whaleBets = Number((await sql.query<{ n: string }>(`SELECT count(*) AS n FROM "Bet" WHERE "player" = $1`, [whale])).rows[0]!.n);
-    const sizes = (await sql.query<{ bet: string; result: string; db: string }>(
-      `SELECT pg_size_pretty(pg_total_relation_size('"Bet"')) AS bet, pg_size_pretty(pg_total_relation_size('"BetResult"')) AS result,
-              pg_size_pretty(pg_database_size(current_database())) AS db`)).rows[0]!;
-    log(`  bets ${fmt.int(totalBets)}: ${counts.map((r) => `${r.status} ${fmt.int(Number(r.n))}`).join(", ")}; sizes Bet ${sizes.bet}, BetResult ${sizes.result}, database ${sizes.db}`);
+    const sizes = (
+      await sql.query<{ bet: string; result: string; db: string }>(
+        `SELECT pg_size_pretty(pg_total_relation_size('"Bet"')) AS bet, pg_size_pretty(pg_total_relation_size('"BetResult"')) AS result,
+              pg_size_pretty(pg_database_size(current_database())) AS db`,
+      )
+    ).rows[0]!;
+    log(
+      `  bets ${fmt.int(totalBets)}: ${counts.map((r) => `${r.status} ${fmt.int(Number(r.n))}`).join(", ")}; sizes Bet ${sizes.bet}, BetResult ${sizes.result}, database ${sizes.db}`,
+    );
     log(`  whale ${whale} holds ${fmt.int(whaleBets)} bets (${fmt.int(Math.floor(whaleBets / PAGE_SIZE))} full pages of ${PAGE_SIZE})`);
     const deepOffset = (DEEP_PAGE - 1) * PAGE_SIZE;
-    if (whaleBets < deepOffset + PAGE_SIZE) throw new Error(`the whale holds ${whaleBets} bets: page ${DEEP_PAGE} of ${PAGE_SIZE} needs ${deepOffset + PAGE_SIZE}; raise --bets or --whale-share`);
+    if (whaleBets < deepOffset + PAGE_SIZE)
+      throw new Error(`the whale holds ${whaleBets} bets: page ${DEEP_PAGE} of ${PAGE_SIZE} needs ${deepOffset + PAGE_SIZE}; raise --bets or --whale-share`);
 
-    const betIds = (await sql.query<{ betId: string }>(
-      `SELECT "betId"::text AS "betId" FROM "Bet" WHERE "chainId" = $1 AND "status" = 'SETTLED' ORDER BY "betId" LIMIT 100`, [CHAIN_ID])).rows.map((r) => r.betId);
+    const betIds = (
+      await sql.query<{ betId: string }>(
+        `SELECT "betId"::text AS "betId" FROM "Bet" WHERE "chainId" = $1 AND "status" = 'SETTLED' ORDER BY "betId" LIMIT 100`,
+        [CHAIN_ID],
+      )
+    ).rows.map((r) => r.betId);
     if (betIds.length < 100) throw new Error(`only ${betIds.length} settled bets on chain ${CHAIN_ID}: raise --bets`);
 
     // 2. The stack in a child process -----------------------------------------------------------
@@ -409,28 +436,37 @@ async function main(): Promise<boolean> {
     const firstHundred = median(walkTimes.slice(0, Math.min(100, walkTimes.length)));
     const lastHundred = median(walkTimes.slice(-100));
     const span = Math.min(100, walkTimes.length);
-    log(`walked ${DEEP_PAGE - 1} pages (pageInfo only, history direct, sequential) in ${fmt.s(performance.now() - walkStarted)}: ` +
-      `median ${fmt.ms(firstHundred)} ms per page over pages 1–${span}, ${fmt.ms(lastHundred)} ms over pages ${DEEP_PAGE - span}–${DEEP_PAGE - 1}`);
+    log(
+      `walked ${DEEP_PAGE - 1} pages (pageInfo only, history direct, sequential) in ${fmt.s(performance.now() - walkStarted)}: ` +
+        `median ${fmt.ms(firstHundred)} ms per page over pages 1–${span}, ${fmt.ms(lastHundred)} ms over pages ${DEEP_PAGE - span}–${DEEP_PAGE - 1}`,
+    );
 
     // The deep page must be the right rows: its first bet is the (deepOffset+1)-th newest.
-    const expected = (await sql.query<{ key: string }>(
-      `SELECT "chainId"::text || ':' || "betId"::text AS key FROM "Bet" WHERE "player" = $1
-       ORDER BY "placedBlock" DESC, "placedLogIndex" DESC, "chainId" DESC OFFSET $2 LIMIT 1`, [whale, deepOffset])).rows[0]!.key;
+    const expected = (
+      await sql.query<{ key: string }>(
+        `SELECT "chainId"::text || ':' || "betId"::text AS key FROM "Bet" WHERE "player" = $1
+       ORDER BY "placedBlock" DESC, "placedLogIndex" DESC, "chainId" DESC OFFSET $2 LIMIT 1`,
+        [whale, deepOffset],
+      )
+    ).rows[0]!.key;
 
     // 3. Scenarios ------------------------------------------------------------------------------
     const betResultsBody = requestBody(BET_RESULTS, { chainId: CHAIN_ID, betIds });
     const checkBetResults = (json: GraphQLBody): string | null => {
       const list = json.data?.betResults as { betId: string; result: { proof: { piA: string[] } } | null }[] | undefined;
-      if (!list || list.length !== 100) return `expected 100 bets, got ${list?.length ?? "none"}`;
+      if (list?.length !== 100) return `expected 100 bets, got ${list?.length ?? "none"}`;
       if (list.some((b) => !b?.result?.proof?.piA?.length)) return "a settled bet came back without its proof";
       return null;
     };
-    const pageCheck = (wantFirst: string | null) => (json: GraphQLBody): string | null => {
-      const nodes = (json.data?.playerBets as { nodes?: { chainId: number; betId: string }[] } | undefined)?.nodes;
-      if (!nodes || nodes.length !== PAGE_SIZE) return `expected ${PAGE_SIZE} nodes, got ${nodes?.length ?? "none"}`;
-      if (wantFirst && `${nodes[0]!.chainId}:${nodes[0]!.betId}` !== wantFirst) return `deep page starts at ${nodes[0]!.chainId}:${nodes[0]!.betId}, expected ${wantFirst}`;
-      return null;
-    };
+    const pageCheck =
+      (wantFirst: string | null) =>
+      (json: GraphQLBody): string | null => {
+        const nodes = (json.data?.playerBets as { nodes?: { chainId: number; betId: string }[] } | undefined)?.nodes;
+        if (!nodes || nodes.length !== PAGE_SIZE) return `expected ${PAGE_SIZE} nodes, got ${nodes?.length ?? "none"}`;
+        if (wantFirst && `${nodes[0]!.chainId}:${nodes[0]!.betId}` !== wantFirst)
+          return `deep page starts at ${nodes[0]!.chainId}:${nodes[0]!.betId}, expected ${wantFirst}`;
+        return null;
+      };
     const page1Vars = { wallet: whale, first: PAGE_SIZE, after: null };
     const deepVars = { wallet: whale, first: PAGE_SIZE, after: deepCursor };
 
@@ -445,26 +481,66 @@ async function main(): Promise<boolean> {
     const S = {
       aGateway: { id: "a", label: "a betResults ×100, with proofs", endpoint: "gateway", url: served.gateway, body: betResultsBody, check: checkBetResults },
       aDirect: { id: "a", label: "a betResults ×100, with proofs", endpoint: "results", url: resultsUrl, body: betResultsBody, check: checkBetResults },
-      bGateway: { id: "b", label: "b playerBets whale first 50 (+ result)", endpoint: "gateway", url: served.gateway,
-        body: requestBody(PLAYER_BETS_GATEWAY, page1Vars), check: pageCheck(null) },
-      bDirect: { id: "b", label: "b playerBets whale first 50 (history fields only)", endpoint: "history", url: historyUrl,
-        body: requestBody(PLAYER_BETS_HISTORY, page1Vars), check: pageCheck(null) },
-      cGateway1: { id: "c p1", label: "c page 1 (+ result)", endpoint: "gateway", url: served.gateway,
-        body: requestBody(PLAYER_BETS_GATEWAY, page1Vars), check: pageCheck(null), note: `${p1Shape.withResult}/${PAGE_SIZE} with a result, ${fmt.int(p1Shape.bytes)} B` },
-      cGatewayDeep: { id: `c p${DEEP_PAGE}`, label: `c page ${DEEP_PAGE} (+ result)`, endpoint: "gateway", url: served.gateway,
-        body: requestBody(PLAYER_BETS_GATEWAY, deepVars), check: pageCheck(expected), note: `${deepShape.withResult}/${PAGE_SIZE} with a result, ${fmt.int(deepShape.bytes)} B, starts at ${expected} as SQL OFFSET ${deepOffset} says` },
-      cDirect1: { id: "c p1", label: "c page 1 (history fields only)", endpoint: "history", url: historyUrl,
-        body: requestBody(PLAYER_BETS_HISTORY, page1Vars), check: pageCheck(null) },
-      cDirectDeep: { id: `c p${DEEP_PAGE}`, label: `c page ${DEEP_PAGE} (history fields only)`, endpoint: "history", url: historyUrl,
-        body: requestBody(PLAYER_BETS_HISTORY, deepVars), check: pageCheck(expected) },
+      bGateway: {
+        id: "b",
+        label: "b playerBets whale first 50 (+ result)",
+        endpoint: "gateway",
+        url: served.gateway,
+        body: requestBody(PLAYER_BETS_GATEWAY, page1Vars),
+        check: pageCheck(null),
+      },
+      bDirect: {
+        id: "b",
+        label: "b playerBets whale first 50 (history fields only)",
+        endpoint: "history",
+        url: historyUrl,
+        body: requestBody(PLAYER_BETS_HISTORY, page1Vars),
+        check: pageCheck(null),
+      },
+      cGateway1: {
+        id: "c p1",
+        label: "c page 1 (+ result)",
+        endpoint: "gateway",
+        url: served.gateway,
+        body: requestBody(PLAYER_BETS_GATEWAY, page1Vars),
+        check: pageCheck(null),
+        note: `${p1Shape.withResult}/${PAGE_SIZE} with a result, ${fmt.int(p1Shape.bytes)} B`,
+      },
+      cGatewayDeep: {
+        id: `c p${DEEP_PAGE}`,
+        label: `c page ${DEEP_PAGE} (+ result)`,
+        endpoint: "gateway",
+        url: served.gateway,
+        body: requestBody(PLAYER_BETS_GATEWAY, deepVars),
+        check: pageCheck(expected),
+        note: `${deepShape.withResult}/${PAGE_SIZE} with a result, ${fmt.int(deepShape.bytes)} B, starts at ${expected} as SQL OFFSET ${deepOffset} says`,
+      },
+      cDirect1: {
+        id: "c p1",
+        label: "c page 1 (history fields only)",
+        endpoint: "history",
+        url: historyUrl,
+        body: requestBody(PLAYER_BETS_HISTORY, page1Vars),
+        check: pageCheck(null),
+      },
+      cDirectDeep: {
+        id: `c p${DEEP_PAGE}`,
+        label: `c page ${DEEP_PAGE} (history fields only)`,
+        endpoint: "history",
+        url: historyUrl,
+        body: requestBody(PLAYER_BETS_HISTORY, deepVars),
+        check: pageCheck(expected),
+      },
     } satisfies Record<string, Scenario>;
     for (const [key, scenario] of Object.entries(S)) (scenario as Scenario).key = key;
-    const pairs: [string, string, Scenario, Scenario][] = ([
-      ["a", "a: betResults, gateway vs results subgraph", S.aGateway, S.aDirect],
-      ["b", "b: playerBets page 1, gateway vs history subgraph", S.bGateway, S.bDirect],
-      ["c", `c: page 1 vs page ${DEEP_PAGE}, through the gateway`, S.cGateway1, S.cGatewayDeep],
-      ["c", `c: page 1 vs page ${DEEP_PAGE}, history subgraph direct`, S.cDirect1, S.cDirectDeep],
-    ] satisfies [string, string, Scenario, Scenario][]).filter(([group]) => ONLY.has(group));
+    const pairs: [string, string, Scenario, Scenario][] = (
+      [
+        ["a", "a: betResults, gateway vs results subgraph", S.aGateway, S.aDirect],
+        ["b", "b: playerBets page 1, gateway vs history subgraph", S.bGateway, S.bDirect],
+        ["c", `c: page 1 vs page ${DEEP_PAGE}, through the gateway`, S.cGateway1, S.cGatewayDeep],
+        ["c", `c: page 1 vs page ${DEEP_PAGE}, history subgraph direct`, S.cDirect1, S.cDirectDeep],
+      ] satisfies [string, string, Scenario, Scenario][]
+    ).filter(([group]) => ONLY.has(group));
     const all: Scenario[] = pairs.flatMap(([, , a, b]) => [a, b]);
 
     log();
@@ -482,8 +558,9 @@ async function main(): Promise<boolean> {
     // Where the time goes, unloaded: one request at a time.
     log();
     log(`unloaded latency, one request at a time (median of ${PROBES}):`);
-    const page1Nodes = ((await post(historyUrl, requestBody(PLAYER_BETS_HISTORY, page1Vars))).json.data?.playerBets as { nodes: { chainId: number; betId: string }[] }).nodes;
-    const deepNodes = ((await post(historyUrl, requestBody(PLAYER_BETS_HISTORY, deepVars))).json.data?.playerBets as { nodes: { chainId: number; betId: string }[] }).nodes;
+    type NodeRefs = { nodes: { chainId: number; betId: string }[] } | undefined;
+    const page1Nodes = ((await post(historyUrl, requestBody(PLAYER_BETS_HISTORY, page1Vars))).json.data?.playerBets as NodeRefs)?.nodes ?? [];
+    const deepNodes = ((await post(historyUrl, requestBody(PLAYER_BETS_HISTORY, deepVars))).json.data?.playerBets as NodeRefs)?.nodes ?? [];
     const entitiesBody = (nodes: { chainId: number; betId: string }[]) =>
       requestBody(RESULTS_ENTITIES, { representations: nodes.map((n) => ({ __typename: "Bet", chainId: n.chainId, betId: n.betId })) });
     const probes: [string, string, string][] = [
@@ -506,7 +583,9 @@ async function main(): Promise<boolean> {
     const capturedDeep = await capturePlayerBetsSql(benchUrl, whale, deepCursor);
     const capturedFirst = await capturePlayerBetsSql(benchUrl, whale, null);
     const deepQuery = capturedDeep ?? mirrorSql(whale, decodeCursorKey(deepCursor));
-    log(`EXPLAIN (ANALYZE, BUFFERS) of page ${DEEP_PAGE} of playerBets — ${capturedDeep ? "the SQL Prisma sends (captured from the history resolver)" : "hand-written mirror of Prisma's SQL"}:`);
+    log(
+      `EXPLAIN (ANALYZE, BUFFERS) of page ${DEEP_PAGE} of playerBets — ${capturedDeep ? "the SQL Prisma sends (captured from the history resolver)" : "hand-written mirror of Prisma's SQL"}:`,
+    );
     log(deepQuery.sql.replace(/\s+/g, " ").replace(/ (FROM|WHERE|ORDER BY|LIMIT) /g, "\n  $1 "));
     log(`  params: ${JSON.stringify(deepQuery.params)}`);
     const explain = async (q: CapturedQuery) =>
@@ -515,12 +594,20 @@ async function main(): Promise<boolean> {
     for (const line of deepPlan) log(`  ${line}`);
     if (capturedFirst) {
       const firstPlan = await explain(capturedFirst);
-      log(`page 1 for comparison: ${firstPlan.filter((l) => /Index|Buffers|Execution Time/.test(l)).map((l) => l.trim()).slice(0, 4).join(" · ")}`);
+      log(
+        `page 1 for comparison: ${firstPlan
+          .filter((l) => /Index|Buffers|Execution Time/.test(l))
+          .map((l) => l.trim())
+          .slice(0, 4)
+          .join(" · ")}`,
+      );
     }
     const planText = deepPlan.join("\n");
     const indexScan = /Index (Only )?Scan( Backward)? using "?Bet_player_placedBlock/.test(planText);
     const seqOrSort = /Seq Scan|Sort Method/.test(planText);
-    log(`plan check: ${indexScan ? "index scan on (player, placedBlock, placedLogIndex, chainId)" : "NO index scan on the keyset index"}${seqOrSort ? ", with a Seq Scan or Sort" : ", no Seq Scan, no Sort"}`);
+    log(
+      `plan check: ${indexScan ? "index scan on (player, placedBlock, placedLogIndex, chainId)" : "NO index scan on the keyset index"}${seqOrSort ? ", with a Seq Scan or Sort" : ", no Seq Scan, no Sort"}`,
+    );
 
     // 5. Profile, final table and verdicts --------------------------------------------------------
     if (PROFILE) {
@@ -531,24 +618,32 @@ async function main(): Promise<boolean> {
     const sum = new Map(all.map((s) => [s, summary(s)]));
     const m = (s: Scenario) => sum.get(s)!;
     log();
-    log(`RESULTS — ${fmt.int(totalBets)} bets, whale ${fmt.int(whaleBets)} bets, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${RUNS} interleaved runs, loopback`);
-    log(table(
-      ["scenario", "endpoint", "req/s", "p50 ms", "p99 ms", "errors"],
-      all.map((s) => [s.label, s.endpoint, fmt.rps(m(s).rps), fmt.ms(m(s).p50), fmt.ms(m(s).p99), `${m(s).errors}${m(s).failing ? " FAIL" : ""}`]),
-      [false, false, true, true, true, true],
-    ));
+    log(
+      `RESULTS — ${fmt.int(totalBets)} bets, whale ${fmt.int(whaleBets)} bets, ${CONNECTIONS} connections, ${DURATION} s per run, median of ${RUNS} interleaved runs, loopback`,
+    );
+    log(
+      table(
+        ["scenario", "endpoint", "req/s", "p50 ms", "p99 ms", "errors"],
+        all.map((s) => [s.label, s.endpoint, fmt.rps(m(s).rps), fmt.ms(m(s).p50), fmt.ms(m(s).p99), `${m(s).errors}${m(s).failing ? " FAIL" : ""}`]),
+        [false, false, true, true, true, true],
+      ),
+    );
     log("(via history: the history subgraph cannot resolve `result`, so its query selects the history-owned fields only.)");
     log();
     log("CPU per request (median of runs) — server = the child process (gateway and subgraphs share it), pg = its PostgreSQL backends:");
-    log(table(
-      ["scenario", "endpoint", "req/s per run", "spread", "server CPU ms/req", "pg CPU ms/req"],
-      all.map((s) => [s.label, s.endpoint, m(s).runs.map(fmt.rps).join(" / "), spread(m(s).runs), fmt.ms(m(s).serverCpuMs), fmt.ms(m(s).pgCpuMs)]),
-      [false, false, true, true, true, true],
-    ));
+    log(
+      table(
+        ["scenario", "endpoint", "req/s per run", "spread", "server CPU ms/req", "pg CPU ms/req"],
+        all.map((s) => [s.label, s.endpoint, m(s).runs.map(fmt.rps).join(" / "), spread(m(s).runs), fmt.ms(m(s).serverCpuMs), fmt.ms(m(s).pgCpuMs)]),
+        [false, false, true, true, true, true],
+      ),
+    );
     const noisy = all.filter((s) => spreadOf(m(s).runs) > 0.25);
     if (noisy.length > 0 || loadPeak > availableParallelism()) {
-      log(`NOISE: ${noisy.length} scenario(s) with runs more than 25% apart; peak 1-min loadavg ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs` +
-        " (other processes competed for the CPUs). Compare CPU ms/req, which load from outside moves much less than req/s and latency.");
+      log(
+        `NOISE: ${noisy.length} scenario(s) with runs more than 25% apart; peak 1-min loadavg ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs` +
+          " (other processes competed for the CPUs). Compare CPU ms/req, which load from outside moves much less than req/s and latency.",
+      );
     }
 
     const ran = (...xs: Scenario[]) => xs.every((x) => (results.get(x.key!)?.length ?? 0) > 0);
@@ -565,33 +660,50 @@ async function main(): Promise<boolean> {
     if (ran(S.aGateway, S.aDirect)) {
       const share = m(S.aGateway).rps / m(S.aDirect).rps;
       aOk = clean(S.aGateway, S.aDirect) && share >= TARGET_GATEWAY_SHARE;
-      log(`  a  betResults req/s gateway/direct:           ${fmt.ratio(share)}   target ≥ ${TARGET_GATEWAY_SHARE}×  ${verdict(aOk)}` +
-        `   (p50 gateway/direct ${fmt.ratio(m(S.aGateway).p50 / m(S.aDirect).p50)}; CPU per request gateway/direct ${fmt.ratio(cpu(S.aGateway) / cpu(S.aDirect))})`);
+      log(
+        `  a  betResults req/s gateway/direct:           ${fmt.ratio(share)}   target ≥ ${TARGET_GATEWAY_SHARE}×  ${verdict(aOk)}` +
+          `   (p50 gateway/direct ${fmt.ratio(m(S.aGateway).p50 / m(S.aDirect).p50)}; CPU per request gateway/direct ${fmt.ratio(cpu(S.aGateway) / cpu(S.aDirect))})`,
+      );
     }
     if (ran(S.bGateway, S.bDirect)) {
-      log(`  b  playerBets page 1 req/s gateway/history:   ${fmt.ratio(m(S.bGateway).rps / m(S.bDirect).rps)}   informational (the gateway also fetches each bet's result from results)`);
+      log(
+        `  b  playerBets page 1 req/s gateway/history:   ${fmt.ratio(m(S.bGateway).rps / m(S.bDirect).rps)}   informational (the gateway also fetches each bet's result from results)`,
+      );
     }
     let cGwOk: boolean | undefined;
     let cDirectOk: boolean | undefined;
     if (ran(S.cGateway1, S.cGatewayDeep)) {
       const r = deepRatio(S.cGateway1, S.cGatewayDeep);
       cGwOk = clean(S.cGateway1, S.cGatewayDeep) && within(r);
-      log(`  c  page ${DEEP_PAGE}/page 1 via gateway:   p50 ${fmt.ratio(r.p50)}, req/s ${fmt.ratio(r.rps)}   ${verdict(cGwOk)}` +
-        `   (CPU per request ${fmt.ratio(cpu(S.cGatewayDeep) / cpu(S.cGateway1))})` +
-        `   (results on the page: ${deepShape.withResult} vs ${p1Shape.withResult} of ${PAGE_SIZE}; response ${fmt.int(deepShape.bytes)} B vs ${fmt.int(p1Shape.bytes)} B)`);
+      log(
+        `  c  page ${DEEP_PAGE}/page 1 via gateway:   p50 ${fmt.ratio(r.p50)}, req/s ${fmt.ratio(r.rps)}   ${verdict(cGwOk)}` +
+          `   (CPU per request ${fmt.ratio(cpu(S.cGatewayDeep) / cpu(S.cGateway1))})` +
+          `   (results on the page: ${deepShape.withResult} vs ${p1Shape.withResult} of ${PAGE_SIZE}; response ${fmt.int(deepShape.bytes)} B vs ${fmt.int(p1Shape.bytes)} B)`,
+      );
     }
     if (ran(S.cDirect1, S.cDirectDeep)) {
       const r = deepRatio(S.cDirect1, S.cDirectDeep);
       cDirectOk = clean(S.cDirect1, S.cDirectDeep) && within(r);
-      log(`  c  page ${DEEP_PAGE}/page 1 via history:   p50 ${fmt.ratio(r.p50)}, req/s ${fmt.ratio(r.rps)}   ${verdict(cDirectOk)}` +
-        `   (CPU per request ${fmt.ratio(cpu(S.cDirectDeep) / cpu(S.cDirect1))}; same selection and payload size: the pagination cost alone)`);
+      log(
+        `  c  page ${DEEP_PAGE}/page 1 via history:   p50 ${fmt.ratio(r.p50)}, req/s ${fmt.ratio(r.rps)}   ${verdict(cDirectOk)}` +
+          `   (CPU per request ${fmt.ratio(cpu(S.cDirectDeep) / cpu(S.cDirect1))}; same selection and payload size: the pagination cost alone)`,
+      );
     }
-    if (cGwOk !== undefined || cDirectOk !== undefined) log(`     (deep page within ${TARGET_DEEP_FACTOR}× of page 1 means p50 ≤ ${TARGET_DEEP_FACTOR}× and req/s ≥ ${fmt.ratio(1 / TARGET_DEEP_FACTOR)}; the plan check above must show the keyset index scan)`);
+    if (cGwOk !== undefined || cDirectOk !== undefined)
+      log(
+        `     (deep page within ${TARGET_DEEP_FACTOR}× of page 1 means p50 ≤ ${TARGET_DEEP_FACTOR}× and req/s ≥ ${fmt.ratio(1 / TARGET_DEEP_FACTOR)}; the plan check above must show the keyset index scan)`,
+      );
     const cOk = cGwOk === undefined && cDirectOk === undefined ? undefined : (cGwOk ?? true) && (cDirectOk ?? true) && indexScan && !seqOrSort;
     log();
     log(`target "gateway ≥ ${TARGET_GATEWAY_SHARE}× direct" (betResults):     ${verdict(aOk)}`);
-    log(`target "deep page within ${TARGET_DEEP_FACTOR}× of page 1":        ${verdict(cOk)}${cOk === false && cDirectOk && indexScan && !seqOrSort ? " (history direct passes; the gateway pair fails)" : ""}`);
-    log(`load phase ${fmt.s(loadMs)}, whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    log(
+      `target "deep page within ${TARGET_DEEP_FACTOR}× of page 1":        ${verdict(cOk)}${cOk === false && cDirectOk && indexScan && !seqOrSort ? " (history direct passes; the gateway pair fails)" : ""}`,
+    );
+    log(
+      `load phase ${fmt.s(loadMs)}, whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
     return aOk !== false && cOk !== false && all.every((s) => !m(s).failing);
   } finally {
     await sql.end().catch(() => undefined);

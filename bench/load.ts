@@ -1,15 +1,14 @@
 // Load runs and server children for the HTTP benchmarks (bench/gateways.ts; the basics come from
 // bench/common.ts): one autocannon run whose requests may rotate over several bodies, CPU per
 // request charged to named groups of processes (server children, PostgreSQL backends) from /proc,
-// TypeScript server scripts spawned with this process's Node and tsx flags and stopped by pid, and
-// the summary of a `--cpu-prof` profile.
-import { spawn, type ChildProcess } from "node:child_process";
+// TypeScript server scripts started (test/spawn.ts) and stopped by pid, and the summary of a
+// `--cpu-prof` profile.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { loadavg } from "node:os";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
+import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import type pg from "pg";
 import { log, median, percentile, post, processCpuMs, table, type GraphQLBody } from "./common.ts";
 
@@ -190,7 +189,7 @@ export async function runBenchmark(main: () => Promise<boolean>, cleanup: () => 
 // Server children
 // ---------------------------------------------------------------------------------------------
 
-export interface SpawnOptions {
+export interface ServerOptions {
   env?: Record<string, string>;
   args?: string[];
   /** Extra Node flags, e.g. --cpu-prof. */
@@ -201,38 +200,17 @@ export interface SpawnOptions {
 }
 
 /**
- * Starts a TypeScript server script with this process's Node and loader flags (tsx), so no extra
- * wrapper process sits in between and its pid is the server's. Resolves with the first JSON line
- * on its stdout that `ready` accepts.
+ * Starts a TypeScript server script (test/spawn.ts: one process, its pid the server's) and resolves
+ * with the first JSON line on its stdout that `ready` accepts.
  */
-export function spawnServer<T extends Record<string, unknown>>(script: string, options: SpawnOptions): Promise<{ child: ChildProcess; info: T }> {
-  const child = spawn(process.execPath, [...process.execArgv, ...(options.nodeFlags ?? []), script, ...(options.args ?? [])], {
-    env: { ...process.env, ...options.env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error(`${script} did not report ready within ${timeoutMs / 1000} s`)), timeoutMs);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      child.kill("SIGTERM");
-      reject(error);
-    };
-    child.once("exit", (code, signal) => fail(new Error(`${script} exited early (code ${code}, signal ${signal})`)));
-    lines.on("line", (line) => {
-      let parsed: Record<string, unknown>;
-      try {
-        parsed = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return;
-      }
-      if (!options.ready(parsed)) return;
-      clearTimeout(timer);
-      child.removeAllListeners("exit");
-      resolve({ child, info: parsed as T });
-    });
-  });
+export async function spawnServer<T extends Record<string, unknown>>(script: string, options: ServerOptions): Promise<{ child: Spawned; info: T }> {
+  const child = spawnTsx(script, { args: options.args, env: options.env, nodeFlags: options.nodeFlags, stderr: "inherit" });
+  try {
+    return { child, info: await child.waitForJson<T>(options.ready, options.timeoutMs ?? 60_000, "ready") };
+  } catch (error) {
+    await child.stop({ graceMs: 10_000 });
+    throw error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -241,8 +219,13 @@ export function spawnServer<T extends Record<string, unknown>>(script: string, o
 
 /** Pids of the PostgreSQL backends connected to `database`, except those named `exceptApplication`. */
 export function backendPids(client: pg.Client, database: string, exceptApplication: string): () => Promise<number[]> {
-  return async () => (await client.query<{ pid: number }>(
-    `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> $2`, [database, exceptApplication])).rows.map((r) => r.pid);
+  return async () =>
+    (
+      await client.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND application_name <> $2`, [
+        database,
+        exceptApplication,
+      ])
+    ).rows.map((r) => r.pid);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -268,14 +251,23 @@ function bucketOf(url: string, functionName: string): string {
   }
   if (path.startsWith("node:")) return "node: (core)";
   const rel = relative(ROOT, path);
-  return rel.startsWith("..") ? path : rel.split("/").slice(0, rel.startsWith("subgraphs/") ? 2 : 1).join("/");
+  return rel.startsWith("..")
+    ? path
+    : rel
+        .split("/")
+        .slice(0, rel.startsWith("subgraphs/") ? 2 : 1)
+        .join("/");
 }
 
 /** Self time by package and by function of the newest profile in `dir` (or of `file`). */
 export function printProfile(dir: string, title = "server CPU profile", file?: string): void {
   let files: string[] = [];
   try {
-    files = file ? [file] : readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).map((f) => join(dir, f));
+    files = file
+      ? [file]
+      : readdirSync(dir)
+          .filter((f) => f.endsWith(".cpuprofile"))
+          .map((f) => join(dir, f));
   } catch {
     // none
   }
@@ -302,7 +294,10 @@ export function printProfile(dir: string, title = "server CPU profile", file?: s
     byFunction.set(fn, (byFunction.get(fn) ?? 0) + us);
   });
   const top = (map: Map<string, number>, n: number) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, `${(us / 1e6).toFixed(1)} s`, `${((100 * us) / total).toFixed(1)}%`]);
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => [k, `${(us / 1e6).toFixed(1)} s`, `${((100 * us) / total).toFixed(1)}%`]);
   log();
   log(`${title} (${relative(ROOT, newest)}; whole child lifetime, ${(total / 1e6).toFixed(1)} s busy), self time by package:`);
   log(table(["where", "self", "share"], top(byBucket, 15), [false, true, true]));

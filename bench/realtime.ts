@@ -9,8 +9,9 @@
 // Starts two realtime nodes and one publisher as separate processes, and `--workers` client
 // processes that open `--clients` WebSocket connections split over both nodes; each subscribes to
 // the firehose and to its own wallet (so every update reaches every client exactly once). This
-// process then writes outbox rows at each rate in turn (one INSERT per update, like the indexer),
-// noting the time just before each INSERT; clients note the time of receipt. Per rate it prints
+// process then writes outbox rows at each rate in turn (one transaction per update, through the
+// outbox's one write path, core/outbox.ts, as the indexer writes), noting the time just before each
+// write; clients note the time of receipt. Per rate it prints
 // deliveries/s, p50/p99/max latency, and lost / duplicated (or out-of-order) deliveries.
 // Every update goes to every client, so deliveries/s = rate × clients.
 //
@@ -24,12 +25,15 @@ import { randomBytes } from "node:crypto";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import pg from "pg";
 import { io as ioClient, type Socket } from "socket.io-client";
 import WebSocket from "ws";
+import { openDatabase, type Database } from "../core/db.ts";
+import { Outbox } from "../core/outbox.ts";
 import type { BetUpdatePayload, ClientToServerEvents, ServerToClientEvents } from "../realtime/events.ts";
-import { fakeBet, startCluster, wallet, type Cluster } from "../realtime/testing.ts";
+import { createNetworks, fakeBet, testUpdateRow, wallet } from "../test/outbox.ts";
+import { startCluster, type Cluster } from "../test/realtime.ts";
 import { createPostgresDatabaseFromTemplate, databaseUrl, dropPostgresDatabase } from "../test/db.ts";
+import { benchConfig } from "./common.ts";
 
 const TARGET = { deliveriesPerSecond: 20_000, p99Ms: 250 };
 const HISTOGRAM_MS = 10_000; // 1 ms buckets; later is counted in the last bucket
@@ -162,10 +166,11 @@ function runWorker(): void {
   };
 
   process.on("message", (message: ToWorker) => {
-    if (message.type === "connect") connect(message).catch((error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    });
+    if (message.type === "connect")
+      connect(message).catch((error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      });
     else if (message.type === "collect") collect(message.commits);
   });
   process.on("disconnect", () => process.exit(0));
@@ -224,24 +229,31 @@ async function main(): Promise<void> {
   const workerCount = Number(values.workers);
   if (values.client !== "raw" && values.client !== "socket.io") throw new Error("--client is raw or socket.io");
   const clientKind: ClientKind = values.client;
-  const redisUrl = process.env.BENCH_REDIS_URL || "redis://127.0.0.1:6379";
-  const serverUrl = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+  const redisUrl = benchConfig.BENCH_REDIS_URL;
+  const serverUrl = benchConfig.BENCH_DATABASE_URL;
   process.env.TEST_DATABASE_URL = serverUrl;
   const deadline = setTimeout(() => {
     console.error("benchmark exceeded 5 minutes: aborting");
     process.exit(2);
   }, 5 * 60_000);
 
-  console.log(`realtime benchmark: ${clients} ${clientKind} clients (WebSocket) over 2 nodes + 1 publisher (Redis, PostgreSQL), ${workerCount} client processes`);
-  console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
+  console.log(
+    `realtime benchmark: ${clients} ${clientKind} clients (WebSocket) over 2 nodes + 1 publisher (Redis, PostgreSQL), ${workerCount} client processes`,
+  );
+  console.log(
+    `machine: ${cpus().length} cores, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
+  );
   const name = await createPostgresDatabaseFromTemplate();
   const url = databaseUrl(name, serverUrl);
-  const writer = new pg.Client({ connectionString: url });
+  let db: Database | undefined;
   let cluster: Cluster | undefined;
   const workers: Worker[] = [];
   try {
-    await writer.connect();
-    await writer.query(`INSERT INTO "Network" ("chainId", "name", "confirmations", "verificationKeyJson", "verificationKeySha256") VALUES (1, 'bench', 2, '{}', $1)`, [`0x${"0".repeat(64)}`]);
+    db = await openDatabase({ url, poolSize: 2 });
+    const outbox = new Outbox(db);
+    await createNetworks(db, [1]);
     cluster = await startCluster({ databaseUrl: url, redisUrl, prefix: `bets-bench:${randomBytes(6).toString("hex")}:`, nodes: 2, publishers: 1 });
     const urls = cluster.nodes.map((n) => n.url);
 
@@ -269,12 +281,10 @@ async function main(): Promise<void> {
       const player = wallet(betId % clients);
       const bet = fakeBet({ chainId: 1, betId: String(betId), player, type });
       if (bet.result) bet.result.proof.solidityCalldata = calldata;
+      const row = testUpdateRow({ chainId: 1, betId: String(betId), player, type }, bet);
       const at = now();
-      const { rows } = await writer.query<{ seq: string }>(
-        `INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet") VALUES (1, $1, $2, $3, 100, $4, $5) RETURNING "seq"::text`,
-        [String(betId), type, player, `0x${"1".repeat(64)}`, JSON.stringify(bet)],
-      );
-      return [Number(rows[0]!.seq), at];
+      const [seq] = await outbox.append([row]);
+      return [Number(seq), at];
     };
 
     // Warm-up: JIT, connections, the publisher's first reads.
@@ -321,12 +331,14 @@ async function main(): Promise<void> {
       results.push(line);
       if (rate * clients >= TARGET.deliveriesPerSecond && targetMet === undefined) targetMet = p99 < TARGET.p99Ms && lost === 0 && duplicates === 0;
     }
-    console.log(`target: p99 < ${TARGET.p99Ms} ms at ${TARGET.deliveriesPerSecond} deliveries/s, 0 lost, 0 duplicated → ${targetMet === undefined ? "not measured (rates too low)" : targetMet ? "met" : "NOT met"}`);
+    console.log(
+      `target: p99 < ${TARGET.p99Ms} ms at ${TARGET.deliveriesPerSecond} deliveries/s, 0 lost, 0 duplicated → ${targetMet === undefined ? "not measured (rates too low)" : targetMet ? "met" : "NOT met"}`,
+    );
   } finally {
     clearTimeout(deadline);
     for (const worker of workers) worker.child.kill();
     await cluster?.stop();
-    await writer.end().catch(() => undefined);
+    await db?.close().catch(() => undefined);
     await dropPostgresDatabase(name);
   }
 }

@@ -17,12 +17,13 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { pino } from "pino";
 import { openDatabase } from "../core/db.ts";
-import { stopOnSignals } from "../core/service.ts";
+import { stopOnSignals } from "../bin/wiring.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { databaseUrl, log, startBenchStack, stopChild } from "./common.ts";
+import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase } from "../test/db.ts";
+import { benchConfig, log, startBenchStack, stopChild } from "./common.ts";
 import { backendPids, errorCount, runLoad, spawnServer } from "./load.ts";
 
 const { values: args, positionals } = parseArgs({
@@ -36,8 +37,8 @@ const { values: args, positionals } = parseArgs({
   },
 });
 
-const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
-const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
+const REDIS_URL = benchConfig.BENCH_REDIS_URL;
 const DB_NAME = "bench_response_cache";
 const MODES = ["off", "memory", "redis"] as const;
 type Mode = (typeof MODES)[number];
@@ -53,9 +54,11 @@ async function serve(mode: Mode, prefix: string): Promise<void> {
   const db = await openDatabase({ url: benchDatabaseUrl(), logger, migrate: false });
   const redis = mode === "redis" ? new Redis(REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
   const responseCache: ResponseCacheStore | undefined =
-    mode === "off" ? undefined
-    : redis ? new RedisResponseCacheStore(redis, { logger, prefix })
-    : createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 });
+    mode === "off"
+      ? undefined
+      : redis
+        ? new RedisResponseCacheStore(redis, { logger, prefix })
+        : createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 });
   const stack = await startBenchStack(db, logger, { responseCache });
   process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql` })}\n`);
   stopOnSignals(logger, async () => {
@@ -91,10 +94,10 @@ async function ask(url: string, body: string): Promise<{ xCache: string | null; 
 }
 
 async function main(): Promise<void> {
+  await recreatePostgresDatabase(DB_NAME, SERVER_URL);
+  // Kept open for the run: it reads the benchmark database's backends from pg_stat_activity.
   const admin = new pg.Client({ connectionString: SERVER_URL, application_name: "bench-response-cache" });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB_NAME}`);
   const prefix = `bench:responsecache:${process.pid}:`;
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   try {
@@ -115,7 +118,11 @@ async function main(): Promise<void> {
     const backends = backendPids(admin, DB_NAME, "bench-response-cache");
 
     log(`Response cache benchmark: ${args.bets} bets, autocannon ${args.connections} connections, ${args.duration} s per run after ${args.warmup} s warm-up`);
-    log(`host: ${availableParallelism()} CPUs shared with the server, PostgreSQL and the load generator; loadavg ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    log(
+      `host: ${availableParallelism()} CPUs shared with the server, PostgreSQL and the load generator; loadavg ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
     log();
     log("| cache | scenario | X-Cache | req/s | p50 ms | p99 ms | server CPU ms/req | pg CPU ms/req | errors |");
     log("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
@@ -131,21 +138,27 @@ async function main(): Promise<void> {
           await load(scenario.body, Number(args.warmup));
           const probe = await ask(gateway, scenario.body);
           const run = await load(scenario.body, Number(args.duration));
-          log(`| ${mode} | ${scenario.name} | ${probe.xCache ?? "—"} | ${run.rps.toFixed(0)} | ${run.p50.toFixed(2)} | ${run.p99.toFixed(2)} | ` +
-            `${run.cpuMs.server!.toFixed(3)} | ${run.cpuMs.pg!.toFixed(3)} | ${errorCount(run)} |`);
+          log(
+            `| ${mode} | ${scenario.name} | ${probe.xCache ?? "—"} | ${run.rps.toFixed(0)} | ${run.p50.toFixed(2)} | ${run.p99.toFixed(2)} | ` +
+              `${run.cpuMs.server!.toFixed(3)} | ${run.cpuMs.pg!.toFixed(3)} | ${errorCount(run)} |`,
+          );
         }
       } finally {
         await stopChild(child);
       }
     }
     log();
-    log(`loadavg at the end ${loadavg().map((x) => x.toFixed(1)).join(" ")}`);
+    log(
+      `loadavg at the end ${loadavg()
+        .map((x) => x.toFixed(1))
+        .join(" ")}`,
+    );
   } finally {
     const keys = await redis.keys(`${prefix}*`).catch(() => []);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
-    await admin.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
     await admin.end();
+    await dropPostgresDatabase(DB_NAME, SERVER_URL);
   }
 }
 

@@ -3,7 +3,7 @@
 import pg from "pg";
 import type { Database } from "../core/db.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { betKey } from "../core/bet-key.ts";
+import { betKey } from "../subgraphs/kit/bet-key.ts";
 import type { PrismaClient } from "../prisma/generated/client.ts";
 import { BetConnection } from "../subgraphs/history/resolvers/BetConnection.ts";
 import { pendingBetCount } from "../subgraphs/history/resolvers/Query/pendingBetCount.ts";
@@ -49,7 +49,14 @@ function betStatement(captured: CapturedQuery[], pattern = /"Bet"/): CapturedQue
 }
 
 /** The statement `playerBets` (and with `withCount`, its `totalCount`) sends; also used by subgraphs/history/keyset-plan.db.test.ts. */
-export async function capturePage(url: string, wallet: string, first: number, after: string | null, withCount = false, filter?: { game?: string; chainId?: number; status?: string[] }): Promise<CapturedQuery> {
+export async function capturePage(
+  url: string,
+  wallet: string,
+  first: number,
+  after: string | null,
+  withCount = false,
+  filter?: { game?: string; chainId?: number; status?: string[] },
+): Promise<CapturedQuery> {
   const captured = await captureSql(url, async (prisma) => {
     const ctx = contextOf(prisma);
     const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC", filter }, ctx, {})) as BetConnectionModel;
@@ -109,7 +116,13 @@ export async function explainResolvers(url: string, input: ExplainInput): Promis
     const out: Explained[] = [];
     for (const [name, query] of statements) {
       const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`, query.params);
-      out.push(summarise(name, query, rows.map((r) => r["QUERY PLAN"])));
+      out.push(
+        summarise(
+          name,
+          query,
+          rows.map((r) => r["QUERY PLAN"]),
+        ),
+      );
     }
     return out;
   } finally {

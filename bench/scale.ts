@@ -12,8 +12,23 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { createRandom } from "../fixtures/random.ts";
 import { encodeCursor, queryFingerprint } from "../subgraphs/history/cursor.ts";
-import { cpuStallUs, databaseUrl, fmt, log, percentile, post, processCpuMs, quoteIdent, requestBody, safeUrl, serveStack, stopChild, table,
-  type GraphQLBody, type Served } from "./common.ts";
+import { databaseUrl, dropPostgresDatabase } from "../test/db.ts";
+import {
+  benchConfig,
+  cpuStallUs,
+  fmt,
+  log,
+  percentile,
+  post,
+  processCpuMs,
+  requestBody,
+  safeUrl,
+  serveStack,
+  stopChild,
+  table,
+  type GraphQLBody,
+  type Served,
+} from "./common.ts";
 import { runBenchmark } from "./load.ts";
 import { DEFAULT_PENDING_TAIL, generateScaleDataset, isGenerated, SCALE_CHAINS, scaleWallet, WHALE_SHARES, type ScaleOptions } from "./scale-data.ts";
 import { explainResolvers, type Explained } from "./scale-explain.ts";
@@ -41,7 +56,10 @@ function int(name: string, raw: string | undefined, min = 1): number {
   return value;
 }
 
-const SIZES = (args.bets ?? "").split(",").map((x) => int("bets", x.trim(), 1000)).sort((a, b) => a - b);
+const SIZES = (args.bets ?? "")
+  .split(",")
+  .map((x) => int("bets", x.trim(), 1000))
+  .sort((a, b) => a - b);
 const DURATION = int("duration", args.duration);
 const WARMUP = int("warmup", args.warmup, 0);
 const RUNS = int("runs", args.runs);
@@ -51,7 +69,7 @@ const DEEP_PAGE = int("deep-page", args["deep-page"], 2);
 const PENDING_TAIL = int("pending-tail", args["pending-tail"], 0);
 /** --reuse and --generate-only keep the databases: regenerating 10 M bets takes many minutes. */
 const KEEP = Boolean(args.keep || args.reuse || args["generate-only"]);
-const SERVER_URL = process.env.BENCH_DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/postgres";
+const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const CHAIN_ID = SCALE_CHAINS[0].chainId;
 const TOP_CHAIN_ID = [...SCALE_CHAINS].sort((a, b) => b.firstBlock - a.firstBlock)[0]!.chainId;
 /** The issue's target: p99 at the largest size within this factor of the smallest size's. */
@@ -104,16 +122,21 @@ const count = async (sql: pg.Client, where: string, params: unknown[]) =>
 
 function pageScenario(id: string, label: string, after: (s: Size) => string | null, which: "first" | "deep" | "last"): Scenario {
   return {
-    id, label, target: true,
+    id,
+    label,
+    target: true,
     bodies: (s) => [requestBody(PLAYER_BETS, { wallet: s.whale, first: PAGE_SIZE, after: after(s) })],
     check: async (json, s) => {
-      const connection = json.data?.playerBets as { nodes?: { chainId: number; betId: string; player: string }[]; pageInfo?: { hasNextPage: boolean } } | undefined;
+      const connection = json.data?.playerBets as
+        | { nodes?: { chainId: number; betId: string; player: string }[]; pageInfo?: { hasNextPage: boolean } }
+        | undefined;
       const nodes = connection?.nodes;
       if (connection?.pageInfo?.hasNextPage !== (which !== "last")) return `hasNextPage is ${String(connection?.pageInfo?.hasNextPage)}`;
       const want = which === "first" ? { first: null, length: PAGE_SIZE } : s.expect[which];
       if (!nodes || nodes.length !== want.length) return `expected ${want.length} bets, got ${nodes?.length ?? "none"}`;
       if (nodes.some((n) => n.player !== s.whale)) return "a bet of another wallet";
-      if (want.first && `${nodes[0]!.chainId}:${nodes[0]!.betId}` !== want.first) return `starts at ${nodes[0]!.chainId}:${nodes[0]!.betId}, SQL says ${want.first}`;
+      if (want.first && `${nodes[0]!.chainId}:${nodes[0]!.betId}` !== want.first)
+        return `starts at ${nodes[0]!.chainId}:${nodes[0]!.betId}, SQL says ${want.first}`;
       return null;
     },
   };
@@ -121,7 +144,9 @@ function pageScenario(id: string, label: string, after: (s: Size) => string | nu
 
 function pendingScenario(id: string, label: string, who: (s: Size) => { wallet: string; chainId: number | null }): Scenario {
   return {
-    id, label, target: true,
+    id,
+    label,
+    target: true,
     bodies: (s) => [requestBody(PENDING, who(s))],
     check: async (json, s, sql) => {
       const { wallet, chainId } = who(s);
@@ -149,7 +174,9 @@ function filterSql(filter: TotalFilter): string {
 /** chainId / status filters are answered from PlayerBetCount (O(1)): under the target; a game filter still counts rows: apart. */
 function totalScenario(id: string, label: string, wallet: (s: Size) => string, filter: TotalFilter = {}): Scenario {
   return {
-    id, label, target: filter.game == null,
+    id,
+    label,
+    target: filter.game == null,
     bodies: (s) => [requestBody(TOTAL_COUNT, { wallet: wallet(s), filter })],
     check: async (json, s, sql) => {
       const got = (json.data?.playerBets as { totalCount?: number } | undefined)?.totalCount;
@@ -168,11 +195,13 @@ const SCENARIOS: Scenario[] = [
   pendingScenario("pend-n", "pendingBetCount normal wallet", (s) => ({ wallet: s.normal.wallet, chainId: null })),
   pendingScenario("pend-nc", "pendingBetCount normal, its chainId", (s) => ({ wallet: s.normal.wallet, chainId: s.normal.chainId })),
   {
-    id: "results", label: "betResults ×100 random settled (+ proofs)", target: true,
+    id: "results",
+    label: "betResults ×100 random settled (+ proofs)",
+    target: true,
     bodies: (s) => s.settledBodies,
     check: async (json) => {
       const list = json.data?.betResults as { result: { proof: { piA: string[] } } | null }[] | undefined;
-      if (!list || list.length !== 100) return `expected 100 bets, got ${list?.length ?? "none"}`;
+      if (list?.length !== 100) return `expected 100 bets, got ${list?.length ?? "none"}`;
       return list.some((b) => !b?.result?.proof?.piA?.length) ? "a settled bet without its proof" : null;
     },
   },
@@ -204,11 +233,19 @@ async function nth(sql: pg.Client, wallet: string, offset: number, direction: "A
   const { rows } = await sql.query<{ chainId: string; betId: string; placedBlock: string; placedLogIndex: number }>(
     // Order by the table's columns: the text aliases of the same names would sort as text.
     `SELECT b."chainId"::text, b."betId"::text, b."placedBlock"::text, b."placedLogIndex" FROM "Bet" b WHERE b.player = $1
-     ORDER BY b."placedBlock" ${direction}, b."placedLogIndex" ${direction}, b."chainId" ${direction} OFFSET $2 LIMIT 1`, [wallet, offset]);
+     ORDER BY b."placedBlock" ${direction}, b."placedLogIndex" ${direction}, b."chainId" ${direction} OFFSET $2 LIMIT 1`,
+    [wallet, offset],
+  );
   const row = rows[0];
   if (!row) throw new Error(`wallet ${wallet} has no bet at offset ${offset}`);
-  return { ...row, cursor: encodeCursor(queryFingerprint([wallet, null, null, null, null, null, "DESC"]),
-    { placedBlock: BigInt(row.placedBlock), logIndex: row.placedLogIndex, chainId: BigInt(row.chainId) }) };
+  return {
+    ...row,
+    cursor: encodeCursor(queryFingerprint([wallet, null, null, null, null, null, "DESC"]), {
+      placedBlock: BigInt(row.placedBlock),
+      logIndex: row.placedLogIndex,
+      chainId: BigInt(row.chainId),
+    }),
+  };
 }
 
 /** Who and what the scenarios ask for, from the data set itself. */
@@ -217,8 +254,12 @@ async function describe(size: Size): Promise<void> {
     size.whale = scaleWallet(0);
     size.whaleBets = await count(sql, "player = $1", [size.whale]);
     const whales = WHALE_SHARES.map((_, k) => scaleWallet(k));
-    const normal = (await sql.query<{ player: string; chainId: string }>(
-      `SELECT player, "chainId"::text FROM "Bet" WHERE status = 'PENDING' AND player <> ALL($1) ORDER BY player LIMIT 1`, [whales])).rows[0];
+    const normal = (
+      await sql.query<{ player: string; chainId: string }>(
+        `SELECT player, "chainId"::text FROM "Bet" WHERE status = 'PENDING' AND player <> ALL($1) ORDER BY player LIMIT 1`,
+        [whales],
+      )
+    ).rows[0];
     if (!normal) throw new Error("no crowd wallet has a pending bet");
     size.normal = { wallet: normal.player, chainId: Number(normal.chainId), bets: await count(sql, "player = $1", [normal.player]) };
 
@@ -239,8 +280,12 @@ async function describe(size: Size): Promise<void> {
     const chainBets = await count(sql, `"chainId" = ${CHAIN_ID}`, []);
     const random = createRandom(6);
     const candidates = Array.from({ length: 3000 }, () => String(random.int(1, chainBets)));
-    const settled = (await sql.query<{ id: string }>(`SELECT "betId"::text AS id FROM "BetResult" WHERE "chainId" = $1 AND "betId" = ANY($2::numeric[])`,
-      [CHAIN_ID, candidates])).rows.map((r) => r.id);
+    const settled = (
+      await sql.query<{ id: string }>(`SELECT "betId"::text AS id FROM "BetResult" WHERE "chainId" = $1 AND "betId" = ANY($2::numeric[])`, [
+        CHAIN_ID,
+        candidates,
+      ])
+    ).rows.map((r) => r.id);
     if (settled.length < 2000) throw new Error(`only ${settled.length} of 3000 random bets are settled`);
     size.settledBodies = Array.from({ length: 20 }, (_, k) => requestBody(BET_RESULTS, { chainId: CHAIN_ID, betIds: settled.slice(k * 100, k * 100 + 100) }));
   });
@@ -266,12 +311,22 @@ async function timeSql(sql: pg.Client, text: string, params: unknown[], runs: nu
 async function compareTotalCountSql(size: Size): Promise<string[][]> {
   return withSql(size.url, async (sql) => {
     const rows: string[][] = [];
-    for (const [who, wallet] of [["whale", size.whale], ["normal", size.normal.wallet]] as const) {
+    for (const [who, wallet] of [
+      ["whale", size.whale],
+      ["normal", size.normal.wallet],
+    ] as const) {
       const rowCount = await timeSql(sql, `SELECT count(*)::text AS n FROM "Bet" WHERE player = $1`, [wallet], who === "whale" ? 5 : 50);
       const counter = await timeSql(sql, `SELECT coalesce(sum(bets), 0)::text AS n FROM "PlayerBetCount" WHERE player = $1`, [wallet], 50);
       if (rowCount.value !== counter.value) throw new Error(`${who} at ${label(size.bets)}: COUNT(*) ${rowCount.value}, counter ${counter.value}`);
-      rows.push([`${who} (${fmt.int(Number(counter.value))} bets)`, label(size.bets), fmt.ms(rowCount.median), fmt.ms(rowCount.max), fmt.ms(counter.median), fmt.ms(counter.max),
-        fmt.ratio(rowCount.median / counter.median)]);
+      rows.push([
+        `${who} (${fmt.int(Number(counter.value))} bets)`,
+        label(size.bets),
+        fmt.ms(rowCount.median),
+        fmt.ms(rowCount.max),
+        fmt.ms(counter.median),
+        fmt.ms(counter.max),
+        fmt.ratio(rowCount.median / counter.median),
+      ]);
     }
     return rows;
   });
@@ -312,26 +367,30 @@ async function measure(size: Size, bodies: string[], seconds: number): Promise<R
   const stallBefore = cpuStallUs();
   const started = performance.now();
   const end = started + seconds * 1000;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < end) {
-      const body = bodies[next++ % bodies.length]!;
-      const t = performance.now();
-      try {
-        const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(30_000) });
-        const text = await response.text();
-        // A response-cache hit would measure the cache, not the database: count it as a failure.
-        if (response.status !== 200 || text.includes('"errors"') || response.headers.get("x-cache") === "HIT") errors++;
-        else latencies.push(performance.now() - t);
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < end) {
+        const body = bodies[next++ % bodies.length]!;
+        const t = performance.now();
+        try {
+          const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(30_000) });
+          const text = await response.text();
+          // A response-cache hit would measure the cache, not the database: count it as a failure.
+          if (response.status !== 200 || text.includes('"errors"') || response.headers.get("x-cache") === "HIT") errors++;
+          else latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   const wall = performance.now() - started;
   const cpuAfter = processCpuMs(size.served!.child.pid!);
   const stallAfter = cpuStallUs();
   return {
-    latencies, errors, seconds: wall / 1000,
+    latencies,
+    errors,
+    seconds: wall / 1000,
     serverCpuMs: cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / Math.max(1, latencies.length) : Number.NaN,
     stallShare: stallBefore !== undefined && stallAfter !== undefined ? (stallAfter - stallBefore) / 1000 / wall : Number.NaN,
     load1: loadavg()[0] ?? Number.NaN,
@@ -353,9 +412,14 @@ function pool(runs: Run[]): Stats {
   const all = Float64Array.from(runs.flatMap((r) => r.latencies)).sort();
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   return {
-    rps: all.length / runs.reduce((a, r) => a + r.seconds, 0), p50: percentile(all, 50), p99: percentile(all, 99), n: all.length,
-    errors: runs.reduce((a, r) => a + r.errors, 0), serverCpuMs: mean(runs.map((r) => r.serverCpuMs)),
-    stall: mean(runs.map((r) => r.stallShare)), load1: Math.max(...runs.map((r) => r.load1)),
+    rps: all.length / runs.reduce((a, r) => a + r.seconds, 0),
+    p50: percentile(all, 50),
+    p99: percentile(all, 99),
+    n: all.length,
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    serverCpuMs: mean(runs.map((r) => r.serverCpuMs)),
+    stall: mean(runs.map((r) => r.stallShare)),
+    load1: Math.max(...runs.map((r) => r.load1)),
   };
 }
 
@@ -372,15 +436,20 @@ async function cleanup(): Promise<void> {
         log(`kept database ${size.name} (${safeUrl(size.url)})`);
         continue;
       }
-      await withSql(SERVER_URL, (admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(size.name)} WITH (FORCE)`)).then(
-        () => log(`dropped database ${size.name}`), (e: unknown) => log(`could not drop ${size.name}: ${String(e)}`));
+      await dropPostgresDatabase(size.name, SERVER_URL).then(
+        () => log(`dropped database ${size.name}`),
+        (e: unknown) => log(`could not drop ${size.name}: ${String(e)}`),
+      );
     }
   })();
   return cleaning;
 }
 
 const label = (bets: number) => (bets >= 1e6 ? `${bets / 1e6} M` : `${bets / 1e3} k`);
-const conditions = () => `loadavg ${loadavg().map((x) => x.toFixed(1)).join(" ")} on ${availableParallelism()} CPUs`;
+const conditions = () =>
+  `loadavg ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(" ")} on ${availableParallelism()} CPUs`;
 
 async function prepareSize(bets: number): Promise<Size> {
   const name = `bench_scale_${bets}`;
@@ -394,10 +463,15 @@ async function prepareSize(bets: number): Promise<Size> {
     const started = performance.now();
     size.created = true;
     const t = await generateScaleDataset(SERVER_URL, name, options, log);
-    log(`${label(bets)}: generated in ${fmt.s(performance.now() - started)} — load ${fmt.s(t.loadMs)}, keys and indexes ${fmt.s(t.indexMs)}, VACUUM ANALYZE ${fmt.s(t.vacuumMs)} (${conditions()})`);
+    log(
+      `${label(bets)}: generated in ${fmt.s(performance.now() - started)} — load ${fmt.s(t.loadMs)}, keys and indexes ${fmt.s(t.indexMs)}, VACUUM ANALYZE ${fmt.s(t.vacuumMs)} (${conditions()})`,
+    );
   }
-  const sizesOf = await withSql(size.url, (sql) => sql.query<{ rel: string; size: string }>(
-    `SELECT relname AS rel, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class WHERE relname IN ('Bet', 'BetResult') ORDER BY relname`));
+  const sizesOf = await withSql(size.url, (sql) =>
+    sql.query<{ rel: string; size: string }>(
+      `SELECT relname AS rel, pg_size_pretty(pg_total_relation_size(oid)) AS size FROM pg_class WHERE relname IN ('Bet', 'BetResult') ORDER BY relname`,
+    ),
+  );
   log(`  ${sizesOf.rows.map((r) => `${r.rel} ${r.size}`).join(", ")} (with indexes and TOAST)`);
   return size;
 }
@@ -405,8 +479,13 @@ async function prepareSize(bets: number): Promise<Size> {
 function printPlans(size: Size, plans: Explained[], full: boolean): void {
   log();
   log(`EXPLAIN (ANALYZE, BUFFERS) at ${label(size.bets)} bets — the SQL each resolver sends (captured from the resolver through Prisma):`);
-  log(table(["resolver", "execution ms", "indexes", "flags"],
-    plans.map((p) => [p.name, fmt.ms(p.executionMs), p.indexes.join(", ") || "—", p.flags.join("; ") || "none"]), [false, true, false, false]));
+  log(
+    table(
+      ["resolver", "execution ms", "indexes", "flags"],
+      plans.map((p) => [p.name, fmt.ms(p.executionMs), p.indexes.join(", ") || "—", p.flags.join("; ") || "none"]),
+      [false, true, false, false],
+    ),
+  );
   if (!full) return;
   for (const p of plans) {
     log();
@@ -419,7 +498,9 @@ function printPlans(size: Size, plans: Explained[], full: boolean): void {
 
 async function main(): Promise<boolean> {
   const started = performance.now();
-  log(`scale model: ${SIZES.map(label).join(" vs ")} bets; ${DURATION} s runs (+${WARMUP} s warm-up), ${RUNS} interleaved runs, ${CONCURRENCY} concurrent requests; ${conditions()}`);
+  log(
+    `scale model: ${SIZES.map(label).join(" vs ")} bets; ${DURATION} s runs (+${WARMUP} s warm-up), ${RUNS} interleaved runs, ${CONCURRENCY} concurrent requests; ${conditions()}`,
+  );
   for (const bets of SIZES) await prepareSize(bets);
   if (args["generate-only"]) return true;
 
@@ -427,8 +508,10 @@ async function main(): Promise<boolean> {
     await describe(size);
     size.served = await serveStack(size.url);
     const walkMs = await walk(size);
-    log(`${label(size.bets)}: whale ${size.whale} ${fmt.int(size.whaleBets)} bets (last page ${fmt.int(size.lastPage)}); normal wallet ${size.normal.wallet} ${size.normal.bets} bets;` +
-      ` walked to page ${DEEP_PAGE} in ${fmt.s(walkMs)} (cursor = the one SQL OFFSET gives)`);
+    log(
+      `${label(size.bets)}: whale ${size.whale} ${fmt.int(size.whaleBets)} bets (last page ${fmt.int(size.lastPage)}); normal wallet ${size.normal.wallet} ${size.normal.bets} bets;` +
+        ` walked to page ${DEEP_PAGE} in ${fmt.s(walkMs)} (cursor = the one SQL OFFSET gives)`,
+    );
   }
   log();
   log("pre-checks (one answer per scenario and size, compared with SQL):");
@@ -436,8 +519,12 @@ async function main(): Promise<boolean> {
   for (const scenario of SCENARIOS) {
     for (const size of sizes) {
       const { status, json } = await post(size.served!.gateway, scenario.bodies(size)[0]!, 120_000);
-      const problem = status !== 200 ? `HTTP ${status}` : json.errors?.length ? `errors: ${json.errors.map((e) => e.message).join("; ")}`
-        : await withSql(size.url, (sql) => scenario.check(json, size, sql));
+      const problem =
+        status !== 200
+          ? `HTTP ${status}`
+          : json.errors?.length
+            ? `errors: ${json.errors.map((e) => e.message).join("; ")}`
+            : await withSql(size.url, (sql) => scenario.check(json, size, sql));
       if (problem) checksOk = false;
       log(`  ${scenario.id.padEnd(8)} ${label(size.bets).padStart(6)}  ${problem ? `FAIL: ${problem}` : "ok"}`);
     }
@@ -454,9 +541,11 @@ async function main(): Promise<boolean> {
         const key = `${scenario.id}@${size.bets}`;
         runs.set(key, [...(runs.get(key) ?? []), r]);
         const sorted = Float64Array.from(r.latencies).sort();
-        log(`  run ${run}/${RUNS} ${scenario.id.padEnd(8)} ${label(size.bets).padStart(6)} ${fmt.rps(r.latencies.length / r.seconds).padStart(7)} req/s` +
-          `  p50 ${fmt.ms(percentile(sorted, 50)).padStart(8)}  p99 ${fmt.ms(percentile(sorted, 99)).padStart(8)} ms  errors ${r.errors}` +
-          `  server CPU ${fmt.ms(r.serverCpuMs)} ms/req  CPU stall ${Math.round(r.stallShare * 100)}%  loadavg ${r.load1.toFixed(1)}`);
+        log(
+          `  run ${run}/${RUNS} ${scenario.id.padEnd(8)} ${label(size.bets).padStart(6)} ${fmt.rps(r.latencies.length / r.seconds).padStart(7)} req/s` +
+            `  p50 ${fmt.ms(percentile(sorted, 50)).padStart(8)}  p99 ${fmt.ms(percentile(sorted, 99)).padStart(8)} ms  errors ${r.errors}` +
+            `  server CPU ${fmt.ms(r.serverCpuMs)} ms/req  CPU stall ${Math.round(r.stallShare * 100)}%  loadavg ${r.load1.toFixed(1)}`,
+        );
       }
     }
   }
@@ -483,13 +572,26 @@ async function main(): Promise<boolean> {
     const clean = stats.every((s) => s.errors === 0 && s.n > 0);
     const ok = clean && ratio <= TARGET;
     if (scenario.target && !ok) pass = false;
-    return [scenario.label, ...stats.flatMap((s) => [fmt.rps(s.rps), fmt.ms(s.p50), fmt.ms(s.p99)]), fmt.ratio(ratio),
+    return [
+      scenario.label,
+      ...stats.flatMap((s) => [fmt.rps(s.rps), fmt.ms(s.p50), fmt.ms(s.p99)]),
+      fmt.ratio(ratio),
       `${scenario.target ? (ok ? "PASS" : "FAIL") : "(apart)"}${clean ? "" : ` errors ${stats.map((s) => s.errors).join("/")}`}`,
-      stats.map((s) => `${Math.round(s.stall * 100)}%`).join("/"), stats.map((s) => s.load1.toFixed(1)).join("/")];
+      stats.map((s) => `${Math.round(s.stall * 100)}%`).join("/"),
+      stats.map((s) => s.load1.toFixed(1)).join("/"),
+    ];
   });
-  log(table(header, rows, header.map((_, i) => i > 0)));
+  log(
+    table(
+      header,
+      rows,
+      header.map((_, i) => i > 0),
+    ),
+  );
   const flagged = plansTop.filter((p) => p.flags.length > 0);
-  log(`plans at ${label(top.bets)}: ${flagged.length === 0 ? "no Seq Scan, no Sort, nothing counted row by row" : flagged.map((p) => `${p.name}: ${p.flags.join("; ")}`).join(" | ")}`);
+  log(
+    `plans at ${label(top.bets)}: ${flagged.length === 0 ? "no Seq Scan, no Sort, nothing counted row by row" : flagged.map((p) => `${p.name}: ${p.flags.join("; ")}`).join(" | ")}`,
+  );
   log(`target "p99 at ${label(top.bets)} within ${TARGET}× of ${label(base.bets)}" (every row but the apart ones): ${pass ? "PASS" : "FAIL"}`);
   log(`whole run ${fmt.s(performance.now() - started)}; ${conditions()}`);
   return pass;
@@ -497,8 +599,15 @@ async function main(): Promise<boolean> {
 
 function explainInput(size: Size) {
   const first = JSON.parse(size.settledBodies[0]!) as { variables: { betIds: string[] } };
-  return { whale: size.whale, whaleChainId: CHAIN_ID, normal: size.normal, pageSize: PAGE_SIZE, deepCursor: size.deepCursor, lastCursor: size.lastCursor,
-    betResults: { chainId: CHAIN_ID, betIds: first.variables.betIds } };
+  return {
+    whale: size.whale,
+    whaleChainId: CHAIN_ID,
+    normal: size.normal,
+    pageSize: PAGE_SIZE,
+    deepCursor: size.deepCursor,
+    lastCursor: size.lastCursor,
+    betResults: { chainId: CHAIN_ID, betIds: first.variables.betIds },
+  };
 }
 
 await runBenchmark(main, cleanup, { watchdogMs: int("timeout-min", args["timeout-min"]) * 60_000 });

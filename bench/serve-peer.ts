@@ -18,13 +18,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
+import { GATEWAY_SECTIONS, gatewaySettings, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION, stopOnSignals } from "../core/service.ts";
-import { SUBGRAPH_FACTORIES } from "../core/stack.ts";
-import { gatewayProtection } from "../gateway/protection.ts";
 import { createGateway } from "../gateway/server.ts";
+import { createMemoryResponseCacheStore } from "../gateway/response-cache.ts";
+import { loadSubgraphFactories } from "../subgraphs/registry.ts";
+import { benchConfig } from "./common.ts";
 
 // Hive's type declarations pull TypeScript's DOM library in (through @whatwg-node/fetch), which
 // changes global types for the whole project; so the module is imported by name (no type
@@ -40,19 +41,19 @@ interface HiveModule {
 
 const role = process.argv[2];
 const SUPERGRAPH = fileURLToPath(new URL("../supergraph.graphql", import.meta.url));
-const logger = pino({ name: `bench-peer-${role}`, level: process.env.LOG_LEVEL ?? "warn" }, pino.destination(2));
+const logger = pino({ name: `bench-peer-${role}`, level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 
 function fail(message: string): never {
   process.stderr.write(`bench/serve-peer.ts: ${message}\n`);
   process.exit(2);
 }
 
-function env(name: string): string {
-  return process.env[name] || fail(`${name} is not set`);
+function required(name: "BENCH_SERVE_DATABASE_URL" | "BENCH_SUBGRAPH_URLS"): string {
+  return benchConfig[name] || fail(`${name} is not set`);
 }
 
 function subgraphUrls(): Record<string, string> {
-  return JSON.parse(env("BENCH_SUBGRAPH_URLS")) as Record<string, string>;
+  return JSON.parse(required("BENCH_SUBGRAPH_URLS")) as Record<string, string>;
 }
 
 function ready(info: Record<string, unknown>): void {
@@ -60,9 +61,9 @@ function ready(info: Record<string, unknown>): void {
 }
 
 if (role === "subgraphs") {
-  const db = await openDatabase({ url: env("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
+  const db = await openDatabase({ url: required("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
   const deps = { db, logger, networks: new NetworkDirectory(db), production: true };
-  const subgraphs = SUBGRAPH_FACTORIES.map((factory) => factory(deps));
+  const subgraphs = (await loadSubgraphFactories()).map((create) => create(deps));
   const urls: Record<string, string> = {};
   for (const subgraph of subgraphs) urls[subgraph.name] = `${(await subgraph.listen("127.0.0.1", 0)).url}/graphql`;
   ready({ subgraphs: urls });
@@ -72,20 +73,15 @@ if (role === "subgraphs") {
   });
 } else if (role === "apollo") {
   // The gateway reads the database only for /health; the benchmark never asks for it.
-  const db = await openDatabase({ url: env("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
-  const responseCache = process.env.BENCH_RESPONSE_CACHE === "1" ? await responseCacheStore() : undefined;
+  const db = await openDatabase({ url: required("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
+  // The configured query limits, the production settings, this supergraph file; no per-client rate limit.
+  const config = { ...loadConfig(GATEWAY_SECTIONS), NODE_ENV: "production", SUPERGRAPH_PATH: SUPERGRAPH, RATE_LIMIT_MAX: 0, RESPONSE_CACHE: false } as const;
   const gateway = createGateway({
     db,
     logger,
-    production: true,
-    version: SERVICE_VERSION,
-    supergraphPath: SUPERGRAPH,
+    ...gatewaySettings(config, { logger }),
     subgraphUrls: subgraphUrls(),
-    maxBodyBytes: 64 * 1024,
-    health: { maxLagBlocks: 64, maxStalenessSeconds: 300 },
-    ...gatewayProtection(loadConfig()),
-    rateLimit: undefined,
-    ...(responseCache ? { responseCache } : {}),
+    ...(benchConfig.BENCH_RESPONSE_CACHE ? { responseCache: createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 256 * 1024 * 1024 }) } : {}),
   });
   const http = await gateway.listen("127.0.0.1", 0);
   ready({ url: `${http.url}/graphql` });
@@ -95,7 +91,7 @@ if (role === "subgraphs") {
   });
 } else if (role === "hive") {
   const { createGatewayRuntime } = (await import(HIVE_RUNTIME)) as HiveModule;
-  const dedupe = process.env.BENCH_HIVE_DEDUPE !== "0";
+  const dedupe = benchConfig.BENCH_HIVE_DEDUPE;
   const locations = Object.fromEntries(Object.entries(subgraphUrls()).map(([name, location]) => [name, { location }]));
   const runtime = createGatewayRuntime({
     supergraph: SUPERGRAPH,
@@ -116,10 +112,4 @@ if (role === "subgraphs") {
   });
 } else {
   fail(`usage: serve-peer.ts subgraphs|apollo|hive (got ${role ?? "nothing"})`);
-}
-
-/** The gateway's in-process response cache, when that module is present (it is optional here). */
-async function responseCacheStore() {
-  const { createMemoryResponseCacheStore } = await import("../gateway/response-cache.ts");
-  return createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 256 * 1024 * 1024 });
 }

@@ -17,24 +17,21 @@
 // ends (the parent died), so it never outlives the benchmark. Logs (warn and above) go to stderr.
 // bench/abuse.ts also sets APOLLO_TELEMETRY_DISABLED=true, keeping @apollo/gateway off the network.
 import { pino } from "pino";
+import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
-import { stopOnSignals } from "../core/service.ts";
-import { startBenchStack } from "./common.ts";
-import { gatewayProtection } from "../gateway/protection.ts";
+import { benchConfig, startBenchStack } from "./common.ts";
 
-const url = process.env.BENCH_SERVE_DATABASE_URL || undefined;
-const mode = process.env.BENCH_SERVE_MODE || "seed+serve";
-const bets = Number(process.env.BENCH_SERVE_BETS ?? 2000);
+const url = benchConfig.BENCH_SERVE_DATABASE_URL;
+const mode = benchConfig.BENCH_SERVE_MODE;
+const bets = benchConfig.BENCH_SERVE_BETS;
 function fail(message: string): never {
   process.stderr.write(`bench/serve-protected.ts: ${message}\n`);
   process.exit(2);
 }
-if (!["seed", "serve", "seed+serve"].includes(mode)) fail(`BENCH_SERVE_MODE must be seed, serve or seed+serve, got ${mode}`);
 if (!url && mode !== "seed+serve") fail("PGlite in memory lives only as long as this process: use BENCH_SERVE_MODE=seed+serve");
-if (!Number.isSafeInteger(bets) || bets < 100) fail(`BENCH_SERVE_BETS must be an integer ≥ 100, got ${process.env.BENCH_SERVE_BETS}`);
 
-const logger = pino({ name: "bench-serve-protected", level: process.env.LOG_LEVEL ?? "warn" }, pino.destination(2));
+const logger = pino({ name: "bench-serve-protected", level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const seeding = mode !== "serve";
 const db: Database = url
   ? await openDatabase({ url, logger, migrate: seeding })
@@ -66,29 +63,34 @@ const settled = await db.prisma.bet.findMany({
 });
 
 // The contract's defaults, whatever this shell's environment says, plus one trusted proxy hop.
-const config = loadConfig({ TRUST_PROXY_HOPS: "1" });
+const config = loadConfig(["gateway"], { TRUST_PROXY_HOPS: "1" });
 const protection = gatewayProtection(config);
-const stack = await startBenchStack(db, logger, { maxBodyBytes: config.MAX_BODY_BYTES, protection });
-process.stdout.write(`${JSON.stringify({
-  pid: process.pid,
-  database: db.kind,
-  gateway: `${stack.url}/graphql`,
-  subgraphs: stack.subgraphUrls,
-  protection: { limits: protection.limits, rateLimit: protection.rateLimit ? { ...protection.rateLimit.policy, trustProxyHops: protection.rateLimit.trustProxyHops } : null },
-  fixtures: {
-    bets: Object.values(counts).reduce((a, b) => a + b, 0),
-    counts,
-    wallets: players.map((p) => p.player),
-    whale: players[0]?.player,
-    settled: settled.map((b) => ({ chainId: Number(b.chainId), betId: b.betId.toString() })),
-  },
-})}\n`);
+const stack = await startBenchStack(db, logger, { maxBodyBytes: config.MAX_BODY_BYTES, ...protection });
+process.stdout.write(
+  `${JSON.stringify({
+    pid: process.pid,
+    database: db.kind,
+    gateway: `${stack.url}/graphql`,
+    subgraphs: stack.subgraphUrls,
+    protection: {
+      limits: protection.limits,
+      rateLimit: protection.rateLimit ? { ...protection.rateLimit.policy, trustProxyHops: protection.rateLimit.trustProxyHops } : null,
+    },
+    fixtures: {
+      bets: Object.values(counts).reduce((a, b) => a + b, 0),
+      counts,
+      wallets: players.map((p) => p.player),
+      whale: players[0]?.player,
+      settled: settled.map((b) => ({ chainId: Number(b.chainId), betId: b.betId.toString() })),
+    },
+  })}\n`,
+);
 const stop = async () => {
   await stack.stop();
   await db.close();
 };
 stopOnSignals(logger, stop);
-if (process.env.BENCH_SERVE_WATCH_STDIN === "1") {
+if (benchConfig.BENCH_SERVE_WATCH_STDIN) {
   process.stdin.resume();
   process.stdin.once("end", () => void stop().finally(() => process.exit(0)));
 }

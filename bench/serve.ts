@@ -6,21 +6,20 @@
 // per-request cost) but no per-client rate limit: every request comes from one loopback client, so
 // the limiter would only measure itself (HTTP 429 after RATE_LIMIT_MAX requests per window).
 import { pino } from "pino";
+import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
-import { stopOnSignals } from "../core/service.ts";
-import { gatewayProtection } from "../gateway/protection.ts";
-import { startBenchStack } from "./common.ts";
+import { benchConfig, startBenchStack } from "./common.ts";
 
-const url = process.env.BENCH_SERVE_DATABASE_URL;
+const url = benchConfig.BENCH_SERVE_DATABASE_URL;
 if (!url) {
   process.stderr.write("bench/serve.ts: BENCH_SERVE_DATABASE_URL is not set\n");
   process.exit(2);
 }
 
-const logger = pino({ name: "bench-serve", level: process.env.LOG_LEVEL ?? "warn" }, pino.destination(2));
+const logger = pino({ name: "bench-serve", level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const db = await openDatabase({ url, logger, migrate: false });
-const stack = await startBenchStack(db, logger, { protection: { ...gatewayProtection(loadConfig()), rateLimit: undefined } });
+const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["gateway"])), rateLimit: undefined });
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {
   await stack.stop();

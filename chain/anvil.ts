@@ -55,16 +55,7 @@ function installExitHook(): void {
 export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInstance> {
   if (!existsSync(anvilBin)) throw new Error(`anvil binary not found at ${anvilBin}`);
   const chainId = options.chainId ?? 31337;
-  const args = [
-    "--host",
-    "127.0.0.1",
-    "--port",
-    String(options.port ?? 0),
-    "--chain-id",
-    String(chainId),
-    "--accounts",
-    String(options.accounts ?? 10),
-  ];
+  const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(chainId), "--accounts", String(options.accounts ?? 10)];
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
 
   const child = spawn(anvilBin, args, { stdio: ["ignore", "pipe", "pipe"] });

@@ -26,19 +26,12 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  computeOutcome,
-  loadDevVerificationKey,
-  proveBetOutcome,
-  releaseProverResources,
-  serverSeedCommitment,
-  verifyBetProof,
-} from "../zk/groth16.ts";
+import { computeOutcome, loadDevVerificationKey, proveBetOutcome, releaseProverResources, serverSeedCommitment, verifyBetProof } from "../zk/groth16.ts";
 import { startAnvil, type AnvilInstance } from "./anvil.ts";
 import {
   EVENT_SIGNATURES,
   EVENT_TOPICS,
-  FIELD_SIZE,
+  FIELD_MODULUS,
   GAME_IDS,
   SETTLE_GAS,
   betResult,
@@ -106,12 +99,7 @@ interface Placed {
   receipt: TransactionReceipt;
 }
 
-async function placeWith(
-  playerIndex: number,
-  game: GameId,
-  stake: bigint,
-  want: (outcome: bigint) => boolean = () => true,
-): Promise<Placed> {
+async function placeWith(playerIndex: number, game: GameId, stake: bigint, want: (outcome: bigint) => boolean = () => true): Promise<Placed> {
   const betId = await pub.readContract({ ...vault(), functionName: "nextBetId" });
   const clientSeed = toHex(crypto.getRandomValues(new Uint8Array(32)));
   const serverSeed = seedFor(betId, clientSeed, want);
@@ -133,9 +121,7 @@ async function settleTx(
   proof: ReturnType<typeof parseSolidityCalldata>,
   gas: bigint = SETTLE_GAS,
 ): Promise<TransactionReceipt> {
-  return mined(
-    from.writeContract({ ...vault(), functionName: "settleBet", args: [betId, outcome, proof.pA, proof.pB, proof.pC], gas }),
-  );
+  return mined(from.writeContract({ ...vault(), functionName: "settleBet", args: [betId, outcome, proof.pA, proof.pB, proof.pC], gas }));
 }
 
 async function betStatus(betId: bigint): Promise<number> {
@@ -165,11 +151,7 @@ describe("BetVault", () => {
 
     // BetPlaced: raw topics and decoded fields
     const placedLog = bet.receipt.logs.find((l) => l.topics[0] === EVENT_TOPICS.BetPlaced);
-    expect(placedLog?.topics).toEqual([
-      EVENT_TOPICS.BetPlaced,
-      pad(toHex(bet.betId), { size: 32 }),
-      pad(bet.player.toLowerCase() as Hex, { size: 32 }),
-    ]);
+    expect(placedLog?.topics).toEqual([EVENT_TOPICS.BetPlaced, pad(toHex(bet.betId), { size: 32 }), pad(bet.player.toLowerCase() as Hex, { size: 32 })]);
     const placed = parseEventLogs({ abi: betVaultAbi, eventName: "BetPlaced", logs: bet.receipt.logs })[0];
     const block = await pub.getBlock({ blockNumber: bet.receipt.blockNumber });
     expect(placed?.args).toEqual({
@@ -215,7 +197,12 @@ describe("BetVault", () => {
     const snark = toSnarkjsProof(settled.args);
     expect(snark).toEqual(proved.proof);
     expect(fromSnarkjsProof(snark)).toEqual({ pA: calldata.pA, pB: calldata.pB, pC: calldata.pC });
-    const signals = publicSignalsOf({ outcome: settled.args.outcome, serverSeedHash: placed?.args.serverSeedHash ?? "0x", betId: bet.betId, clientSeed: bet.clientSeed });
+    const signals = publicSignalsOf({
+      outcome: settled.args.outcome,
+      serverSeedHash: placed?.args.serverSeedHash ?? "0x",
+      betId: bet.betId,
+      clientSeed: bet.clientSeed,
+    });
     expect(signals).toEqual(proved.publicSignals);
     expect(await verifyBetProof(loadDevVerificationKey().key, snark, signals)).toBe(true);
   });
@@ -235,7 +222,7 @@ describe("BetVault", () => {
   });
 
   it("won/payout follow the documented rule for every game (contract resultOf = betResult)", async () => {
-    const outcomes = [0n, 1n, 48n, 49n, 99n, 100n, 9n, 10n, 11n, FIELD_SIZE - 1n, FIELD_SIZE - 2n];
+    const outcomes = [0n, 1n, 48n, 49n, 99n, 100n, 9n, 10n, 11n, FIELD_MODULUS - 1n, FIELD_MODULUS - 2n];
     for (let i = 0; i < 20; i++) outcomes.push(BigInt(toHex(crypto.getRandomValues(new Uint8Array(31)))));
     const stake = 123_456_789_012_345n;
     for (const game of GAME_IDS) {
@@ -263,10 +250,16 @@ describe("BetVault", () => {
 
     await expect(attempt(b.betId, outcomeA, pa)).rejects.toThrow(/InvalidProof/); // a's proof for b
     await expect(attempt(a.betId, outcomeA + 1n, pa)).rejects.toThrow(/InvalidProof/); // wrong outcome
-    await expect(attempt(a.betId, outcomeA + FIELD_SIZE, pa)).rejects.toThrow(/InvalidProof/); // non-canonical
+    await expect(attempt(a.betId, outcomeA + FIELD_MODULUS, pa)).rejects.toThrow(/InvalidProof/); // non-canonical
     await expect(attempt(a.betId, outcomeA, { ...pa, pA: [pa.pA[0] + 1n, pa.pA[1]] })).rejects.toThrow();
     await expect(attempt(a.betId, outcomeA, { ...pa, pC: [pa.pA[0], pa.pA[1]] })).rejects.toThrow(/InvalidProof/);
-    const unswapped = { ...pa, pB: [[pa.pB[0][1], pa.pB[0][0]], [pa.pB[1][1], pa.pB[1][0]]] as const };
+    const unswapped = {
+      ...pa,
+      pB: [
+        [pa.pB[0][1], pa.pB[0][0]],
+        [pa.pB[1][1], pa.pB[1][0]],
+      ] as const,
+    };
     await expect(attempt(a.betId, outcomeA, unswapped)).rejects.toThrow(); // snarkjs JSON order is not the calldata order
 
     // Mined transactions revert too, and leave the bet pending.
@@ -297,7 +290,13 @@ describe("BetVault", () => {
     await testClient.increaseTime({ seconds: TIMEOUT + 1 });
     await testClient.mine({ blocks: 1 });
     await expect(
-      pub.simulateContract({ ...vault(), account: operator.account, functionName: "settleBet", args: [bet.betId, BigInt(proved.outcome), p.pA, p.pB, p.pC], gas: SETTLE_GAS }),
+      pub.simulateContract({
+        ...vault(),
+        account: operator.account,
+        functionName: "settleBet",
+        args: [bet.betId, BigInt(proved.outcome), p.pA, p.pB, p.pC],
+        gas: SETTLE_GAS,
+      }),
     ).rejects.toThrow(/Expired/);
 
     const before = await pub.getBalance({ address: bet.player });
@@ -323,7 +322,7 @@ describe("BetVault", () => {
 
     const good = fieldToBytes32(serverSeedCommitment(++seedCounter));
     await expect(simPublish(wallet(0), [good])).rejects.toThrow(/NotOperator/);
-    await expect(simPublish(operator, [toHex(FIELD_SIZE, { size: 32 })])).rejects.toThrow(/BadCommitment/);
+    await expect(simPublish(operator, [toHex(FIELD_MODULUS, { size: 32 })])).rejects.toThrow(/BadCommitment/);
     await expect(simPublish(operator, [pad("0x0", { size: 32 })])).rejects.toThrow(/BadCommitment/);
     await expect(simPublish(operator, [good, good])).rejects.toThrow(/BadCommitment/);
 
@@ -334,7 +333,13 @@ describe("BetVault", () => {
     await testClient.setAutomine(false);
     try {
       const pubHash = await operator.writeContract({ ...vault(), functionName: "publishCommitments", args: [[good]], gas: 200_000n });
-      const betHash = await wallet(0).writeContract({ ...vault(), functionName: "placeBet", args: ["coinflip", seed32, zeroHash], value: 1000n, gas: 300_000n });
+      const betHash = await wallet(0).writeContract({
+        ...vault(),
+        functionName: "placeBet",
+        args: ["coinflip", seed32, zeroHash],
+        value: 1000n,
+        gas: 300_000n,
+      });
       await testClient.mine({ blocks: 1 });
       expect((await mined(pubHash)).status).toBe("success");
       const betReceipt = await mined(betHash);
@@ -436,6 +441,6 @@ describe("BetVault", () => {
       expect(toEventSelector(getAbiItem({ abi: betVaultAbi, name }))).toBe(EVENT_TOPICS[name]);
       expect(EVENT_TOPICS[name]).toBe(toEventSelector(EVENT_SIGNATURES[name]));
     }
-    expect(clientSeedToField(`0x${"ff".repeat(32)}`)).toBe((2n ** 256n - 1n) % FIELD_SIZE);
+    expect(clientSeedToField(`0x${"ff".repeat(32)}`)).toBe((2n ** 256n - 1n) % FIELD_MODULUS);
   });
 });

@@ -6,8 +6,8 @@
 import { keccak256, toBytes, type Hex } from "viem";
 
 /** BN254 scalar field order p, the client-seed mapping and commitments as bytes32: the circuit's own rules. */
-export { FIELD_MODULUS as FIELD_SIZE, clientSeedToField, fieldToBytes32 } from "../zk/groth16.ts";
-import { clientSeedToField } from "../zk/groth16.ts";
+export { FIELD_MODULUS, clientSeedToField, fieldToBytes32 } from "../zk/groth16.ts";
+import { clientSeedToField, type SnarkjsProof } from "../zk/groth16.ts";
 export const BPS = 10_000n;
 /** Gas for a settleBet transaction. Never estimate it: the verifier returns false when out of gas. */
 export const SETTLE_GAS = 600_000n;
@@ -42,24 +42,16 @@ export const EVENT_SIGNATURES = {
   BetRefunded: "BetRefunded(uint256,address,uint256)",
   CommitmentPublished: "CommitmentPublished(uint256,bytes32)",
 } as const;
-export const EVENT_TOPICS = Object.fromEntries(
-  Object.entries(EVENT_SIGNATURES).map(([name, sig]) => [name, keccak256(toBytes(sig))]),
-) as Record<keyof typeof EVENT_SIGNATURES, Hex>;
+export const EVENT_TOPICS = Object.fromEntries(Object.entries(EVENT_SIGNATURES).map(([name, sig]) => [name, keccak256(toBytes(sig))])) as Record<
+  keyof typeof EVENT_SIGNATURES,
+  Hex
+>;
 
 /** The proof as `settleBet` takes it and `BetSettled` emits it (pB already in the verifier's order). */
 export interface SolidityProof {
   pA: readonly [bigint, bigint];
   pB: readonly [readonly [bigint, bigint], readonly [bigint, bigint]];
   pC: readonly [bigint, bigint];
-}
-
-/** snarkjs' JSON proof layout (affine points in projective form: z = 1). */
-export interface SnarkjsProof {
-  pi_a: [string, string, string];
-  pi_b: [[string, string], [string, string], [string, string]];
-  pi_c: [string, string, string];
-  protocol: "groth16";
-  curve: "bn128";
 }
 
 /**
@@ -104,13 +96,18 @@ export function toSnarkjsProof(proof: SolidityProof): SnarkjsProof {
 
 /** Inverse of toSnarkjsProof (requires affine points, z = 1, as snarkjs emits them). */
 export function fromSnarkjsProof(proof: SnarkjsProof): SolidityProof {
+  const n = (value: string | undefined): bigint => {
+    if (value === undefined) throw new Error("not a snarkjs Groth16 proof: a coordinate is missing");
+    return BigInt(value);
+  };
+  const [b0, b1] = proof.pi_b;
   return {
-    pA: [BigInt(proof.pi_a[0]), BigInt(proof.pi_a[1])],
+    pA: [n(proof.pi_a[0]), n(proof.pi_a[1])],
     pB: [
-      [BigInt(proof.pi_b[0][1]), BigInt(proof.pi_b[0][0])],
-      [BigInt(proof.pi_b[1][1]), BigInt(proof.pi_b[1][0])],
+      [n(b0?.[1]), n(b0?.[0])],
+      [n(b1?.[1]), n(b1?.[0])],
     ],
-    pC: [BigInt(proof.pi_c[0]), BigInt(proof.pi_c[1])],
+    pC: [n(proof.pi_c[0]), n(proof.pi_c[1])],
   };
 }
 

@@ -29,12 +29,7 @@ export function publicClientFor(chain: Chain, rpcUrl: string, options: ClientOpt
   return createPublicClient({ chain, transport: http(rpcUrl), pollingInterval: options.pollingInterval ?? 100, cacheTime: 0 });
 }
 
-export function walletClientFor(
-  chain: Chain,
-  rpcUrl: string,
-  account: Account,
-  options: ClientOptions = {},
-): WalletClient<Transport, Chain, Account> {
+export function walletClientFor(chain: Chain, rpcUrl: string, account: Account, options: ClientOptions = {}): WalletClient<Transport, Chain, Account> {
   return createWalletClient({ chain, account, transport: http(rpcUrl), pollingInterval: options.pollingInterval ?? 100, cacheTime: 0 });
 }
 

@@ -20,7 +20,7 @@ export interface DeployOptions {
   bankroll?: bigint;
   /**
    * Deploy BetVault against this already-deployed verifier instead of deploying Groth16Verifier
-   * (tests and benchmarks: a permissive verifier from chain/test-contracts.ts).
+   * (tests and benchmarks: a permissive verifier from test/contracts.ts).
    */
   verifier?: Address;
 }

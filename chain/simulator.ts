@@ -6,10 +6,12 @@
  * (settleRatio) and abandons the rest, (4) refunds abandoned bets once their deadline has passed.
  *
  * Server seeds are drawn from crypto.randomBytes (not from the public rng seed), live only in this
- * process's memory (a Map keyed by commitment), are deleted as soon as their bet is settled or
+ * process's memory (simulator-random.ts: SeedVault), are deleted as soon as their bet is settled or
  * abandoned, and are never logged, returned or written anywhere.
+ *
+ * Its parts: the seeds (SeedVault), the bets and counters, one round's phases (StepRun), and the
+ * schedule of rounds (StepLoop).
  */
-import { createHash, randomBytes } from "node:crypto";
 import {
   parseEventLogs,
   type Account,
@@ -27,9 +29,10 @@ import { createNonceManager, privateKeyToAccount } from "viem/accounts";
 import { jsonRpc } from "viem/nonce";
 import type { Logger } from "../core/logger.ts";
 import { silentLogger } from "../core/logger.ts";
-import { FIELD_SIZE, GAME_IDS, SETTLE_GAS, fieldToBytes32, parseSolidityCalldata, type GameId } from "./betvault.ts";
+import { GAME_IDS, SETTLE_GAS, parseSolidityCalldata, type GameId } from "./betvault.ts";
 import { fetchChainId, localChain, publicClientFor, walletClientFor } from "./clients.ts";
 import { betVaultAbi } from "./generated/artifacts.ts";
+import { createRng, SeedVault, type Rng } from "./simulator-random.ts";
 
 /** What the simulator needs from zk/groth16.ts. */
 export interface BetProver {
@@ -130,149 +133,86 @@ export interface Simulator {
   bets(): ReadonlyMap<bigint, Readonly<SimBet>>;
 }
 
-/** sfc32 seeded from sha256(seed): reproducible choices, independent of the server seeds. */
-function createRng(seed: number | string): { next(): number; bytes(n: number): Uint8Array; bigintIn(lo: bigint, hi: bigint): bigint } {
-  const h = createHash("sha256").update(String(seed)).digest();
-  let a = h.readUInt32LE(0);
-  let b = h.readUInt32LE(4);
-  let c = h.readUInt32LE(8);
-  let d = h.readUInt32LE(12);
-  const u32 = (): number => {
-    const t = (((a + b) | 0) + d) | 0;
-    d = (d + 1) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    c = (c + t) | 0;
-    return t >>> 0;
-  };
-  for (let i = 0; i < 12; i++) u32();
-  const next = (): number => u32() / 4294967296;
-  const bytes = (n: number): Uint8Array => {
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i += 4) {
-      const v = u32();
-      for (let j = 0; j < 4 && i + j < n; j++) out[i + j] = (v >>> (8 * j)) & 0xff;
-    }
-    return out;
-  };
-  const bigintIn = (lo: bigint, hi: bigint): bigint => {
-    const span = hi - lo + 1n;
-    const r = BigInt(`0x${Buffer.from(bytes(16)).toString("hex")}`);
-    return lo + (r % span);
-  };
-  return { next, bytes, bigintIn };
-}
-
-/** A uniformly random field element in [1, p): rejection sampling of 254-bit values. */
-function randomServerSeed(): bigint {
-  for (;;) {
-    const buf = randomBytes(32);
-    buf[0] = (buf[0] ?? 0) & 0x3f; // 254 bits
-    const v = BigInt(`0x${buf.toString("hex")}`);
-    if (v > 0n && v < FIELD_SIZE) return v;
-  }
-}
-
 async function loadDefaultProver(): Promise<BetProver> {
   const zk = await import("../zk/groth16.ts");
   return { proveBetOutcome: zk.proveBetOutcome, serverSeedCommitment: zk.serverSeedCommitment };
 }
 
-export function createSimulator(options: SimulatorOptions): Simulator {
-  if (options.players.length === 0) throw new Error("at least one player");
-  const settleRatio = options.settleRatio ?? 0.8;
-  const betsPerStep = options.betsPerStep ?? 4;
-  const intervalMs = options.intervalMs ?? 1000;
-  const commitmentBatch = options.commitmentBatch ?? 32;
-  const minStake = options.minStake ?? 10n ** 15n;
-  const maxStake = options.maxStake ?? 10n ** 17n;
-  const games = options.games ?? GAME_IDS;
-  const settleGas = options.settleGas ?? SETTLE_GAS;
-  const log = options.logger ?? silentLogger();
-  const rng = createRng(options.seed ?? 1);
-  const nonceManager = createNonceManager({ source: jsonRpc() });
-  const toAccount = (a: Hex | Account): Account =>
-    typeof a === "string" ? privateKeyToAccount(a, { nonceManager }) : a;
-  const operatorAccount = toAccount(options.operator);
-  const playerAccounts = options.players.map((k) => privateKeyToAccount(k, { nonceManager }));
+/** The viem clients and the prover a simulator works with, made on its first step. */
+interface SimClients {
+  publicClient: PublicClient<Transport, Chain>;
+  operatorWallet: WalletClient<Transport, Chain, Account>;
+  playerWallets: WalletClient<Transport, Chain, Account>[];
+  prover: BetProver;
+}
 
-  /** commitment (bytes32, lowercase) -> server seed. In memory only; entries removed when used. */
-  const serverSeeds = new Map<Hex, bigint>();
-  const bets = new Map<bigint, SimBet>();
+/** The options with their defaults applied. */
+type Settings = Required<
+  Pick<SimulatorOptions, "settleRatio" | "betsPerStep" | "intervalMs" | "commitmentBatch" | "minStake" | "maxStake" | "games" | "settleGas">
+> &
+  Pick<SimulatorOptions, "betVault">;
 
-  let setup:
-    | Promise<{
-        publicClient: PublicClient<Transport, Chain>;
-        operatorWallet: WalletClient<Transport, Chain, Account>;
-        playerWallets: WalletClient<Transport, Chain, Account>[];
-        prover: BetProver;
-      }>
-    | undefined;
-  const init = () => {
-    setup ??= (async () => {
-      const chainId = options.chainId ?? (await fetchChainId(options.rpcUrl));
-      const chain = localChain(chainId, options.rpcUrl);
-      const polling = { pollingInterval: options.pollingInterval ?? 50 };
-      return {
-        publicClient: publicClientFor(chain, options.rpcUrl, polling),
-        operatorWallet: walletClientFor(chain, options.rpcUrl, operatorAccount, polling),
-        playerWallets: playerAccounts.map((a) => walletClientFor(chain, options.rpcUrl, a, polling)),
-        prover: options.prover ?? (await loadDefaultProver()),
-      };
-    })();
-    return setup;
-  };
+type Counters = {
+  steps: number;
+  placed: number;
+  settled: number;
+  refunded: number;
+  failed: number;
+  commitmentsPublished: number;
+  proofs: number;
+  proofMs: number;
+};
 
-  const counters = { steps: 0, placed: 0, settled: 0, refunded: 0, failed: 0, commitmentsPublished: 0, proofs: 0, proofMs: 0 };
-  let startedAt: number | undefined;
-  let queue: Promise<unknown> = Promise.resolve();
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
+/** One round: commitments, bets, proofs + settlements, refunds; each phase reports into `report`. */
+class StepRun {
+  private readonly vault: { address: Address; abi: typeof betVaultAbi };
 
-  async function runStep(): Promise<StepReport> {
-    const t0 = performance.now();
-    startedAt ??= Date.now();
-    const { publicClient, operatorWallet, playerWallets, prover } = await init();
-    const report: StepReport = {
-      step: ++counters.steps,
-      placed: [],
-      settled: [],
-      refunded: [],
-      failed: 0,
-      commitmentsPublished: 0,
-      durationMs: 0,
-    };
-    const vault = { address: options.betVault, abi: betVaultAbi } as const;
+  constructor(
+    private readonly settings: Settings,
+    private readonly clients: SimClients,
+    private readonly seeds: SeedVault,
+    private readonly bets: Map<bigint, SimBet>,
+    private readonly rng: Rng,
+    private readonly counters: Counters,
+    private readonly log: Logger,
+    private readonly report: StepReport,
+  ) {
+    this.vault = { address: settings.betVault, abi: betVaultAbi };
+  }
 
-    // 1. Commitments: keep enough published (in an earlier block) for this step's bets.
-    const available = await publicClient.readContract({ ...vault, functionName: "availableCommitments" });
-    if (available < BigInt(betsPerStep)) {
-      const count = Math.max(commitmentBatch, betsPerStep);
-      const hashes: Hex[] = [];
-      for (let i = 0; i < count; i++) {
-        const seed = randomServerSeed();
-        const commitment = fieldToBytes32(prover.serverSeedCommitment(seed));
-        serverSeeds.set(commitment, seed);
-        hashes.push(commitment);
-      }
-      const hash = await operatorWallet.writeContract({
-        ...vault,
-        functionName: "publishCommitments",
-        args: [hashes],
-        gas: 60_000n + 75_000n * BigInt(count),
-      });
-      const receipt = await publicClient.waitForTransactionReceipt({ hash });
-      if (receipt.status !== "success") {
-        for (const h of hashes) serverSeeds.delete(h);
-        throw new Error("publishCommitments reverted");
-      }
-      report.commitmentsPublished = count;
-      counters.commitmentsPublished += count;
+  private fail(): void {
+    this.report.failed++;
+    this.counters.failed++;
+  }
+
+  /** 1. Keep enough commitments published (in an earlier block) for this step's bets. */
+  async publishCommitments(): Promise<void> {
+    const { publicClient, operatorWallet, prover } = this.clients;
+    const { betsPerStep, commitmentBatch } = this.settings;
+    const available = await publicClient.readContract({ ...this.vault, functionName: "availableCommitments" });
+    if (available >= BigInt(betsPerStep)) return;
+    const count = Math.max(commitmentBatch, betsPerStep);
+    const hashes = this.seeds.draw(count, prover);
+    const hash = await operatorWallet.writeContract({
+      ...this.vault,
+      functionName: "publishCommitments",
+      args: [hashes],
+      gas: 60_000n + 75_000n * BigInt(count),
+    });
+    const receipt = await publicClient.waitForTransactionReceipt({ hash });
+    if (receipt.status !== "success") {
+      this.seeds.forget(hashes);
+      throw new Error("publishCommitments reverted");
     }
+    this.report.commitmentsPublished = count;
+    this.counters.commitmentsPublished += count;
+  }
 
-    // 2. Bets: distinct random players, random game/stake/client seed.
+  /** 2. Bets from distinct random players, random game/stake/client seed; returns those planned for settlement. */
+  async placeBets(): Promise<SimBet[]> {
+    const { publicClient, playerWallets } = this.clients;
+    const { betsPerStep, games, minStake, maxStake, settleRatio } = this.settings;
+    const rng = this.rng;
     const order = playerWallets.map((w, i) => ({ w, r: rng.next(), i })).sort((x, y) => x.r - y.r);
     const sends: Promise<Hash>[] = [];
     for (let i = 0; i < betsPerStep; i++) {
@@ -281,30 +221,23 @@ export function createSimulator(options: SimulatorOptions): Simulator {
       const game = games[Math.floor(rng.next() * games.length)] ?? "coinflip";
       const stake = (rng.bigintIn(minStake, maxStake) / 10n ** 9n) * 10n ** 9n || minStake;
       const clientSeed = toHex(rng.bytes(32));
-      sends.push(
-        pick.w.writeContract({ ...vault, functionName: "placeBet", args: [game, clientSeed, zeroHash], value: stake, gas: 300_000n }),
-      );
+      sends.push(pick.w.writeContract({ ...this.vault, functionName: "placeBet", args: [game, clientSeed, zeroHash], value: stake, gas: 300_000n }));
     }
     const placedHashes = await Promise.allSettled(sends);
     const placedReceipts = await Promise.all(
-      placedHashes.map(async (r) => {
-        if (r.status === "rejected") return undefined;
-        return publicClient.waitForTransactionReceipt({ hash: r.value });
-      }),
+      placedHashes.map(async (r) => (r.status === "rejected" ? undefined : publicClient.waitForTransactionReceipt({ hash: r.value }))),
     );
     const toSettle: SimBet[] = [];
     for (const receipt of placedReceipts) {
-      if (!receipt || receipt.status !== "success") {
-        report.failed++;
-        counters.failed++;
+      if (receipt?.status !== "success") {
+        this.fail();
         continue;
       }
       for (const ev of parseEventLogs({ abi: betVaultAbi, eventName: "BetPlaced", logs: receipt.logs })) {
         const a = ev.args;
         const commitment = a.serverSeedHash.toLowerCase() as Hex;
-        const ours = serverSeeds.has(commitment);
-        const plan: SimBet["plan"] = ours && rng.next() < settleRatio ? "settle" : "expire";
-        if (plan === "expire") serverSeeds.delete(commitment); // never needed again
+        const plan: SimBet["plan"] = this.seeds.has(commitment) && rng.next() < settleRatio ? "settle" : "expire";
+        if (plan === "expire") this.seeds.forget([commitment]); // never needed again
         const bet: SimBet = {
           betId: a.betId,
           player: a.player,
@@ -317,34 +250,32 @@ export function createSimulator(options: SimulatorOptions): Simulator {
           state: "PENDING",
           placedTx: receipt.transactionHash,
         };
-        bets.set(bet.betId, bet);
-        report.placed.push(bet.betId);
-        counters.placed++;
+        this.bets.set(bet.betId, bet);
+        this.report.placed.push(bet.betId);
+        this.counters.placed++;
         if (plan === "settle") toSettle.push(bet);
       }
     }
+    return toSettle;
+  }
 
-    // 3. Prove (sequential: CPU-bound) and send each settlement at once; then wait for receipts.
+  /** 3. Prove (sequential: CPU-bound) and send each settlement at once; then wait for receipts. */
+  async settle(bets: SimBet[]): Promise<void> {
+    const { publicClient, operatorWallet, prover } = this.clients;
     const settling: { bet: SimBet; hash: Promise<Hash> }[] = [];
-    for (const bet of toSettle) {
-      const serverSeed = serverSeeds.get(bet.serverSeedHash);
-      serverSeeds.delete(bet.serverSeedHash);
+    for (const bet of bets) {
+      const serverSeed = this.seeds.take(bet.serverSeedHash);
       if (serverSeed === undefined) continue;
       const tp = performance.now();
-      const proved = await prover.proveBetOutcome({
-        serverSeed,
-        betId: bet.betId,
-        clientSeed: bet.clientSeed,
-        serverSeedHash: bet.serverSeedHash,
-      });
-      counters.proofs++;
-      counters.proofMs += performance.now() - tp;
+      const proved = await prover.proveBetOutcome({ serverSeed, betId: bet.betId, clientSeed: bet.clientSeed, serverSeedHash: bet.serverSeedHash });
+      this.counters.proofs++;
+      this.counters.proofMs += performance.now() - tp;
       const { pA, pB, pC } = parseSolidityCalldata(proved.solidityCalldata);
       const hash = operatorWallet.writeContract({
-        ...vault,
+        ...this.vault,
         functionName: "settleBet",
         args: [bet.betId, BigInt(proved.outcome), pA, pB, pC],
-        gas: settleGas,
+        gas: this.settings.settleGas,
       });
       hash.catch(() => undefined);
       settling.push({ bet, hash });
@@ -359,25 +290,27 @@ export function createSimulator(options: SimulatorOptions): Simulator {
         bet.won = ev.args.won;
         bet.payout = ev.args.payout;
         bet.settledTx = receipt.transactionHash;
-        report.settled.push(bet.betId);
-        counters.settled++;
+        this.report.settled.push(bet.betId);
+        this.counters.settled++;
       } catch (error) {
         // Stays PENDING on-chain: it will be refunded after its deadline like an abandoned bet.
         bet.plan = "expire";
-        report.failed++;
-        counters.failed++;
-        log.warn({ event: "settle_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
+        this.fail();
+        this.log.warn({ event: "settle_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
       }
     }
+  }
 
-    // 4. Refund expired pending bets (sent by their player; anyone could).
+  /** 4. Refund expired pending bets (sent by their player; anyone could). */
+  async refundExpired(): Promise<void> {
+    const { publicClient, operatorWallet, playerWallets } = this.clients;
     const head = await publicClient.getBlock({ blockTag: "latest" });
     const now = head.timestamp > BigInt(Math.floor(Date.now() / 1000)) ? head.timestamp : BigInt(Math.floor(Date.now() / 1000));
     const refunds: { bet: SimBet; hash: Promise<Hash> }[] = [];
-    for (const bet of bets.values()) {
+    for (const bet of this.bets.values()) {
       if (bet.state !== "PENDING" || bet.plan !== "expire" || now <= bet.deadline + 1n) continue;
       const wallet = playerWallets.find((w) => w.account.address.toLowerCase() === bet.player.toLowerCase()) ?? operatorWallet;
-      const hash = wallet.writeContract({ ...vault, functionName: "refundBet", args: [bet.betId], gas: 150_000n });
+      const hash = wallet.writeContract({ ...this.vault, functionName: "refundBet", args: [bet.betId], gas: 150_000n });
       hash.catch(() => undefined);
       refunds.push({ bet, hash });
     }
@@ -387,92 +320,167 @@ export function createSimulator(options: SimulatorOptions): Simulator {
         if (receipt.status !== "success") throw new Error("refundBet reverted");
         bet.state = "REFUNDED";
         bet.refundedTx = receipt.transactionHash;
-        report.refunded.push(bet.betId);
-        counters.refunded++;
+        this.report.refunded.push(bet.betId);
+        this.counters.refunded++;
       } catch (error) {
-        report.failed++;
-        counters.failed++;
+        this.fail();
         // retried next step unless someone else refunded it
-        const onchain = await publicClient.readContract({ ...vault, functionName: "getBet", args: [bet.betId] });
+        const onchain = await publicClient.readContract({ ...this.vault, functionName: "getBet", args: [bet.betId] });
         if (onchain.status === 3) bet.state = "REFUNDED";
-        log.warn({ event: "refund_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
+        this.log.warn({ event: "refund_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
       }
     }
+  }
+}
 
-    report.durationMs = Math.round(performance.now() - t0);
-    return report;
+/** Steps one at a time (never overlapping), and every `intervalMs` between start() and stop(). */
+class StepLoop {
+  private queue: Promise<unknown> = Promise.resolve();
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly runStep: () => Promise<StepReport>,
+    private readonly intervalMs: number,
+    private readonly afterStep: (report: StepReport) => void,
+    private readonly log: Logger,
+  ) {}
+
+  step(): Promise<StepReport> {
+    const next = this.queue.then(this.runStep, this.runStep);
+    this.queue = next.catch(() => undefined);
+    return next;
   }
 
-  const simulator: Simulator = {
-    step() {
-      const next = queue.then(runStep, runStep);
-      queue = next.catch(() => undefined);
-      return next;
-    },
-    start() {
-      if (running) return;
-      running = true;
-      loop = (async () => {
-        while (running) {
-          try {
-            const r = await simulator.step();
-            const s = simulator.stats();
-            log.info({
-              event: "step",
-              step: r.step,
-              placed: r.placed.length,
-              settled: r.settled.length,
-              refunded: r.refunded.length,
-              failed: r.failed,
-              commitmentsPublished: r.commitmentsPublished,
-              durationMs: r.durationMs,
-              totals: { placed: s.placed, settled: s.settled, refunded: s.refunded, pending: s.pending, failed: s.failed },
-              betsPerSecond: Number(s.betsPerSecond.toFixed(2)),
-              avgProofMs: Math.round(s.avgProofMs),
-            });
-          } catch (error) {
-            log.error({ event: "step_failed", error: String(error).slice(0, 500) });
-          }
-          if (running) {
-            await new Promise<void>((r) => {
-              const timer = setTimeout(r, intervalMs);
-              wake = () => {
-                clearTimeout(timer);
-                r();
-              };
-            });
-            wake = undefined;
-          }
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        try {
+          this.afterStep(await this.step());
+        } catch (error) {
+          this.log.error({ event: "step_failed", error: String(error).slice(0, 500) });
         }
-      })();
-    },
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-      await queue;
-    },
-    stats() {
-      let pending = 0;
-      for (const b of bets.values()) if (b.state === "PENDING") pending++;
-      const elapsedMs = startedAt === undefined ? 0 : Date.now() - startedAt;
-      return {
-        steps: counters.steps,
-        placed: counters.placed,
-        settled: counters.settled,
-        refunded: counters.refunded,
-        pending,
-        failed: counters.failed,
-        commitmentsPublished: counters.commitmentsPublished,
-        proofs: counters.proofs,
-        avgProofMs: counters.proofs ? counters.proofMs / counters.proofs : 0,
-        elapsedMs,
-        betsPerSecond: elapsedMs > 0 ? (counters.placed * 1000) / elapsedMs : 0,
-      };
-    },
-    bets() {
-      return bets;
-    },
+        if (this.running) {
+          await new Promise<void>((r) => {
+            const timer = setTimeout(r, this.intervalMs);
+            this.wake = () => {
+              clearTimeout(timer);
+              r();
+            };
+          });
+          this.wake = undefined;
+        }
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    await this.queue;
+  }
+}
+
+export function createSimulator(options: SimulatorOptions): Simulator {
+  if (options.players.length === 0) throw new Error("at least one player");
+  const settings: Settings = {
+    betVault: options.betVault,
+    settleRatio: options.settleRatio ?? 0.8,
+    betsPerStep: options.betsPerStep ?? 4,
+    intervalMs: options.intervalMs ?? 1000,
+    commitmentBatch: options.commitmentBatch ?? 32,
+    minStake: options.minStake ?? 10n ** 15n,
+    maxStake: options.maxStake ?? 10n ** 17n,
+    games: options.games ?? GAME_IDS,
+    settleGas: options.settleGas ?? SETTLE_GAS,
   };
-  return simulator;
+  const log = options.logger ?? silentLogger();
+  const rng = createRng(options.seed ?? 1);
+  const nonceManager = createNonceManager({ source: jsonRpc() });
+  const toAccount = (a: Hex | Account): Account => (typeof a === "string" ? privateKeyToAccount(a, { nonceManager }) : a);
+  const operatorAccount = toAccount(options.operator);
+  const playerAccounts = options.players.map((k) => privateKeyToAccount(k, { nonceManager }));
+
+  const seeds = new SeedVault();
+  const bets = new Map<bigint, SimBet>();
+  const counters: Counters = { steps: 0, placed: 0, settled: 0, refunded: 0, failed: 0, commitmentsPublished: 0, proofs: 0, proofMs: 0 };
+  let startedAt: number | undefined;
+
+  let setup: Promise<SimClients> | undefined;
+  const clients = () => {
+    setup ??= (async () => {
+      const chainId = options.chainId ?? (await fetchChainId(options.rpcUrl));
+      const chain = localChain(chainId, options.rpcUrl);
+      const polling = { pollingInterval: options.pollingInterval ?? 50 };
+      return {
+        publicClient: publicClientFor(chain, options.rpcUrl, polling),
+        operatorWallet: walletClientFor(chain, options.rpcUrl, operatorAccount, polling),
+        playerWallets: playerAccounts.map((a) => walletClientFor(chain, options.rpcUrl, a, polling)),
+        prover: options.prover ?? (await loadDefaultProver()),
+      };
+    })();
+    return setup;
+  };
+
+  const runStep = async (): Promise<StepReport> => {
+    const t0 = performance.now();
+    startedAt ??= Date.now();
+    const ready = await clients();
+    const report: StepReport = { step: ++counters.steps, placed: [], settled: [], refunded: [], failed: 0, commitmentsPublished: 0, durationMs: 0 };
+    const run = new StepRun(settings, ready, seeds, bets, rng, counters, log, report);
+    await run.publishCommitments();
+    await run.settle(await run.placeBets());
+    await run.refundExpired();
+    report.durationMs = Math.round(performance.now() - t0);
+    return report;
+  };
+
+  const stats = (): SimulatorStats => {
+    let pending = 0;
+    for (const b of bets.values()) if (b.state === "PENDING") pending++;
+    const elapsedMs = startedAt === undefined ? 0 : Date.now() - startedAt;
+    return {
+      steps: counters.steps,
+      placed: counters.placed,
+      settled: counters.settled,
+      refunded: counters.refunded,
+      pending,
+      failed: counters.failed,
+      commitmentsPublished: counters.commitmentsPublished,
+      proofs: counters.proofs,
+      avgProofMs: counters.proofs ? counters.proofMs / counters.proofs : 0,
+      elapsedMs,
+      betsPerSecond: elapsedMs > 0 ? (counters.placed * 1000) / elapsedMs : 0,
+    };
+  };
+
+  const logStep = (r: StepReport) => {
+    const s = stats();
+    log.info({
+      event: "step",
+      step: r.step,
+      placed: r.placed.length,
+      settled: r.settled.length,
+      refunded: r.refunded.length,
+      failed: r.failed,
+      commitmentsPublished: r.commitmentsPublished,
+      durationMs: r.durationMs,
+      totals: { placed: s.placed, settled: s.settled, refunded: s.refunded, pending: s.pending, failed: s.failed },
+      betsPerSecond: Number(s.betsPerSecond.toFixed(2)),
+      avgProofMs: Math.round(s.avgProofMs),
+    });
+  };
+  const steps = new StepLoop(runStep, settings.intervalMs, logStep, log);
+
+  return {
+    step: () => steps.step(),
+    start: () => steps.start(),
+    stop: () => steps.stop(),
+    stats,
+    bets: () => bets,
+  };
 }

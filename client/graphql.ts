@@ -90,7 +90,9 @@ export function createGraphQLClient(options: GraphQLClientOptions): GraphQLClien
       try {
         response = await doFetch(url, { method, headers, body, signal: AbortSignal.timeout(options.timeoutMs ?? 15_000) });
       } catch (error) {
-        throw new GraphQLRequestError(`GraphQL request to ${options.url} failed: ${error instanceof Error ? error.message : String(error)}`, 0, [], undefined, { cause: error });
+        throw new GraphQLRequestError(`GraphQL request to ${options.url} failed: ${error instanceof Error ? error.message : String(error)}`, 0, [], undefined, {
+          cause: error,
+        });
       }
       const retryAfter = Number(response.headers.get("retry-after") ?? Number.NaN);
       let parsed: GraphQLResponseBody | undefined;

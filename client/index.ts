@@ -3,6 +3,19 @@
 export { createGraphQLClient, GraphQLRequestError, type GraphQLClient, type GraphQLClientOptions, type TypedDocument } from "./graphql.ts";
 export * from "./operations.ts";
 export type * from "./generated/graphql.ts";
+export { betFinality, type BetFinality } from "./finality.ts";
 export { openBetsFeed, type BetsFeed, type BetsFeedOptions, type FeedStats, type FeedStatus, type FeedSubscription, type UpdateMeta } from "./realtime.ts";
 export type { BetRef, BetUpdatePayload, SubscribedPayload } from "./realtime.ts";
 export { expectedPublicSignals, toSnarkjsProof, verifyBetProof, type Groth16Verify, type ProofCheck, type VerifiableBet } from "./proof.ts";
+export {
+  applyBetUpdate,
+  followBet,
+  followBetFeed,
+  followPlayerBets,
+  type BetFeedState,
+  type BetState,
+  type BetsSource,
+  type FeedConnection,
+  type LiveView,
+  type PlayerBetsState,
+} from "./live.ts";

@@ -2,7 +2,7 @@
 // key, with whichever snarkjs the platform has (Node: `import * as snarkjs from "snarkjs"`; a page:
 // the browser build's global `snarkjs`). The service's own `proof.verified` is not consulted: the
 // point is not to have to trust it.
-import { FIELD_MODULUS, isWellFormedProof, type SnarkjsProof } from "../zk/proof-shape.ts";
+import { FIELD_MODULUS, isWellFormedProof, type SnarkjsProof } from "./wire/proof-shape.ts";
 
 /** snarkjs' `groth16` namespace (only `verify` is used). */
 export interface Groth16Verify {

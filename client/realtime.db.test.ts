@@ -10,13 +10,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import type { ClientToServerEvents, ServerToClientEvents } from "../realtime/events.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
-import { createNetworks, fakeBet, insertUpdates, startCluster, wallet, type Cluster } from "../realtime/testing.ts";
+import { createNetworks, fakeBet, insertUpdates, wallet } from "../test/outbox.ts";
+import { connectClient, startCluster, type Cluster } from "../test/realtime.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { eventually } from "../test/eventually.ts";
 import { openBetsFeed, type BetsFeed, type BetsFeedOptions, type BetUpdatePayload, type FeedStatus, type UpdateMeta } from "./realtime.ts";
+import { testConfig, testRealtimeSettings } from "../test/config.ts";
+import { redisService, serviceTitle, skipWithout } from "../test/services.ts";
 
-const REDIS_URL = process.env.TEST_REDIS_URL || "redis://127.0.0.1:6379";
-const onPostgres = process.env.TEST_DB === "postgres";
+const REDIS_URL = testConfig.TEST_REDIS_URL;
+const onPostgres = testConfig.TEST_DB === "postgres";
 const A = wallet(1);
 const B = wallet(2);
 const REPLAY_MAX_UPDATES = 50;
@@ -48,6 +51,24 @@ function follow(options: Omit<BetsFeedOptions, "onUpdate" | "onStatus" | "onResy
 }
 
 const until = (predicate: () => boolean, what: string, timeoutMs = 20_000) => eventually(predicate, timeoutMs, what, 20);
+
+/** Resolves once the node at `url` has delivered everything up to `seq` (its position, from an empty unsubscribe). */
+async function nodeHas(url: string, seq: bigint): Promise<void> {
+  const probe = await connectClient(url, "/ws");
+  try {
+    await eventually(
+      async () => {
+        const state = await probe.unsubscribe({});
+        return !("error" in state) && BigInt(state.seq) >= seq;
+      },
+      20_000,
+      `the node to have delivered seq ${seq}`,
+      20,
+    );
+  } finally {
+    probe.close();
+  }
+}
 
 /** Writes one update at a time (alternating players) until stopped; returns every seq written. */
 function startWriter(db: TestDatabase, players: string[], firstBetId: number) {
@@ -90,8 +111,7 @@ describe("bet feed on an in-process realtime node", () => {
     running = await startRealtime(server, {
       db,
       logger: silentLogger(),
-      path: "/ws",
-      env: { REALTIME_POLL_INTERVAL_MS: "200", REALTIME_REPLAY_MAX_UPDATES: String(REPLAY_MAX_UPDATES) },
+      settings: testRealtimeSettings({ REALTIME_PATH: "/ws", REALTIME_POLL_INTERVAL_MS: "200", REALTIME_REPLAY_MAX_UPDATES: String(REPLAY_MAX_UPDATES) }),
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -123,17 +143,30 @@ describe("bet feed on an in-process realtime node", () => {
   });
 
   it("starts with a backlog (replayed), then goes live", async () => {
-    const backlog = await insertUpdates(db, Array.from({ length: 30 }, () => ({ chainId: 1, betId: String(betId++), player: B })));
+    const backlog = await insertUpdates(
+      db,
+      Array.from({ length: 30 }, () => ({ chainId: 1, betId: String(betId++), player: B })),
+    );
+    // The feed counts its backlog back from the node's position: the node must have the rows first.
+    await nodeHas(url, backlog.at(-1)!);
     const { received, statuses } = follow({ urls: [url], path: "/ws", subscription: { all: true }, backlog: 10 });
     await until(() => statuses.some((s) => s.state === "live"), "the feed to go live");
-    const live = await insertUpdates(db, Array.from({ length: 5 }, () => ({ chainId: 1, betId: String(betId++), player: A })));
+    const live = await insertUpdates(
+      db,
+      Array.from({ length: 5 }, () => ({ chainId: 1, betId: String(betId++), player: A })),
+    );
     await until(() => received.length >= 15, "backlog and live updates");
     expect(received.map((r) => BigInt(r.update.seq))).toEqual([...backlog.slice(-10), ...live]);
     expect(received.map((r) => r.meta.replayed)).toEqual([...Array<boolean>(10).fill(true), ...Array<boolean>(5).fill(false)]);
   });
 
   it("REPLAY_WINDOW_EXCEEDED: goes live and asks the app to re-read (onResync), replaying nothing", async () => {
-    const old = await insertUpdates(db, Array.from({ length: REPLAY_MAX_UPDATES + 10 }, () => ({ chainId: 1, betId: String(betId++), player: A })));
+    const old = await insertUpdates(
+      db,
+      Array.from({ length: REPLAY_MAX_UPDATES + 10 }, () => ({ chainId: 1, betId: String(betId++), player: A })),
+    );
+    // The resync names the node's position: the node must have the rows first.
+    await nodeHas(url, old.at(-1)!);
     const sinceSeq = String(old[0]! - 1n);
     const { received, resyncs, statuses, feed } = follow({ urls: [url], path: "/ws", subscription: { wallets: [A] }, sinceSeq });
     await until(() => statuses.some((s) => s.state === "live"), "the feed to go live");
@@ -168,7 +201,13 @@ describe("bet feed against a scripted server that repeats itself", () => {
     // (an at-least-once server). The second URL is a closed port, so the feed must come back to the first.
     const server = http.createServer();
     const io = new Server<ClientToServerEvents, ServerToClientEvents>(server, { path: "/ws" });
-    const update = (seq: number): BetUpdatePayload => ({ seq: String(seq), type: "PLACED", chainId: 1, betId: String(seq), bet: fakeBet({ chainId: 1, betId: String(seq), player: A }) });
+    const update = (seq: number): BetUpdatePayload => ({
+      seq: String(seq),
+      type: "PLACED",
+      chainId: 1,
+      betId: String(seq),
+      bet: fakeBet({ chainId: 1, betId: String(seq), player: A }),
+    });
     let connections = 0;
     io.on("connection", (socket) => {
       const n = ++connections;
@@ -235,14 +274,22 @@ describe("bet feed request order", () => {
   });
 });
 
-describe.skipIf(!onPostgres)("bet feed across a killed realtime node (two node processes, Redis, a publisher; PostgreSQL only)", () => {
+const redisServer = await redisService(REDIS_URL);
+const clusterTitle = "bet feed across a killed realtime node (two node processes, Redis, a publisher; PostgreSQL only)";
+describe.skipIf(!onPostgres || skipWithout(redisServer))(serviceTitle(clusterTitle, redisServer), () => {
   let db: TestDatabase;
   let cluster: Cluster;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await createNetworks(db, [1]);
-    cluster = await startCluster({ databaseUrl: db.url!, redisUrl: REDIS_URL, prefix: `bets-test:${randomBytes(6).toString("hex")}:`, nodes: 2, publishers: 1 });
+    cluster = await startCluster({
+      databaseUrl: db.url!,
+      redisUrl: REDIS_URL,
+      prefix: `bets-test:${randomBytes(6).toString("hex")}:`,
+      nodes: 2,
+      publishers: 1,
+    });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -257,7 +304,7 @@ describe.skipIf(!onPostgres)("bet feed across a killed realtime node (two node p
     const start = BigInt(feed.lastSeq!);
     const writer = startWriter(db, [A, B], 1);
     await until(() => received.length >= 15, "15 updates on node A", 30_000);
-    await nodeA.kill("SIGKILL");
+    await nodeA.stop({ signal: "SIGKILL" });
     const before = received.length;
     await until(() => received.length >= before + 15, "15 updates after failing over", 30_000);
     await writer.stop();
@@ -267,6 +314,8 @@ describe.skipIf(!onPostgres)("bet feed across a killed realtime node (two node p
 
     expect(seqs()).toEqual(expected); // none missed, none repeated, in seq order
     expect(new Set(seqs()).size).toBe(seqs().length);
+    // ... and none repeated by the servers either: the client's own dedup had nothing to drop.
+    expect(feed.stats.duplicatesDropped).toBe(0);
     expect(feed.stats.reconnects).toBeGreaterThanOrEqual(1);
     expect(statuses.filter((s) => s.state === "live").at(-1)!.url).toBe(nodeB.url);
     expect(received.slice(before).some((r) => r.meta.replayed)).toBe(true);

@@ -22,9 +22,9 @@ import {
   type ServerToClientEvents,
   type SubscribedPayload,
   type SubscribeRequest,
-} from "../realtime/events.ts";
+} from "./wire/events.ts";
 
-export type { BetRef, BetUpdatePayload, SubscribedPayload } from "../realtime/events.ts";
+export type { BetRef, BetUpdatePayload, SubscribedPayload } from "./wire/events.ts";
 
 export type FeedSocket = Socket<ServerToClientEvents, ClientToServerEvents>;
 
@@ -120,7 +120,10 @@ class DesiredState {
 
   remove(change: FeedSubscription): void {
     const everything = !change.wallets && !change.bets && !change.chainIds && !change.all;
-    if (everything) return this.restore(new DesiredState());
+    if (everything) {
+      this.restore(new DesiredState());
+      return;
+    }
     for (const wallet of change.wallets ?? []) this.wallets.delete(wallet.toLowerCase());
     for (const bet of change.bets ?? []) this.bets.delete(`${bet.chainId}:${bet.betId}`);
     for (const chainId of change.chainIds ?? []) this.chainIds.delete(chainId);

@@ -1,4 +1,5 @@
 import type { Bet, BetResult } from "../prisma/generated/client.ts";
+import type { SnarkjsProof } from "../zk/proof-shape.ts";
 import { betDepth, type NetworkEntry } from "./networks.ts";
 import { formatUInt256 } from "./scalars.ts";
 
@@ -50,7 +51,7 @@ export interface BetJson {
 const optional = (value: bigint | null) => (value === null ? null : formatUInt256(value));
 
 export function betResultToJson(result: BetResult): BetResultJson {
-  const proof = result.proof as { protocol: string; curve: string; pi_a: string[]; pi_b: string[][]; pi_c: string[] };
+  const proof = result.proof as unknown as SnarkjsProof;
   return {
     outcome: formatUInt256(result.outcome),
     won: result.won,

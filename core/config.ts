@@ -1,77 +1,327 @@
+import dotenv from "dotenv";
 import { z } from "zod";
 
-// Every environment variable the services read, parsed once at start-up. `.env.example` lists
-// them with these defaults; only `main.ts` files and scripts call `loadConfig`.
+// Every environment variable of this repository, declared once: its type, its default (written as
+// in the environment) and one line of description, in sections. Composition roots (bin/, scripts/,
+// prisma.config.ts, test and bench support) call `loadConfig` with the sections they read; library
+// code receives typed options. `.env.example` and the README's configuration table are generated
+// from here (`npm run config:docs`). Variables that libraries read themselves (APOLLO_*, DEBUG, CI,
+// PRISMA_*, …) are not ours and are not listed.
+
+export const CONFIG_SECTIONS = {
+  shared: "Every process",
+  gateway: "The gateway (`bin/gateway.ts`, `npm start`)",
+  subgraphs:
+    "Subgraph routing, read by the gateway: one variable per subgraph of `subgraphs/registry.ts` (a subgraph process, `bin/subgraph.ts`, reads only the shared section)",
+  realtime: "A realtime node (`bin/realtime.ts`, or the API host serving Socket.IO)",
+  publisher: "The outbox publisher (`bin/publisher.ts`, or a node running one)",
+  indexer: "The indexer (`bin/indexer.ts`, `npm start`)",
+  start: "`npm start` (`bin/start.ts`); `npm run db:seed` reads the shared section, its options are flags",
+  tooling: "Schema and database tooling (`scripts/`, `prisma.config.ts`)",
+  test: "The test suite (`npm test`)",
+  bench: "Benchmarks (`bench/`)",
+} as const;
+
+export type ConfigSection = keyof typeof CONFIG_SECTIONS;
+
+export interface Variable<TSection extends ConfigSection = ConfigSection, TType extends z.ZodType = z.ZodType> {
+  section: TSection;
+  type: TType;
+  /** The value when unset, as written in the environment (and in .env.example); none: unset. */
+  default: string | undefined;
+  description: string;
+}
+
+function variable<TSection extends ConfigSection, TType extends z.ZodType>(
+  section: TSection,
+  type: TType,
+  defaultValue: string | undefined,
+  description: string,
+): Variable<TSection, TType> {
+  return { section, type, default: defaultValue, description };
+}
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveInt = z.coerce.number().int().positive();
-const optionalUrl = z.string().url().optional().or(z.literal("").transform(() => undefined));
+const nonNegativeInt = z.coerce.number().int().min(0);
+const logLevel = z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]);
+const optionalUrl = (protocol: RegExp, message: string) =>
+  z
+    .string()
+    .url()
+    .refine((url) => protocol.test(url), message)
+    .optional();
+const postgresUrl = optionalUrl(/^postgres(ql)?:\/\//, "must be a postgres:// URL");
+/** A slow consumer's bound: 0 (none) or at least 64 KiB, so that a burst of ordinary updates never trips it. */
+const bufferedBytes = nonNegativeInt.refine((v) => v === 0 || v >= 64 * 1024, "must be 0 (no bound) or at least 65536");
+const onOff = z.enum(["on", "off"]).transform((v) => v === "on");
+const zeroOne = z.enum(["0", "1"]).transform((v) => v === "1");
+const flag = z.enum(["0", "1", "false", "true", ""]).transform((v) => v === "1" || v === "true");
 
-const schema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  HOST: z.string().min(1).default("127.0.0.1"),
-  PORT: port.default(4000),
-  DATABASE_URL: optionalUrl.refine((url) => !url || /^postgres(ql)?:\/\//.test(url), "DATABASE_URL must be a postgres:// URL"),
-  DATA_DIR: z.string().min(1).default("./.data"),
-  REDIS_URL: optionalUrl.refine((url) => !url || /^rediss?:\/\//.test(url), "REDIS_URL must be a redis:// URL"),
-  SUPERGRAPH_PATH: z.string().min(1).default("./supergraph.graphql"),
-  NETWORKS_SUBGRAPH_URL: optionalUrl,
-  RESULTS_SUBGRAPH_URL: optionalUrl,
-  HISTORY_SUBGRAPH_URL: optionalUrl,
-  MAX_BODY_BYTES: positiveInt.default(64 * 1024),
-  HEALTH_MAX_LAG_BLOCKS: positiveInt.default(64),
-  HEALTH_MAX_STALENESS_SECONDS: positiveInt.default(300),
-  MAX_QUERY_DEPTH: positiveInt.default(8),
-  MAX_QUERY_ALIASES: positiveInt.default(30),
-  MAX_QUERY_COST: positiveInt.default(5000),
-  RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(300),
-  RATE_LIMIT_WINDOW_SECONDS: positiveInt.default(10),
-  /** Requests a client may send at once after idling (the bucket's size); the window's rate still holds. */
-  RATE_LIMIT_BURST: positiveInt.default(60),
-  TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
-  /** Gateway whole-response cache for answers kept a minute or longer (gateway/response-cache.ts). */
-  RESPONSE_CACHE: z.enum(["on", "off"]).default("on").transform((v) => v === "on"),
-  /** Bounds of the in-process store (used without REDIS_URL): entries and megabytes. */
-  RESPONSE_CACHE_MAX_ENTRIES: positiveInt.default(10_000),
-  RESPONSE_CACHE_MAX_MB: positiveInt.default(64),
-  RESPONSE_CACHE_REDIS_PREFIX: z.string().min(1).default("responsecache:"),
-  /** How often each gateway re-reads the data generation (indexer resets), which keys every entry. */
-  RESPONSE_CACHE_GENERATION_POLL_MS: positiveInt.default(2_000),
-  /** npm start: `chain` (local anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`. */
-  /** gateway/main.ts: also serve Socket.IO at /socket.io on the API host (the second deployment form). */
-  GATEWAY_SOCKETIO: z.enum(["0", "1"]).default("0").transform((v) => v === "1"),
-  DEMO_MODE: z.enum(["chain", "fixtures", "none"]).default("chain"),
-  /** npm start: index these real networks instead of the demo chain (a JSON file, see indexer/README.md). */
-  NETWORKS_CONFIG: z.string().optional().transform((path) => (path ? path : undefined)),
-  DEMO_BETS: z.coerce.number().int().min(0).default(120),
-});
+export const CONFIG_VARIABLES = {
+  // ---------------------------------------------------------------------------------- shared
+  NODE_ENV: variable("shared", z.enum(["development", "production", "test"]), "development", "`production` masks error details (never a stack trace)"),
+  LOG_LEVEL: variable("shared", logLevel, "info", "pino level; logs are JSON lines"),
+  HOST: variable("shared", z.string().min(1), "127.0.0.1", "address the process listens on (`0.0.0.0` in a container)"),
+  PORT: variable("shared", port, "4000", "port of the gateway (`npm start`), a subgraph or a realtime node"),
+  DATABASE_URL: variable("shared", postgresUrl, undefined, "PostgreSQL, `postgres://…`; unset: the embedded PGlite database in `DATA_DIR`"),
+  DATA_DIR: variable("shared", z.string().min(1), "./.data", "PGlite data directory (migrated at start by `npm start` and the indexer)"),
+  DATABASE_POOL_SIZE: variable(
+    "shared",
+    positiveInt.max(1000),
+    "10",
+    "PostgreSQL connections in the process's pool (plus one per LISTEN and one for the publisher's lock); see the connection budget in docs/guides/operating.md",
+  ),
+  DATABASE_MIGRATE_ON_START: variable(
+    "shared",
+    flag,
+    "true",
+    "the indexer and `npm start` apply pending migrations at start; `false` where a one-shot migrator owns the schema and the indexer's role may only write rows",
+  ),
+  DATABASE_STATEMENT_TIMEOUT_MS: variable(
+    "shared",
+    nonNegativeInt,
+    "5000",
+    "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
+  ),
+  REDIS_URL: variable(
+    "shared",
+    optionalUrl(/^rediss?:\/\//, "must be a redis:// URL"),
+    undefined,
+    "Redis shared by gateway replicas and realtime nodes; unset: in-process fallbacks",
+  ),
+  METRICS_PORT: variable("shared", port.optional(), undefined, "indexer and publisher: `GET /metrics` on `HOST:METRICS_PORT`; unset: no listener"),
 
-export type Config = z.infer<typeof schema>;
+  // --------------------------------------------------------------------------------- gateway
+  SUPERGRAPH_PATH: variable(
+    "gateway",
+    z.string().min(1),
+    "./supergraph.graphql",
+    "the committed, composed supergraph the gateway serves (reloaded when the file changes)",
+  ),
+  MAX_BODY_BYTES: variable("gateway", positiveInt, "65536", "largest accepted request body in bytes (HTTP 413 beyond)"),
+  COMPRESSION_MIN_BYTES: variable(
+    "gateway",
+    nonNegativeInt,
+    "1024",
+    "answers of at least this many bytes are compressed (Brotli, else gzip) when the client accepts it; `0`: never",
+  ),
+  COMPRESSION_BROTLI_QUALITY: variable(
+    "gateway",
+    z.coerce.number().int().min(0).max(11),
+    "4",
+    "Brotli quality of compressed answers (0–11; higher costs far more CPU)",
+  ),
+
+  MAX_QUERY_DEPTH: variable("gateway", positiveInt, "8", "deepest accepted selection (`QUERY_TOO_COMPLEX`, HTTP 400 beyond)"),
+  MAX_QUERY_ALIASES: variable("gateway", positiveInt, "30", "aliases per operation (`QUERY_TOO_COMPLEX` beyond)"),
+  MAX_QUERY_COST: variable("gateway", positiveInt, "5000", "query cost, lists costing their page size (`QUERY_TOO_COMPLEX` beyond)"),
+  RATE_LIMIT_MAX: variable(
+    "gateway",
+    nonNegativeInt,
+    "300",
+    "requests per client IP per window (`RATE_LIMITED`, HTTP 429); shared through Redis with `REDIS_URL`; `0`: off",
+  ),
+  RATE_LIMIT_WINDOW_SECONDS: variable("gateway", positiveInt, "10", "the rate limit's window"),
+  RATE_LIMIT_BURST: variable("gateway", positiveInt, "60", "requests a client may send at once after idling (the bucket's size)"),
+  TRUST_PROXY_HOPS: variable(
+    "gateway",
+    z.coerce.number().int().min(0).max(10),
+    "0",
+    "proxies whose `X-Forwarded-For` entries are trusted to name the client (`0`: the peer address)",
+  ),
+  REDIS_COMMAND_TIMEOUT_MS: variable(
+    "gateway",
+    positiveInt,
+    "150",
+    "deadline of the gateway's Redis commands on a request path (rate limit, response cache); past it the request goes on without Redis",
+  ),
+  RESPONSE_CACHE: variable("gateway", onOff, "on", "the gateway's cache of answers kept a minute or longer (finalized bets, settings): `on` or `off`"),
+  RESPONSE_CACHE_MAX_ENTRIES: variable("gateway", positiveInt, "10000", "entries of the in-process response cache (used without `REDIS_URL`)"),
+  RESPONSE_CACHE_MAX_MB: variable("gateway", positiveInt, "64", "megabytes of the in-process response cache"),
+  RESPONSE_CACHE_REDIS_PREFIX: variable(
+    "gateway",
+    z.string().min(1),
+    "responsecache:",
+    "key prefix of the response cache in Redis (change it to start afresh)",
+  ),
+  RESPONSE_CACHE_GENERATION_POLL_MS: variable(
+    "gateway",
+    positiveInt,
+    "2000",
+    "how often a gateway re-reads the indexer's reset count, which keys every cache entry",
+  ),
+  HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
+  HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),
+  GATEWAY_SOCKETIO: variable("gateway", zeroOne, "0", "`bin/gateway.ts`: `1` also serves Socket.IO at `/socket.io` on the API host (`npm start` always does)"),
+
+  // ------------------------------------------------------------------------------- subgraphs
+  NETWORKS_SUBGRAPH_URL: variable("subgraphs", z.string().url().optional(), undefined, "routing URL of the networks subgraph; unset: the supergraph's"),
+  RESULTS_SUBGRAPH_URL: variable("subgraphs", z.string().url().optional(), undefined, "routing URL of the results subgraph; unset: the supergraph's"),
+  HISTORY_SUBGRAPH_URL: variable("subgraphs", z.string().url().optional(), undefined, "routing URL of the history subgraph; unset: the supergraph's"),
+
+  // -------------------------------------------------------------------------------- realtime
+  REALTIME_PATH: variable(
+    "realtime",
+    z.string().regex(/^\/[A-Za-z0-9._~/-]*$/, "must be a URL path"),
+    "/ws",
+    "Socket.IO path of a dedicated node (the API host always uses `/socket.io`)",
+  ),
+  REALTIME_REDIS_PREFIX: variable("realtime", z.string().min(1), "bets:", "prefix of the Redis channels (`<prefix>socket.io…`); one per deployment"),
+  REALTIME_PUBLISHER: variable("realtime", flag, "0", "`1`: a node also runs a publisher (one of all publishers is active)"),
+  REALTIME_TRANSPORTS: variable(
+    "realtime",
+    z.enum(["polling,websocket", "websocket"]),
+    "polling,websocket",
+    "`websocket`: refuse long-polling (load balancers without sticky sessions)",
+  ),
+  REALTIME_MAX_SUBSCRIPTIONS: variable("realtime", positiveInt, "200", "wallets + bets one socket may follow"),
+  REALTIME_MAX_CHAIN_IDS: variable("realtime", positiveInt, "32", "chain ids in one subscription"),
+  REALTIME_EVENTS_PER_SECOND: variable("realtime", positiveInt, "20", "client events per second per socket"),
+  REALTIME_MAX_MESSAGE_BYTES: variable("realtime", positiveInt, "16384", "largest client message in bytes"),
+  REALTIME_MAX_BUFFERED_BYTES: variable(
+    "realtime",
+    bufferedBytes,
+    "4194304",
+    "bytes queued for a socket that does not read before its connection is closed (`0`: no bound, else ≥ 65536)",
+  ),
+  REALTIME_REPLAY_MAX_UPDATES: variable("realtime", nonNegativeInt, "100000", "replay window for `sinceSeq`, in updates (`REPLAY_WINDOW_EXCEEDED` beyond)"),
+  REALTIME_REPLAY_MAX_AGE_SECONDS: variable("realtime", nonNegativeInt, "86400", "replay window for `sinceSeq`, in seconds"),
+  REALTIME_PING_INTERVAL_MS: variable(
+    "realtime",
+    positiveInt,
+    "25000",
+    "Socket.IO heartbeat interval (proxies must allow idle connections longer than interval + timeout)",
+  ),
+  REALTIME_PING_TIMEOUT_MS: variable("realtime", positiveInt, "20000", "Socket.IO heartbeat timeout"),
+  REALTIME_POLL_INTERVAL_MS: variable(
+    "realtime",
+    positiveInt,
+    "1000",
+    "the publisher's safety-net poll of the outbox; a node's own poll while its feed is down",
+  ),
+  REALTIME_FEED_TIMEOUT_MS: variable(
+    "realtime",
+    nonNegativeInt,
+    "5000",
+    "a node delivers from the outbox itself after this long without a feed message (`0`: only while Redis is down)",
+  ),
+  REALTIME_DRAIN_GRACE_MS: variable("realtime", nonNegativeInt, "10000", "SIGTERM: the most a node waits for its sockets to reconnect elsewhere"),
+
+  // ------------------------------------------------------------------------------- publisher
+  REALTIME_PRUNE_INTERVAL_MS: variable(
+    "publisher",
+    nonNegativeInt,
+    "60000",
+    "how often the active publisher deletes outbox rows beyond the replay window (`0`: never)",
+  ),
+  REALTIME_PRUNE_BATCH_SIZE: variable("publisher", positiveInt.max(100_000), "1000", "outbox rows per pruning DELETE"),
+
+  // --------------------------------------------------------------------------------- indexer
+  NETWORKS_CONFIG: variable(
+    "indexer",
+    z.string().optional(),
+    undefined,
+    "the networks JSON file to index (`indexer/README.md`); required by `bin/indexer.ts`, replaces the demo chain in `npm start`",
+  ),
+  INDEXER_PROGRESS_INTERVAL_MS: variable(
+    "indexer",
+    positiveInt.min(100),
+    "10000",
+    "while a network backfills: one progress log line (block X of Y, percent, events/s, time left) and metrics update per interval",
+  ),
+
+  // ----------------------------------------------------------------------------------- start
+  DEMO_MODE: variable(
+    "start",
+    z.enum(["chain", "fixtures", "none"]),
+    "chain",
+    "`chain` (anvil + simulator + indexer), `fixtures` (the seeded demo set) or `none`",
+  ),
+  DEMO_BETS: variable("start", nonNegativeInt, "120", "`DEMO_MODE=fixtures`: bets of the fixture set written into an empty database (`0`: none)"),
+
+  // --------------------------------------------------------------------------------- tooling
+  SHADOW_DATABASE_URL: variable("tooling", postgresUrl, undefined, "Prisma's shadow database for `migrate dev`/`diff`; unset: Prisma makes a temporary one"),
+  PRISMA_OFFLINE_ENGINE: variable("tooling", zeroOne, "1", "`0`: `npm run prisma` lets the Prisma CLI download its native engine instead of the offline one"),
+  SCHEMA_BASE_REF: variable(
+    "tooling",
+    z.string().optional(),
+    undefined,
+    "`npm run schema:check`: git ref to check breaking changes against; unset: the merge-base with `main` (on `main`: the previous commit)",
+  ),
+  SCHEMA_ALLOW_BREAKING: variable("tooling", zeroOne, "0", "`npm run schema:check`: `1` lets a deliberate breaking change through"),
+
+  // ------------------------------------------------------------------------------------ test
+  TEST_DB: variable("test", z.enum(["pglite", "postgres"]), "pglite", "database of `*.db.test.ts` files (set by `vitest.config.ts` per project)"),
+  TEST_DATABASE_URL: variable(
+    "test",
+    z.string().url(),
+    "postgresql://postgres@127.0.0.1:5432/postgres",
+    "PostgreSQL server of the tests (trust auth; a database per test)",
+  ),
+  TEST_REDIS_URL: variable("test", z.string().url(), "redis://127.0.0.1:6379", "Redis server of the tests (a random key prefix per run)"),
+  TEST_LOG_LEVEL: variable("test", logLevel, "silent", "log level of the services tests start in process"),
+
+  // ----------------------------------------------------------------------------------- bench
+  BENCH_DATABASE_URL: variable(
+    "bench",
+    z.string().url(),
+    "postgresql://postgres@127.0.0.1:5432/postgres",
+    "PostgreSQL server of the benchmarks (they create and drop their own databases)",
+  ),
+  BENCH_REDIS_URL: variable("bench", z.string().url(), "redis://127.0.0.1:6379", "Redis server of the benchmarks"),
+  BENCH_LOG_LEVEL: variable("bench", logLevel.optional(), undefined, "log level of benchmarked servers; unset: `warn` (the indexer benchmark: silent)"),
+  BENCH_SERVE_DATABASE_URL: variable("bench", z.string().url().optional(), undefined, "set by a benchmark for its server child: the database to serve"),
+  BENCH_SERVE_MODE: variable("bench", z.enum(["seed", "serve", "seed+serve"]), "seed+serve", "`bench/serve-protected.ts`: seed, serve, or both in one process"),
+  BENCH_SERVE_BETS: variable("bench", z.coerce.number().int().min(100), "2000", "`bench/serve-protected.ts`: bets of the seeded fixture set"),
+  BENCH_SERVE_WATCH_STDIN: variable("bench", zeroOne, "0", "`1`: a server child stops when its stdin ends (its parent died)"),
+  BENCH_SUBGRAPH_URLS: variable("bench", z.string().optional(), undefined, "set by `bench/gateways.ts` for its gateway children: the subgraph URLs (JSON)"),
+  BENCH_RESPONSE_CACHE: variable("bench", zeroOne, "0", "`bench/serve-peer.ts apollo`: `1` turns the in-process response cache on"),
+  BENCH_HIVE_DEDUPE: variable("bench", zeroOne, "1", "`bench/serve-peer.ts hive`: `0` turns off Hive's merging of identical subgraph requests"),
+  BENCH_ABUSE_ATTACKER: variable("bench", z.string().optional(), undefined, "set by `bench/abuse.ts` for its attacker children (JSON)"),
+} satisfies Record<string, Variable>;
+
+type Variables = typeof CONFIG_VARIABLES;
+export type VariableName = keyof Variables;
+
+/** The names of the variables of the given sections. */
+type NamesOf<TSection extends ConfigSection> = { [Name in VariableName]: Variables[Name]["section"] extends TSection ? Name : never }[VariableName];
+
+/** The parsed variables of the given sections. */
+export type Config<TSection extends ConfigSection = ConfigSection> = { [Name in NamesOf<TSection>]: z.output<Variables[Name]["type"]> };
 
 export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** Validates an environment against a schema, listing every problem at once (ConfigError). */
-export function parseEnv<TSchema extends z.ZodType>(envSchema: TSchema, env: Record<string, string | undefined>): z.infer<TSchema> {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
-    throw new ConfigError(`Invalid configuration:\n${problems}`);
+let dotenvLoaded = false;
+
+/** The process environment, with `.env` (when present) loaded once under it: a set variable always wins. */
+function processEnvironment(): Record<string, string | undefined> {
+  if (!dotenvLoaded) {
+    dotenv.config({ quiet: true });
+    dotenvLoaded = true;
   }
-  return parsed.data;
+  return process.env;
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  return parseEnv(schema, env);
-}
-
-/** Subgraph routing URLs from the environment override those in the supergraph. */
-export function subgraphUrlOverrides(config: Config): Record<string, string> {
-  const overrides: Record<string, string> = {};
-  if (config.NETWORKS_SUBGRAPH_URL) overrides.networks = config.NETWORKS_SUBGRAPH_URL;
-  if (config.RESULTS_SUBGRAPH_URL) overrides.results = config.RESULTS_SUBGRAPH_URL;
-  if (config.HISTORY_SUBGRAPH_URL) overrides.history = config.HISTORY_SUBGRAPH_URL;
-  return overrides;
+/**
+ * Validates the variables of `sections` in `env` (default: the process environment and `.env`),
+ * listing every problem at once (ConfigError). An unset or empty variable takes its default (empty
+ * is how `.env.example` writes a variable without one).
+ */
+export function loadConfig<TSection extends ConfigSection>(sections: readonly TSection[], env?: Record<string, string | undefined>): Config<TSection> {
+  const source = env ?? processEnvironment();
+  const wanted = new Set<ConfigSection>(sections);
+  const parsed: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, spec] of Object.entries(CONFIG_VARIABLES) as [string, Variable][]) {
+    if (!wanted.has(spec.section)) continue;
+    const raw = source[name];
+    const result = spec.type.safeParse(raw === undefined || raw === "" ? spec.default : raw);
+    if (result.success) parsed[name] = result.data;
+    else problems.push(...result.error.issues.map((issue) => `  ${name}: ${issue.message}`));
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join("\n")}`);
+  return parsed as Config<TSection>;
 }

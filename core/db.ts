@@ -9,6 +9,7 @@ import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../prisma/generated/client.ts";
 import { migratePglite, migratePostgres, splitSchemaParam } from "../prisma/migrate.ts";
 import type { Logger } from "./logger.ts";
+import { quoteIdent } from "./sql.ts";
 
 export interface Database {
   prisma: PrismaClient;
@@ -40,6 +41,12 @@ export interface OpenDatabaseOptions {
   pglite?: PGlite;
   /** Called with every SQL statement Prisma sends (tests count round trips with it). */
   onQuery?: (sql: string) => void;
+  /**
+   * PostgreSQL only: the server cancels a statement running longer (`statement_timeout`, lock waits
+   * included; SQLSTATE 57014, answered as QUERY_TIMEOUT by core/errors.ts). Unset or 0: none.
+   * PGlite ignores it: one embedded connection in this process, nothing could cancel a statement.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** A Prisma client over a driver adapter, emitting query events only when someone listens. */
@@ -63,6 +70,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     connectionString,
     max: options.poolSize ?? 10,
     connectionTimeoutMillis: 5_000,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     // adapter-pg ignores `?schema=`; its `schema` option qualifies Prisma's queries, and the
     // search_path makes raw queries (`$queryRaw`) land in the same schema.
     ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
@@ -190,10 +198,6 @@ async function ping(prisma: PrismaClient): Promise<number> {
   const started = performance.now();
   await prisma.$queryRaw`SELECT 1`;
   return performance.now() - started;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** host:port/database of a URL, without credentials, for logs. */

@@ -2,7 +2,7 @@ import { GraphQLError, type GraphQLFormattedError } from "graphql";
 import { unwrapResolverError } from "@apollo/server/errors";
 import type { Logger } from "./logger.ts";
 
-/** Every `extensions.code` the contract defines (shared/API.md, "Errors"). */
+/** Every `extensions.code` of the public error table (docs/reference/errors.md). */
 export const ErrorCode = {
   BadUserInput: "BAD_USER_INPUT",
   ParseFailed: "GRAPHQL_PARSE_FAILED",
@@ -11,6 +11,7 @@ export const ErrorCode = {
   RateLimited: "RATE_LIMITED",
   PersistedQueryNotFound: "PERSISTED_QUERY_NOT_FOUND",
   ServiceUnavailable: "SERVICE_UNAVAILABLE",
+  QueryTimeout: "QUERY_TIMEOUT",
   Internal: "INTERNAL_SERVER_ERROR",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -45,16 +46,35 @@ function causes(error: unknown): unknown[] {
   return chain;
 }
 
-const CONNECTION_FAILURE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|Connection terminated|connection.*(closed|ended|refused)|terminating connection|the database system is (starting|shutting) up|Can't reach database|P1001|P1017|DatabaseNotReachable|fetch failed|socket hang up/i;
+const CONNECTION_FAILURE =
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|Connection terminated|connection.*(closed|ended|refused)|terminating connection|the database system is (starting|shutting) up|Can't reach database|P1001|P1017|DatabaseNotReachable|fetch failed|socket hang up/i;
 
 /** True when the error chain says a database or service could not be reached. */
 export function isUnavailableError(error: unknown): boolean {
   return causes(error).some((e) => {
     if (e instanceof ServiceUnavailableError) return true;
     const { code, message, name } = e as { code?: unknown; message?: unknown; name?: unknown };
-    return (typeof code === "string" && CONNECTION_FAILURE.test(code)) ||
+    return (
+      (typeof code === "string" && CONNECTION_FAILURE.test(code)) ||
       (typeof message === "string" && CONNECTION_FAILURE.test(message)) ||
-      name === "PrismaClientInitializationError";
+      name === "PrismaClientInitializationError"
+    );
+  });
+}
+
+function isCodelessClientError(error: unknown): boolean {
+  if (!(error instanceof GraphQLError) || error.extensions.code !== undefined) return false;
+  const status = (error.extensions.http as { status?: unknown } | undefined)?.status;
+  return typeof status === "number" && status >= 400 && status < 500;
+}
+
+/** True when the error chain says the database cancelled a statement that ran too long. */
+export function isStatementTimeout(error: unknown): boolean {
+  return causes(error).some((e) => {
+    const { code, message, cause } = e as { code?: unknown; message?: unknown; cause?: unknown };
+    const originalCode = (cause as { originalCode?: unknown } | undefined)?.originalCode;
+    // SQLSTATE 57014 (query_canceled), as pg reports it, as Prisma's adapter wraps it, or in a message.
+    return code === "57014" || originalCode === "57014" || (typeof message === "string" && /canceling statement due to statement timeout/.test(message));
   });
 }
 
@@ -76,11 +96,24 @@ export function createErrorFormatter(options: { production: boolean; logger: Log
     if (inputError) {
       return { ...base, extensions: { ...extensions, ...inputError.extensions, code: ErrorCode.BadUserInput } };
     }
+    if (code === ErrorCode.QueryTimeout || (code !== ErrorCode.BadUserInput && isStatementTimeout(original))) {
+      options.logger.warn({ err: original }, "database statement timed out");
+      return {
+        message: "The database took too long to answer: narrow the request (a filter, a smaller page, fewer aliases) or retry later",
+        path: formatted.path,
+        extensions: { code: ErrorCode.QueryTimeout },
+      };
+    }
     if (code === ErrorCode.ServiceUnavailable || (code !== ErrorCode.BadUserInput && isUnavailableError(original))) {
       options.logger.warn({ err: original }, "dependency unavailable");
       const { serviceName } = extensions;
       const message = typeof serviceName === "string" ? `The ${serviceName} service is unavailable` : "Service temporarily unavailable";
       return { message, path: formatted.path, extensions: { code: ErrorCode.ServiceUnavailable, ...(serviceName ? { serviceName } : {}) } };
+    }
+    // Request mistakes Apollo Server detects itself (a persisted-query hash that does not match its
+    // text, an unsupported persisted-query version) carry an HTTP 4xx status but no code.
+    if (isCodelessClientError(original)) {
+      return { ...base, extensions: { code: "BAD_REQUEST" } };
     }
     if (code && PUBLIC_CODES.has(code) && code !== ErrorCode.Internal) {
       return { ...base, extensions };

@@ -1,17 +1,21 @@
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { listen } from "./http.ts";
+import { acceptsHtml, listen } from "./http.ts";
 
 // Graceful drain: a request already under way when the server closes still gets its answer;
 // a new connection is refused.
 
 describe("listen().close()", () => {
   it("lets an in-flight request finish and refuses new connections", async () => {
-    const running = await listen(async (req, res) => {
-      let body = "";
-      for await (const chunk of req) body += chunk;
-      res.end(`got ${body.length}`);
-    }, "127.0.0.1", 0);
+    const running = await listen(
+      async (req, res) => {
+        let body = "";
+        for await (const chunk of req) body += chunk;
+        res.end(`got ${body.length}`);
+      },
+      "127.0.0.1",
+      0,
+    );
 
     const socket = net.connect(running.port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
@@ -38,5 +42,21 @@ describe("listen().close()", () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
     expect(answer).toContain("got 10");
     expect(answer.toLowerCase()).toContain("connection: close");
+  });
+});
+
+describe("acceptsHtml (GraphiQL for browsers at the GraphQL path)", () => {
+  it("is true only when text/html is asked for with a non-zero weight", () => {
+    const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    expect([browser, "TEXT/HTML", "application/json, text/html;q=0.5"].map(acceptsHtml)).toEqual([true, true, true]);
+    expect([undefined, "", "*/*", "application/json", "text/*", "text/html;q=0", "text/htmlx"].map(acceptsHtml)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

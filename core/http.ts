@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext } from "@apollo/server";
+import { type CompressionSettings, compressFor } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
 
@@ -16,12 +17,24 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   maxBodyBytes: number;
   graphqlPath?: string;
   routes?: Record<string, RouteHandler>;
+  /**
+   * The page a browser gets at the GraphQL path: a GET or HEAD that accepts `text/html` and carries
+   * neither `query` nor `extensions` (GraphiQL, web/). Every other request there is GraphQL.
+   * Absent: always GraphQL.
+   */
+  browserPage?: RouteHandler;
   /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** Compress answers the client accepts compressed (core/compression.ts); off when absent. */
+  compression?: CompressionSettings;
 }
 
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -75,6 +88,16 @@ const PUBLIC_API_HEADERS: Record<string, string> = {
   "cross-origin-resource-policy": "cross-origin",
 };
 
+/** Whether an Accept header asks for HTML (a browser navigating), not merely tolerates it through `*\/*`. */
+export function acceptsHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(",").some((range) => {
+    const [type, ...parameters] = range.trim().toLowerCase().split(";");
+    const q = parameters.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return type?.trim() === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
+
 export function createGraphQLRequestListener<TContext extends BaseContext>(options: GraphQLHttpOptions<TContext>) {
   const graphqlPath = options.graphqlPath ?? "/graphql";
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -94,6 +117,12 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       const route = options.routes?.[url.pathname];
       if (route) return await route(req, res);
       if (url.pathname !== graphqlPath) throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
+      const graphqlParams = url.searchParams.has("query") || url.searchParams.has("extensions"); // a persisted query may come by hash alone
+      if (options.browserPage && (req.method === "GET" || req.method === "HEAD") && !graphqlParams) {
+        // The same URL answers HTML or GraphQL by Accept: caches must keep them apart.
+        res.setHeader("vary", "accept");
+        if (acceptsHtml(req.headers.accept)) return await options.browserPage(req, res);
+      }
       if (options.admit && !(await options.admit(req, res))) return;
 
       const headers = new HeaderMap();
@@ -109,7 +138,18 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       for (const [key, value] of response.headers) res.setHeader(key, value);
       res.statusCode = response.status ?? 200;
       if (response.body.kind === "complete") {
-        res.end(response.body.string);
+        if (!options.compression) {
+          res.end(response.body.string);
+          return;
+        }
+        const vary = res.getHeader("vary");
+        res.setHeader("vary", vary ? `${String(vary)}, accept-encoding` : "accept-encoding");
+        const compressed = await compressFor(req, response.body.string, options.compression);
+        if (compressed) {
+          res.setHeader("content-encoding", compressed.encoding);
+          res.setHeader("content-length", compressed.bytes.length);
+          res.end(compressed.bytes);
+        } else res.end(response.body.string);
         return;
       }
       for await (const chunk of response.body.asyncIterator) res.write(chunk);

@@ -11,7 +11,7 @@ export function createLogger(options: { level?: string; name?: string; destinati
   return pino(
     {
       name: options.name,
-      level: options.level ?? process.env.LOG_LEVEL ?? "info",
+      level: options.level ?? "info",
       redact: { paths: ["serverSeed", "*.serverSeed", "seed", "*.seed"], censor: "[redacted]" },
       base: { service: options.name },
       // Every line written while serving a request names it (core/request-scope.ts).

@@ -3,7 +3,8 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client
 import type { RouteHandler } from "./http.ts";
 
 // Prometheus metrics, one registry per service process, served at GET /metrics. Operation names
-// come from clients, so they are capped to a known-safe shape to keep label cardinality bounded.
+// come from clients, so as labels they are bounded: a safe shape, the names the service was told
+// about, and the first `maxOperationLabels` other names seen; every later name is `other`.
 
 export interface ServiceMetrics {
   registry: Registry;
@@ -16,8 +17,23 @@ export interface ServiceMetrics {
 
 const SECONDS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-function operationLabel(name: string | null | undefined): string {
-  return name && /^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name) ? name : "anonymous";
+/** Distinct client-chosen operation names labelled per process beyond the known ones. */
+export const DEFAULT_MAX_OPERATION_LABELS = 100;
+
+/** Maps operation names to a bounded set of labels: `anonymous`, `other`, known and first-seen names. */
+export function operationLabeller(
+  options: { knownOperations?: readonly string[]; maxOperationLabels?: number } = {},
+): (name: string | null | undefined) => string {
+  const known = new Set(options.knownOperations ?? []);
+  const seen = new Set<string>();
+  const max = options.maxOperationLabels ?? DEFAULT_MAX_OPERATION_LABELS;
+  return (name) => {
+    if (!name || !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) return "anonymous";
+    if (known.has(name) || seen.has(name)) return name;
+    if (seen.size >= max) return "other";
+    seen.add(name);
+    return name;
+  };
 }
 
 /** A process's registry: every metric labelled with its service, plus Node's process metrics unless turned off. */
@@ -28,11 +44,20 @@ export function registryFor(service: string, defaultMetrics: boolean): Registry 
   return registry;
 }
 
-export function createServiceMetrics(service: string, options: { defaultMetrics?: boolean } = {}): ServiceMetrics {
+export interface ServiceMetricsOptions {
+  defaultMetrics?: boolean;
+  /** Operation names always labelled as themselves (e.g. the client package's operations). */
+  knownOperations?: readonly string[];
+  /** Other distinct operation names labelled before every further one is `other`; default 100. */
+  maxOperationLabels?: number;
+}
+
+export function createServiceMetrics(service: string, options: ServiceMetricsOptions = {}): ServiceMetrics {
   const registry = registryFor(service, options.defaultMetrics ?? true);
+  const operationLabel = operationLabeller(options);
   const requests = new Counter({
     name: "graphql_requests_total",
-    help: "GraphQL requests by operation name and outcome (ok, error)",
+    help: "GraphQL requests by operation name (bounded: anonymous, other, or one of a capped set) and outcome (ok, error)",
     labelNames: ["operation", "outcome"] as const,
     registers: [registry],
   });

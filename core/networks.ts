@@ -1,5 +1,6 @@
 import type { Database } from "./db.ts";
 import { InputError } from "./errors.ts";
+import { depthAt, type Depth } from "./finality.ts";
 
 /** What every subgraph needs to know of a network on a hot path: it exists, and how deep its head is. */
 export interface NetworkEntry {
@@ -20,7 +21,10 @@ export class NetworkDirectory {
   private loadedAt = 0;
   private loading: Promise<Map<number, NetworkEntry>> | undefined;
 
-  constructor(private readonly db: Database, private readonly ttlMs = 1000) {}
+  constructor(
+    private readonly db: Database,
+    private readonly ttlMs = 1000,
+  ) {}
 
   async all(): Promise<Map<number, NetworkEntry>> {
     if (this.snapshot && Date.now() - this.loadedAt < this.ttlMs) return this.snapshot;
@@ -62,12 +66,10 @@ export class NetworkDirectory {
 }
 
 /**
- * Depth of a bet's latest state change: blocks from it to the head, counting its own block (a change
- * in the head block has 1). Final once the change is at or below the network's finalized block.
+ * Depth of a bet's latest state change at the network's recorded head: the one finality rule of
+ * core/finality.ts (a change in the head block has 1 confirmation; final once confirmations reach
+ * the network's setting).
  */
-export function betDepth(lastChangeBlock: bigint, network: NetworkEntry | undefined): { confirmations: bigint; finalized: boolean } {
-  const head = network?.headBlock ?? null;
-  const confirmations = head !== null && head >= lastChangeBlock ? head - lastChangeBlock + 1n : 0n;
-  const finalized = network?.finalizedBlock != null && lastChangeBlock <= network.finalizedBlock;
-  return { confirmations, finalized };
+export function betDepth(lastChangeBlock: bigint, network: NetworkEntry | undefined): Depth {
+  return depthAt(lastChangeBlock, network?.headBlock ?? null, network?.confirmations ?? 0);
 }

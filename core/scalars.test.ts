@@ -29,7 +29,7 @@ describe("UInt256", () => {
     rejects(() => UInt256Scalar.parseLiteral(parseLiteralText("12")));
   });
   it("serialises bigint, Decimal-like and numbers as canonical decimal strings", () => {
-    expect(UInt256Scalar.serialize(10n ** 30n)).toBe("1" + "0".repeat(30));
+    expect(UInt256Scalar.serialize(10n ** 30n)).toBe(`1${"0".repeat(30)}`);
     expect(UInt256Scalar.serialize({ toFixed: () => "1000000000000000000000000" })).toBe("1000000000000000000000000");
     expect(UInt256Scalar.serialize(42)).toBe("42");
     expect(() => UInt256Scalar.serialize(1.5)).toThrow();
@@ -42,7 +42,7 @@ describe("Address", () => {
   it.each([
     [CHECKSUMMED, CHECKSUMMED.toLowerCase()],
     [CHECKSUMMED.toLowerCase(), CHECKSUMMED.toLowerCase()],
-    ["0x" + CHECKSUMMED.slice(2).toUpperCase(), CHECKSUMMED.toLowerCase()],
+    [`0x${CHECKSUMMED.slice(2).toUpperCase()}`, CHECKSUMMED.toLowerCase()],
   ])("accepts %s as %s", (input, expected) => {
     expect(AddressScalar.parseValue(input)).toBe(expected);
     expect(AddressScalar.parseLiteral(parseLiteralText(JSON.stringify(input)))).toBe(expected);
@@ -60,12 +60,12 @@ describe("Address", () => {
 });
 
 describe("Bytes32", () => {
-  const hash = "0x" + "Ab".repeat(32);
+  const hash = `0x${"Ab".repeat(32)}`;
   it("accepts any case and lowercases", () => {
     expect(Bytes32Scalar.parseValue(hash)).toBe(hash.toLowerCase());
     expect(Bytes32Scalar.parseLiteral(parseLiteralText(JSON.stringify(hash)))).toBe(hash.toLowerCase());
   });
-  it.each([["0x" + "a".repeat(63)], ["0x" + "a".repeat(65)], ["a".repeat(64)], ["0x" + "g".repeat(64)], [1]])("rejects %j", (value) =>
+  it.each([[`0x${"a".repeat(63)}`], [`0x${"a".repeat(65)}`], ["a".repeat(64)], [`0x${"g".repeat(64)}`], [1]])("rejects %j", (value) =>
     rejects(() => Bytes32Scalar.parseValue(value)),
   );
 });

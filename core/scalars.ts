@@ -2,7 +2,7 @@ import { GraphQLScalarType, Kind, type ValueNode } from "graphql";
 import { isAddress } from "viem";
 import { InputError } from "./errors.ts";
 
-// The wire conventions of the contract (shared/API.md) live here and only here: every on-chain
+// The wire conventions (docs/reference/scalars.md) live here and only here: every on-chain
 // integer leaves as a canonical decimal string, every address/hash as lowercase hex, chain ids as
 // JSON numbers. Resolvers may return bigint, Prisma Decimal or strings; these scalars normalise.
 

@@ -2,21 +2,28 @@
 // upstream addresses, the listen address and nginx's own file paths rewritten for loopback) in
 // front of a running gateway and a realtime node. GraphQL, /health and a Socket.IO WebSocket go
 // through it; /metrics does not.
-import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
-import { connectClient, insertUpdates, wallet, type TestClient } from "../realtime/testing.ts";
+import { insertUpdates, wallet } from "../test/outbox.ts";
+import { connectClient, type TestClient } from "../test/realtime.ts";
 import { freePort } from "../test/private-postgres.ts";
+import { binaryService, describeWith } from "../test/services.ts";
+import { spawnChild, type Spawned } from "../test/spawn.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
+import { testRealtimeSettings } from "../test/config.ts";
+import { loadCompose } from "../test/compose.ts";
+import { REALTIME_PATH } from "../realtime/events.ts";
 
 const NGINX = "/usr/sbin/nginx";
-// CI installs nginx (.ci/run); elsewhere the test says why it did not run.
-const available = existsSync(NGINX) || process.env.CI === "true";
+/** The Socket.IO path of the compose file's realtime nodes. */
+const REALTIME_NODE_PATH = loadCompose().services["realtime-a"]!.environment!.REALTIME_PATH!;
+// CI installs nginx (.ci/run); elsewhere the suite is skipped with SKIPPED and the install command in its title.
+const nginxBinary = binaryService(NGINX, "apt-get install -y nginx-light");
 
 /** deploy/nginx.conf with loopback upstreams and nginx's files in `dir`; everything else as shipped. */
 function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPort: number; realtimePort: number }): string {
@@ -28,16 +35,18 @@ function loopbackNginxConf(conf: string, options: { dir: string; port: number; g
     .replace("worker_connections 16384;", "worker_connections 256;")
     .replace(
       "http {",
-      ["http {", "access_log off;", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
+      ["http {", "access_log off;", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join(
+        "\n  ",
+      ),
     );
   return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\n${rewritten}`;
 }
 
-describe.skipIf(!available)("deploy/nginx.conf in front of the services", () => {
+describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   let t: TestStack;
   let realtimeHttp: Server;
   let realtime: RunningRealtime;
-  let nginx: ChildProcess;
+  let nginx: Spawned;
   let proxyUrl: string;
   let dir: string;
   const clients: TestClient[] = [];
@@ -46,7 +55,11 @@ describe.skipIf(!available)("deploy/nginx.conf in front of the services", () => 
     t = await startTestStack();
     realtimeHttp = createServer();
     await new Promise<void>((resolve) => realtimeHttp.listen(0, "127.0.0.1", resolve));
-    realtime = await startRealtime(realtimeHttp, { db: t.db, logger: silentLogger(), env: { REALTIME_TRANSPORTS: "websocket" } });
+    realtime = await startRealtime(realtimeHttp, {
+      db: t.db,
+      logger: silentLogger(),
+      settings: testRealtimeSettings({ REALTIME_TRANSPORTS: "websocket", REALTIME_PATH: REALTIME_NODE_PATH }),
+    });
 
     dir = mkdtempSync(join(tmpdir(), "nginx-"));
     chmodSync(dir, 0o777); // nginx's workers drop root for nobody
@@ -61,24 +74,23 @@ describe.skipIf(!available)("deploy/nginx.conf in front of the services", () => 
         realtimePort: (realtimeHttp.address() as { port: number }).port,
       }),
     );
-    nginx = spawn(NGINX, ["-c", conf, "-p", dir, "-g", "daemon off;"], { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    nginx.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    nginx = spawnChild({ command: NGINX, args: ["-c", conf, "-p", dir, "-g", "daemon off;"], stdout: "ignore" });
     proxyUrl = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 20_000;
-    while ((await fetch(`${proxyUrl}/health`).then((r) => r.status, () => 0)) !== 200) {
-      if (Date.now() > deadline || nginx.exitCode !== null) throw new Error(`nginx did not come up: ${stderr}`);
+    while (
+      (await fetch(`${proxyUrl}/health`).then(
+        (r) => r.status,
+        () => 0,
+      )) !== 200
+    ) {
+      if (Date.now() > deadline || !nginx.running()) throw new Error(`nginx did not come up: ${nginx.stderr()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   });
 
   afterAll(async () => {
     for (const client of clients) client.close();
-    if (nginx?.pid !== undefined && nginx.exitCode === null) {
-      const exited = new Promise((resolve) => nginx.once("exit", resolve));
-      process.kill(nginx.pid, "SIGQUIT"); // nginx's graceful stop
-      await exited;
-    }
+    await nginx?.stop({ signal: "SIGQUIT" }); // nginx's graceful stop
     await realtime?.stop();
     await new Promise((resolve) => realtimeHttp?.close(resolve));
     await t?.close();
@@ -115,8 +127,11 @@ describe.skipIf(!available)("deploy/nginx.conf in front of the services", () => 
     expect(response.headers.get("content-type")).toContain("text/html"); // nginx's page: the gateway never saw it
   });
 
-  it("upgrades Socket.IO WebSockets on /ws and delivers updates through the proxy", async () => {
-    const client = await connectClient(proxyUrl, "/ws");
+  it("upgrades Socket.IO WebSockets on the live page's path and delivers updates through the proxy", async () => {
+    // The page (and `npm start`) use /socket.io; the compose realtime nodes serve that path.
+    expect(REALTIME_NODE_PATH).toBe(REALTIME_PATH.gateway);
+    expect(readFileSync("web/page/main.ts", "utf8")).toContain(`const SOCKET_PATH = "${REALTIME_PATH.gateway}";`);
+    const client = await connectClient(proxyUrl, REALTIME_NODE_PATH);
     clients.push(client);
     expect(client.socket.io.engine.transport.name).toBe("websocket");
     const state = await client.subscribe({ all: true });

@@ -54,7 +54,10 @@ describe("networkConfigs", () => {
 describe("betResult / betResults", () => {
   it("returns a settled bet with a proof snarkjs accepts under the served key, and snarkjs's own calldata", async () => {
     const sample = t.fixtures.sampleSettled!;
-    const { data, errors } = await t.gql<{ betResult: { status: string; result: { proof: Record<string, unknown> } }; networkConfigs: { verificationKey: { json: string } }[] }>(
+    const { data, errors } = await t.gql<{
+      betResult: { status: string; result: { proof: Record<string, unknown> } };
+      networkConfigs: { verificationKey: { json: string } }[];
+    }>(
       `query ($chainId: ChainId!, $betId: UInt256!) {
         betResult(chainId: $chainId, betId: $betId) { ${BET_FIELDS} }
         networkConfigs(chainId: $chainId) { verificationKey { json } } }`,
@@ -63,7 +66,16 @@ describe("betResult / betResults", () => {
     expect(errors).toBeUndefined();
     expect(conventionViolations(data)).toEqual([]);
     expect(data!.betResult.status).toBe("SETTLED");
-    const proof = data!.betResult.result.proof as { piA: string[]; piB: string[][]; piC: string[]; publicSignals: string[]; solidityCalldata: string; verified: boolean; protocol: string; curve: string };
+    const proof = data!.betResult.result.proof as {
+      piA: string[];
+      piB: string[][];
+      piC: string[];
+      publicSignals: string[];
+      solidityCalldata: string;
+      verified: boolean;
+      protocol: string;
+      curve: string;
+    };
     expect(proof.verified).toBe(true);
     const vk = JSON.parse(data!.networkConfigs[0]!.verificationKey.json) as object;
     const snarkProof = { pi_a: proof.piA, pi_b: proof.piB, pi_c: proof.piC, protocol: proof.protocol, curve: proof.curve };
@@ -112,7 +124,9 @@ describe("betResult / betResults", () => {
 
   it("answers 100 ids and refuses 101", async () => {
     const hundred = Array.from({ length: 100 }, (_, i) => String(i + 1));
-    const ok = await t.gql<{ betResults: unknown[] }>(`query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { won } } }`, { ids: hundred });
+    const ok = await t.gql<{ betResults: unknown[] }>(`query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { won } } }`, {
+      ids: hundred,
+    });
     expect(ok.errors).toBeUndefined();
     expect(ok.data!.betResults).toHaveLength(100);
     const tooMany = await t.gql(`query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId } }`, { ids: [...hundred, "101"] });
@@ -122,7 +136,14 @@ describe("betResult / betResults", () => {
 
 describe("playerBets and pendingBetCount", () => {
   it("serves a wallet's bets newest first with every field in the contract's conventions", async () => {
-    const { data, errors } = await t.gql<{ playerBets: { totalCount: number; nodes: { placedBlock: string; player: string }[]; edges: { cursor: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }>(
+    const { data, errors } = await t.gql<{
+      playerBets: {
+        totalCount: number;
+        nodes: { placedBlock: string; player: string }[];
+        edges: { cursor: string }[];
+        pageInfo: { hasNextPage: boolean; endCursor: string };
+      };
+    }>(
       `query ($w: Address!) { playerBets(wallet: $w, first: 10) { totalCount pageInfo { hasNextPage endCursor } edges { cursor } nodes { ${BET_FIELDS} } } }`,
       { w: t.fixtures.whale.toUpperCase().replace("0X", "0x") },
     );
@@ -152,7 +173,9 @@ describe("playerBets and pendingBetCount", () => {
 
 describe("schema never offers the server seed", () => {
   it("has no seed-like field other than clientSeed and serverSeedHash", async () => {
-    const { data } = await t.gql<{ __schema: { types: { name: string; fields: { name: string }[] | null }[] } }>(`{ __schema { types { name fields { name } } } }`);
+    const { data } = await t.gql<{ __schema: { types: { name: string; fields: { name: string }[] | null }[] } }>(
+      `{ __schema { types { name fields { name } } } }`,
+    );
     const seedFields = data!.__schema.types.flatMap((type) => (type.fields ?? []).map((f) => `${type.name}.${f.name}`)).filter((f) => /seed/i.test(f));
     expect(seedFields.sort()).toEqual(["Bet.clientSeed", "Bet.serverSeedHash"]);
   });

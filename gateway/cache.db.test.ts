@@ -21,10 +21,14 @@ async function cacheControlOf(query: string): Promise<string | null> {
 describe("Cache-Control", () => {
   it("lets a finalized settled bet, with its proof and history fields, live an hour", async () => {
     const { chainId, betId } = t.fixtures.sampleSettled!;
-    expect(await cacheControlOf(`{ betResult(chainId: ${chainId}, betId: "${betId}") { betId player stake status network { name } result { outcome proof { piA verified } } } }`))
-      .toBe("max-age=60, public"); // network { name } is a setting: 60 s
-    expect(await cacheControlOf(`{ betResult(chainId: ${chainId}, betId: "${betId}") { betId player stake status result { outcome proof { piA verified } } } }`))
-      .toBe("max-age=3600, public");
+    expect(
+      await cacheControlOf(
+        `{ betResult(chainId: ${chainId}, betId: "${betId}") { betId player stake status network { name } result { outcome proof { piA verified } } } }`,
+      ),
+    ).toBe("max-age=60, public"); // network { name } is a setting: 60 s
+    expect(
+      await cacheControlOf(`{ betResult(chainId: ${chainId}, betId: "${betId}") { betId player stake status result { outcome proof { piA verified } } } }`),
+    ).toBe("max-age=3600, public");
   });
 
   it("keeps what moves with the head short", async () => {

@@ -31,7 +31,7 @@ const hostile = fc.oneof(
   fc.double(),
   fc.bigInt({ min: 0n, max: 1n << 300n }).map((n) => n.toString()),
   fc.bigInt({ min: -(1n << 260n), max: 1n << 260n }).map((n) => `${n}`),
-  fc.constantFrom("0x", "0X" + "a".repeat(40), "0x" + "g".repeat(40), "1e3", "01", "-0", " 1", "NaN", "Infinity", "\u0000", "__proto__", "constructor"),
+  fc.constantFrom("0x", `0X${"a".repeat(40)}`, `0x${"g".repeat(40)}`, "1e3", "01", "-0", " 1", "NaN", "Infinity", "\u0000", "__proto__", "constructor"),
   fc.array(fc.string(), { maxLength: 300 }),
   fc.dictionary(fc.constantFrom("__proto__", "constructor", "prototype", "chainId", "status"), fc.jsonValue(), { maxKeys: 4 }),
   fc.jsonValue({ depthSize: "large", maxDepth: 30 }),
@@ -70,11 +70,89 @@ describe("fuzzed arguments", () => {
   it("filters built of hostile fields", async () => {
     const query = OPERATIONS[2]!;
     await fc.assert(
-      fc.asyncProperty(fc.record({ chainId: hostile, status: hostile, game: hostile, placedFrom: hostile, placedTo: hostile }, { requiredKeys: [] }), async (filter) => {
-        expectClearError(await send(JSON.stringify({ query, variables: { a: t.fixtures.whale, b: filter } })));
-      }),
+      fc.asyncProperty(
+        fc.record({ chainId: hostile, status: hostile, game: hostile, placedFrom: hostile, placedTo: hostile }, { requiredKeys: [] }),
+        async (filter) => {
+          expectClearError(await send(JSON.stringify({ query, variables: { a: t.fixtures.whale, b: filter } })));
+        },
+      ),
       { numRuns: RUNS },
     );
+  });
+});
+
+describe("edited cursors", () => {
+  const PAGE = `query ($w: Address!, $after: String) { playerBets(wallet: $w, first: 2, after: $after) { pageInfo { endCursor } nodes { betId } } }`;
+  const realCursor = async () => {
+    const { json } = await send(JSON.stringify({ query: PAGE, variables: { w: t.fixtures.whale } }));
+    const cursor = (json.data as { playerBets: { pageInfo: { endCursor: string } } }).playerBets.pageInfo.endCursor;
+    expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+    return cursor;
+  };
+  const decode = (cursor: string) => JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Record<string, unknown>;
+  const encode = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString("base64url");
+  const page = (after: string) => send(JSON.stringify({ query: PAGE, variables: { w: t.fixtures.whale, after } }));
+  const expectRefusedAfter = (result: Awaited<ReturnType<typeof send>>) => {
+    expect(result.json.errors?.[0]?.extensions, JSON.stringify(result.json.errors)).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "after" });
+  };
+
+  it.each([
+    ["b = 20 digits", { b: "99999999999999999999" }],
+    ["l = 2^40", { l: 2 ** 40 }],
+    ["b = 0x10", { b: "0x10" }],
+    ["b = -1", { b: "-1" }],
+    ["l = -1", { l: -1 }],
+    ["l = 1.5", { l: 1.5 }],
+    ["c = 0", { c: "0" }],
+    ["c past 2^53", { c: "99999999999999999" }],
+    ["b with a leading zero", { b: "01" }],
+    ["an extra key", { extra: true }],
+  ])("answers BAD_USER_INPUT naming after for a real cursor with %s", async (_what, edit) => {
+    expectRefusedAfter(await page(encode({ ...decode(await realCursor()), ...edit })));
+  });
+
+  it("answers every decoded-edited-re-encoded cursor with a page or BAD_USER_INPUT naming after", async () => {
+    const original = decode(await realCursor());
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("q", "b", "l", "c"),
+        fc.oneof(
+          hostile,
+          fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }).map(String),
+          fc.bigInt({ min: 1n << 62n, max: 1n << 66n }).map(String),
+          fc.integer({ min: 2 ** 31 - 4, max: Number.MAX_SAFE_INTEGER }),
+          fc.constantFrom(2 ** 40, 1.5, -1, "0x10", "-1", "00", "0"),
+        ),
+        async (field, value) => {
+          const result = await page(encode({ ...original, [field]: value }));
+          expectClearError(result);
+          if (result.json.errors) expectRefusedAfter(result);
+          else expect(result.json.data).toHaveProperty("playerBets.nodes");
+        },
+      ),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+describe("request mistakes found by earlier fuzzing", () => {
+  it.each([
+    ["an operationName naming no operation", { query: "query A { __typename }", operationName: "B" }],
+    ["several operations and no operationName", { query: "query A { __typename } query C { __typename }" }],
+    ["an APQ hash that does not match its query", { query: "{ __typename }", extensions: { persistedQuery: { version: 1, sha256Hash: "abc" } } }],
+    ["an APQ of an unsupported version", { query: "{ __typename }", extensions: { persistedQuery: { version: 2, sha256Hash: "abc" } } }],
+    ["an APQ extension that is not an object", { extensions: { persistedQuery: "x" } }],
+    ["an APQ extension without a version", { query: "{ __typename }", extensions: { persistedQuery: { sha256Hash: "abc" } } }],
+  ])("answers %s with HTTP 400 BAD_REQUEST", async (_what, body) => {
+    const result = await send(JSON.stringify(body));
+    expect(result.status).toBe(400);
+    expect(result.json.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+  });
+
+  it.each(["\u0000", "dice\u0000", "\u0000\u0000"])("answers filter.game %j with BAD_USER_INPUT naming filter.game", async (game) => {
+    const query = `query ($w: Address!, $g: String) { playerBets(wallet: $w, filter: { game: $g }) { totalCount nodes { betId } } }`;
+    const result = await send(JSON.stringify({ query, variables: { w: t.fixtures.whale, g: game } }));
+    expect(result.json.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "filter.game" });
   });
 });
 
@@ -86,7 +164,13 @@ describe("fuzzed bodies", () => {
           fc.string({ maxLength: 500 }),
           fc.uint8Array({ maxLength: 500 }).map((bytes) => Buffer.from(bytes).toString("latin1")),
           fc.jsonValue().map((value) => JSON.stringify(value)),
-          fc.constantFrom('{"query": 1}', '{"query": null}', '{"query": ["{ __typename }"]}', '{"variables": "x", "query": "{ __typename }"}', '{"__proto__": {"query": "{ __typename }"}}'),
+          fc.constantFrom(
+            '{"query": 1}',
+            '{"query": null}',
+            '{"query": ["{ __typename }"]}',
+            '{"variables": "x", "query": "{ __typename }"}',
+            '{"__proto__": {"query": "{ __typename }"}}',
+          ),
         ),
         fc.constantFrom("application/json", "text/plain", "application/octet-stream", "application/graphql-response+json"),
         async (body, contentType) => {

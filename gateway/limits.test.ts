@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { getIntrospectionQuery, parse, type OperationDefinitionNode } from "graphql";
 import { describe, expect, it } from "vitest";
-import { apiSchemaOf } from "../core/supergraph.ts";
-import { DEFAULT_QUERY_LIMITS, measureOperation, type QueryLimits } from "./limits.ts";
+import { apiSchemaOf } from "../core/schema.ts";
+import { largestDocumentedRequests } from "../test/largest-request.ts";
+import { checkArgumentRanges, DEFAULT_QUERY_LIMITS, measureOperation, type QueryLimits } from "./limits.ts";
 
 const schema = apiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
 const WALLET = "0x000000000000000000000000000000000000dead";
@@ -13,26 +14,85 @@ function measure(query: string, variables: Record<string, unknown> = {}, limits:
   return measureOperation(schema, document, operation, variables, limits);
 }
 
-const BET_FIELDS = "chainId betId player token stake game clientSeed serverSeedHash status placedBlock placedTx placedAt settledBlock settledTx settledAt refundedBlock refundedTx refundedAt confirmations finalized";
+const BET_FIELDS =
+  "chainId betId player token stake game clientSeed serverSeedHash status placedBlock placedTx placedAt settledBlock settledTx settledAt refundedBlock refundedTx refundedAt confirmations finalized";
 
 describe("query cost", () => {
-  it("charges list fields their page size", () => {
-    expect(measure(`{ networkConfigs { name } }`).cost).toBe(10 + 10);
+  it("charges rows, lists and statements; scalar leaves cost 1 each where selected, not per row", () => {
     const ids = Array.from({ length: 100 }, (_, i) => String(i));
-    expect(measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { betId result { won } } }`, { ids }).cost).toBe(100 + 100 * 3);
-    expect(measure(`{ playerBets(wallet: "${WALLET}", first: 50) { totalCount nodes { betId } } }`).cost).toBe(1 + 1 + 50 + 50);
-    expect(measure(`{ playerBets(wallet: "${WALLET}") { edges { node { betId } } } }`).cost).toBe(1 + 20 + 20 * 2);
+    const leaves = BET_FIELDS.split(" ").length;
+    const one = measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { betId } }`, { ids }).cost;
+    expect(measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { ${BET_FIELDS} } }`, { ids }).cost).toBe(one + leaves - 1);
+    const few = measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { betId } }`, { ids: ids.slice(0, 10) }).cost;
+    const many = measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { betId } }`, { ids }).cost;
+    expect(many).toBeGreaterThan(few * 5);
+    const withResult = measure(`query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { betId result { won proof { piA } } } }`, { ids }).cost;
+    expect(withResult).toBeGreaterThan(many);
   });
 
-  it("takes page sizes from variables", () => {
-    expect(measure(`query ($n: Int) { playerBets(wallet: "${WALLET}", first: $n) { nodes { betId } } }`, { n: 7 }).cost).toBe(1 + 7 + 7);
+  it("takes page sizes from variables, and from variable defaults", () => {
+    const seven = measure(`query ($n: Int) { playerBets(wallet: "${WALLET}", first: $n) { nodes { betId } } }`, { n: 7 }).cost;
+    expect(measure(`query ($n: Int = 7) { playerBets(wallet: "${WALLET}", first: $n) { nodes { betId } } }`).cost).toBe(seven);
+    expect(measure(`{ playerBets(wallet: "${WALLET}", first: 70) { nodes { betId } } }`).cost).toBeGreaterThan(seven * 5);
   });
 
-  it("admits the heaviest reasonable page and refuses a larger one", () => {
-    const page = `playerBets(wallet: "${WALLET}", first: 100) { edges { cursor node { ${BET_FIELDS} } } }`;
-    expect(measure(`{ ${page} }`).cost).toBeLessThanOrEqual(5000);
-    expect(measure(`{ a: ${page} b: ${page} }`).cost).toBeLessThanOrEqual(5000);
-    expect(() => measure(`{ a: ${page} b: ${page} c: ${page} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+  it.each(Object.entries(largestDocumentedRequests(schema, 31337)))("admits the largest documented %s, every field at maximum arguments", (_field, query) => {
+    const result = measure(query);
+    expect(result.cost).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+    expect(result.depth).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxDepth);
+  });
+
+  it("admits playerBets(first: 100) with every field and no filter", () => {
+    const query = largestDocumentedRequests(schema, 31337).playerBets!.replace(/filter: \{[^}]*\}, /, "");
+    expect(query).not.toContain("filter");
+    expect(measure(query).cost).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+  });
+
+  it("refuses 30 aliases of maximum pages, even selecting one scalar", () => {
+    const pages = Array.from({ length: 30 }, (_, i) => `p${i}: playerBets(wallet: "${WALLET}", first: 100) { nodes { betId } }`);
+    expect(() => measure(`{ ${pages.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+    const ids = JSON.stringify(Array.from({ length: 100 }, (_, i) => String(i + 1)));
+    const batches = Array.from({ length: 30 }, (_, i) => `b${i}: betResults(chainId: 1, betIds: ${ids}) { betId }`);
+    expect(() => measure(`{ ${batches.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+    const counts = Array.from({ length: 30 }, (_, i) => `c${i}: playerBets(wallet: "${WALLET}", first: 1, filter: { game: "dice" }) { totalCount }`);
+    expect(() => measure(`{ ${counts.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+  });
+
+  it("prices totalCount under a game or time filter above the counter-backed one", () => {
+    // What selecting totalCount adds to the same page.
+    const count = (filter: string) =>
+      measure(`{ playerBets(wallet: "${WALLET}", first: 1${filter}) { totalCount } }`).cost -
+      measure(`{ playerBets(wallet: "${WALLET}", first: 1${filter}) { pageInfo { hasNextPage } } }`).cost +
+      1;
+    expect(count(`, filter: { chainId: 1, status: [PENDING] }`)).toBe(count(""));
+    expect(count(`, filter: { game: "dice" }`)).toBeGreaterThanOrEqual(count("") * 100);
+    expect(count(`, filter: { placedFrom: "1" }`)).toBeGreaterThanOrEqual(count("") * 100);
+    expect(count(`, filter: { placedTo: "1" }`)).toBeGreaterThanOrEqual(count("") * 100);
+  });
+
+  it("prices a page no single index serves in page order (a time range, several statuses, two narrowing filters) like a row count", () => {
+    const pageCost = (filter: string) => measure(`{ playerBets(wallet: "${WALLET}", first: 1${filter}) { pageInfo { hasNextPage } } }`).cost;
+    // One index each: (player, chainId, …), (player, status, …), (player, game, …).
+    for (const single of [`, filter: { chainId: 1 }`, `, filter: { status: [PENDING] }`, `, filter: { game: "dice" }`])
+      expect(pageCost(single)).toBe(pageCost(""));
+    // The others read the wallet's rows of one index until the page fills (all of them when few match).
+    for (const scan of [
+      `, filter: { placedFrom: "1" }`,
+      `, filter: { placedTo: "1" }`,
+      `, filter: { status: [PENDING, REFUNDED] }`,
+      `, filter: { game: "dice", status: [SETTLED] }`,
+      `, filter: { game: "dice", chainId: 1 }`,
+      `, filter: { chainId: 1, status: [PENDING] }`,
+    ])
+      expect(pageCost(scan), scan).toBeGreaterThanOrEqual(pageCost("") + 190);
+  });
+
+  it("refuses 30 aliases of a combined filter that would each scan the wallet's game rows", () => {
+    const aliases = Array.from(
+      { length: 30 },
+      (_, i) => `a${i}: playerBets(wallet: "${WALLET}", first: 1, filter: { game: "dice", status: [SETTLED] }) { nodes { betId } }`,
+    );
+    expect(() => measure(`{ ${aliases.join(" ")} }`)).toThrow(/cost \d+ exceeds/);
   });
 
   it("keeps introspection open", () => {
@@ -46,13 +106,55 @@ describe("query cost", () => {
     const bomb = `{ ...F0 } ${levels.join(" ")} fragment F30 on Query { __typename }`;
     expect(() => measure(bomb, {}, { ...DEFAULT_QUERY_LIMITS, maxAliases: 1_000_000 })).toThrow(/cost \d+ exceeds/);
   });
+
+  it("stops a fragment bomb of scalar leaves too", () => {
+    const levels = Array.from({ length: 20 }, (_, i) => `fragment B${i} on Bet { ...B${i + 1} ...B${i + 1} }`);
+    const bomb = `{ playerBets(wallet: "${WALLET}", first: 100) { nodes { ...B0 } } } ${levels.join(" ")} fragment B20 on Bet { ${BET_FIELDS} }`;
+    expect(() => measure(bomb)).toThrow(/cost \d+ exceeds/);
+  });
+});
+
+describe("argument ranges, checked before cost", () => {
+  const ranges = (query: string, variables: Record<string, unknown> = {}) => {
+    const document = parse(query);
+    const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === "OperationDefinition")!;
+    return () => checkArgumentRanges(document, operation, variables);
+  };
+  const everything = largestDocumentedRequests(schema, 31337);
+
+  it("names `first` outside 1..100, whatever the selection costs", () => {
+    for (const first of [0, -1, 101, 3000]) {
+      const query = everything.playerBets!.replace("first: 100", `first: ${first}`);
+      expect(ranges(query)).toThrow(
+        expect.objectContaining({
+          message: "first must be from 1 to 100",
+          extensions: expect.objectContaining({ code: "BAD_USER_INPUT", argumentName: "first" }),
+        }),
+      );
+    }
+    expect(ranges(`query ($n: Int) { playerBets(wallet: "${WALLET}", first: $n) { totalCount } }`, { n: 3000 })).toThrow(/first must be from 1 to 100/);
+    expect(ranges(`query ($n: Int = 3000) { playerBets(wallet: "${WALLET}", first: $n) { totalCount } }`)).toThrow(/first must be from 1 to 100/);
+    expect(ranges(`{ ...F } fragment F on Query { playerBets(wallet: "${WALLET}", first: 101) { totalCount } }`)).toThrow(/first must be from 1 to 100/);
+    expect(ranges(everything.playerBets!)).not.toThrow();
+  });
+
+  it("names `betIds` beyond 100 ids", () => {
+    const ids = Array.from({ length: 2000 }, (_, i) => String(i + 1));
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 1, betIds: $ids) { ${BET_FIELDS} result { proof { piA } } } }`;
+    expect(ranges(query, { ids })).toThrow(
+      expect.objectContaining({ message: "betIds takes at most 100 ids", extensions: expect.objectContaining({ argumentName: "betIds" }) }),
+    );
+    expect(ranges(`{ betResults(chainId: 1, betIds: ${JSON.stringify(ids.slice(0, 101))}) { betId } }`)).toThrow(/betIds takes at most 100 ids/);
+    expect(ranges(query, { ids: ids.slice(0, 100) })).not.toThrow();
+  });
 });
 
 describe("depth and aliases", () => {
   it("measures depth as fields nested in fields", () => {
     expect(measure(`{ playerBets(wallet: "${WALLET}") { edges { node { result { proof { piA } } } } } }`).depth).toBe(6);
-    expect(() => measure(`{ playerBets(wallet: "${WALLET}") { edges { node { result { proof { piA } } } } } }`, {}, { ...DEFAULT_QUERY_LIMITS, maxDepth: 5 }))
-      .toThrow(/depth 6 exceeds the limit of 5/);
+    expect(() =>
+      measure(`{ playerBets(wallet: "${WALLET}") { edges { node { result { proof { piA } } } } } }`, {}, { ...DEFAULT_QUERY_LIMITS, maxDepth: 5 }),
+    ).toThrow(/depth 6 exceeds the limit of 5/);
   });
 
   it("counts aliases, through fragments too", () => {

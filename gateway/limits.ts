@@ -3,25 +3,35 @@ import {
   GraphQLError,
   getNamedType,
   getNullableType,
+  isCompositeType,
   isListType,
   isObjectType,
   isInterfaceType,
   Kind,
+  valueFromASTUntyped,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
-  type ValueNode,
 } from "graphql";
-import { ErrorCode } from "../core/errors.ts";
+import { checkBetIdCount, checkPageSize } from "../core/arguments.ts";
+import { ErrorCode, InputError } from "../core/errors.ts";
 
 // Query limits of the contract, measured on the parsed operation before any subgraph is asked:
-// depth (fields nested in fields), aliases, and cost: every field costs 1 each time it will be
-// resolved, and a list field costs its page size and multiplies what it contains by it.
+// argument ranges first (BAD_USER_INPUT naming the argument, whatever the cost), then depth
+// (fields nested in fields), aliases, and cost. The cost model prices what the service does, not
+// how many names a query spells out (docs/reference/limits.md#query-cost):
+// - a scalar or enum leaf costs 1 where the (fragment-expanded) query selects it, not per row: it is
+//   a column of a row already read;
+// - every object costs 1 each time it is returned, a `Bet` BET_WEIGHT (its rows in two subgraphs);
+// - a list multiplies what it contains by its size: `first`, the number of `betIds`, the
+//   connection's `first` for `edges`/`nodes`, UNBOUNDED_LIST_SIZE for small lists no argument bounds;
+// - each database statement a field runs costs FIELD_COST, a `totalCount` that no counter serves
+//   (a `game` or placed-time filter counts the wallet's rows) FILTERED_COUNT_COST, and a page under
+//   a filter no single index serves in page order SCAN_PAGE_COST.
 // Introspection stays cheap and open: its fields cost 1 each and do not count towards depth.
 
 export interface QueryLimits {
@@ -36,6 +46,24 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 8, maxAliases: 30, 
 const UNBOUNDED_LIST_SIZE = 10;
 /** Connection fields whose size is the `first` of the field that returned the connection. */
 const CONNECTION_LISTS = new Set(["edges", "nodes"]);
+/** A bet is a row in history and one in results (joined by the gateway). */
+const BET_WEIGHT = 3;
+/** Database statements run per call of a field, beyond the objects it returns. */
+const FIELD_COST: Record<string, number> = {
+  "Query.playerBets": 10,
+  "Query.betResults": 5,
+  "Query.pendingBetCount": 5,
+  "Query.betResult": 1,
+  "Query.networkConfigs": 1,
+  "BetConnection.totalCount": 1,
+};
+/** A totalCount under a `game` or placed-time filter counts the wallet's matching rows (no counter serves it). */
+const FILTERED_COUNT_COST = 500;
+/** A page no single index serves in page order (a placed-time range, several statuses, two
+ * narrowing filters; see `filterOf`): it may read much of the wallet's history; priced like a count. */
+const SCAN_PAGE_COST = 200;
+/** Default page size of a connection field without `first`. */
+const DEFAULT_PAGE = 20;
 
 export interface OperationMeasure {
   depth: number;
@@ -44,23 +72,86 @@ export interface OperationMeasure {
 }
 
 class LimitExceeded extends Error {
-  constructor(readonly limit: "depth" | "aliases" | "cost", readonly max: number, readonly value: number) {
+  constructor(
+    readonly limit: "depth" | "aliases" | "cost",
+    readonly max: number,
+    readonly value: number,
+  ) {
     super(`${limit} ${value} exceeds the limit of ${max}`);
   }
 }
 
-function valueOf(node: ValueNode | undefined, variables: Record<string, unknown>): unknown {
-  if (!node) return undefined;
-  switch (node.kind) {
-    case Kind.VARIABLE:
-      return variables[node.name.value];
-    case Kind.INT:
-      return Number(node.value);
-    case Kind.LIST:
-      return node.values;
-    default:
-      return undefined;
+/** The operation's variables with the defaults of its variable definitions filled in. */
+function effectiveVariables(operation: OperationDefinitionNode, variables: Record<string, unknown>): Record<string, unknown> {
+  const effective: Record<string, unknown> = {};
+  for (const definition of operation.variableDefinitions ?? []) {
+    if (definition.defaultValue) effective[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue, {});
   }
+  return { ...effective, ...variables };
+}
+
+function argument(field: FieldNode, name: string, variables: Record<string, unknown>): unknown {
+  const node = field.arguments?.find((a) => a.name.value === name)?.value;
+  return node ? valueFromASTUntyped(node, variables) : undefined;
+}
+
+/** Field nodes of the operation and of every fragment it reaches, each fragment once. */
+function* fieldsOf(document: DocumentNode, operation: OperationDefinitionNode): Generator<FieldNode> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const visited = new Set<string>();
+  const pending: SelectionSetNode[] = [operation.selectionSet];
+  for (let set = pending.pop(); set; set = pending.pop()) {
+    for (const selection of set.selections) {
+      if (selection.kind === Kind.FIELD) {
+        yield selection;
+        if (selection.selectionSet) pending.push(selection.selectionSet);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        pending.push(selection.selectionSet);
+      } else if (!visited.has(selection.name.value)) {
+        visited.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) pending.push(fragment.selectionSet);
+      }
+    }
+  }
+}
+
+/**
+ * The contract's argument ranges (`first` 1..100, at most 100 `betIds`), with the subgraphs' own
+ * messages, checked on the operation before its cost is: an out-of-range argument is
+ * BAD_USER_INPUT naming it, never QUERY_TOO_COMPLEX. Linear in the document's size.
+ */
+export function checkArgumentRanges(document: DocumentNode, operation: OperationDefinitionNode, variables: Record<string, unknown>): void {
+  const values = effectiveVariables(operation, variables);
+  for (const field of fieldsOf(document, operation)) {
+    const first = argument(field, "first", values);
+    if (typeof first === "number") checkPageSize(first);
+    const ids = argument(field, "betIds", values);
+    if (Array.isArray(ids)) checkBetIdCount(ids.length);
+  }
+}
+
+/**
+ * What a `filter` argument narrows by: a game, a placed-time range, and whether one index serves
+ * the page in page order. The wallet's indexes lead with one of chainId, a status or game; a
+ * time range, several statuses or two of those narrowings make the database read the wallet's
+ * rows of one index until the page fills — all of them when few match.
+ */
+function filterOf(filter: unknown): { game: boolean; timeRange: boolean; scans: boolean } {
+  if (!filter || typeof filter !== "object") return { game: false, timeRange: false, scans: false };
+  const { game, placedFrom, placedTo, chainId, status } = filter as Record<string, unknown>;
+  const statuses = status == null ? 0 : Array.isArray(status) ? status.length : 1;
+  const timeRange = placedFrom != null || placedTo != null;
+  const narrowings = [chainId != null, statuses > 0, game != null].filter(Boolean).length;
+  return { game: game != null, timeRange, scans: timeRange || statuses > 1 || narrowings > 1 };
+}
+
+interface ConnectionScope {
+  size: number;
+  countsRows: boolean;
 }
 
 /**
@@ -78,54 +169,71 @@ export function measureOperation(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
+  const values = effectiveVariables(operation, variables);
   const measure: OperationMeasure = { depth: 0, aliases: 0, cost: 0 };
+  const charge = (amount: number) => {
+    measure.cost += amount;
+    if (measure.cost > limits.maxCost) throw new LimitExceeded("cost", limits.maxCost, measure.cost);
+  };
 
-  const sizeOf = (field: FieldNode, definition: GraphQLField<unknown, unknown>, connectionSize: number | undefined): number => {
-    const argument = (name: string) => {
-      const given = valueOf(field.arguments?.find((a) => a.name.value === name)?.value, variables);
-      return given ?? definition.args.find((a) => a.name === name)?.defaultValue;
-    };
-    const first = argument("first");
-    if (typeof first === "number") return Math.max(1, first);
-    const ids = argument("betIds");
+  const pageSize = (field: FieldNode): number => {
+    const first = argument(field, "first", values);
+    return typeof first === "number" ? Math.max(1, first) : DEFAULT_PAGE;
+  };
+  const listSize = (field: FieldNode, connection: ConnectionScope | undefined): number => {
+    const ids = argument(field, "betIds", values);
     if (Array.isArray(ids)) return Math.max(1, ids.length);
-    if (CONNECTION_LISTS.has(field.name.value) && connectionSize !== undefined) return connectionSize;
+    if (CONNECTION_LISTS.has(field.name.value) && connection) return connection.size;
     return UNBOUNDED_LIST_SIZE;
   };
 
-  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, depth: number, multiplier: number, connectionSize: number | undefined) => {
+  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, depth: number, multiplier: number, connection: ConnectionScope | undefined) => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments.get(selection.name.value);
         const type = fragment && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && type) walk(fragment.selectionSet, type, depth, multiplier, connectionSize);
+        if (fragment && type) walk(fragment.selectionSet, type, depth, multiplier, connection);
         continue;
       }
       if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (type) walk(selection.selectionSet, type, depth, multiplier, connectionSize);
+        if (type) walk(selection.selectionSet, type, depth, multiplier, connection);
         continue;
       }
       if (selection.alias && ++measure.aliases > limits.maxAliases) throw new LimitExceeded("aliases", limits.maxAliases, measure.aliases);
       const introspection = selection.name.value.startsWith("__") || parent.name.startsWith("__");
       const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[selection.name.value] : undefined;
-      const isList = definition !== undefined && isListType(getNullableType(definition.type));
-      const size = isList && !introspection ? sizeOf(selection, definition, connectionSize) : 1;
-      measure.cost += introspection ? 1 : multiplier * size;
-      if (measure.cost > limits.maxCost) throw new LimitExceeded("cost", limits.maxCost, measure.cost);
       const fieldDepth = introspection ? depth : depth + 1;
       if (fieldDepth > measure.depth) {
         measure.depth = fieldDepth;
         if (fieldDepth > limits.maxDepth) throw new LimitExceeded("depth", limits.maxDepth, fieldDepth);
       }
-      if (!selection.selectionSet || !definition) continue;
+      if (introspection || !definition) {
+        charge(1);
+        if (selection.selectionSet && definition) walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, multiplier, connection);
+        continue;
+      }
+      const coordinate = `${parent.name}.${selection.name.value}`;
+      const filter = filterOf(argument(selection, "filter", values));
+      let statement = FIELD_COST[coordinate] ?? 0;
+      if (coordinate === "BetConnection.totalCount" && connection?.countsRows) statement = FILTERED_COUNT_COST;
+      if (coordinate === "Query.playerBets" && filter.scans) statement = SCAN_PAGE_COST;
+      // 1 for the selection itself (once, whatever the list sizes: it is a column of rows already
+      // paid for); this is also what bounds a fragment bomb of leaves.
+      charge(1 + multiplier * statement);
+      const named = getNamedType(definition.type);
+      if (!isCompositeType(named)) continue; // a leaf, or a list of leaves: columns of a row already read
+      const instances = multiplier * (isListType(getNullableType(definition.type)) ? listSize(selection, connection) : 1);
+      charge(instances * (named.name === "Bet" ? BET_WEIGHT : 1));
+      if (!selection.selectionSet) continue;
       // A connection's edges/nodes are as long as the `first` of the field that returned it.
-      const childConnectionSize = definition.args.some((a) => a.name === "first") ? sizeOf(selection, definition, undefined) : connectionSize;
-      walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, multiplier * size, childConnectionSize);
+      const scope = definition.args.some((a) => a.name === "first") ? { size: pageSize(selection), countsRows: filter.game || filter.timeRange } : connection;
+      walk(selection.selectionSet, named, fieldDepth, instances, scope);
     }
   };
 
-  const root = operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+  const root =
+    operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
   if (root) walk(operation.selectionSet, root, 0, 1, undefined);
   return measure;
 }
@@ -136,7 +244,20 @@ export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
     async requestDidStart() {
       return {
         async didResolveOperation({ schema, document, operation, request }) {
-          if (!operation) return;
+          if (!operation) {
+            // The gateway's planner would otherwise fail on it as an internal error (HTTP 500).
+            const named = request.operationName ? `no operation named ${JSON.stringify(request.operationName.slice(0, 64))}` : "several operations";
+            throw new GraphQLError(`The document has ${named}: operationName must name one of its operations`, {
+              extensions: { code: "BAD_REQUEST", http: { status: 400 } },
+            });
+          }
+          try {
+            checkArgumentRanges(document, operation, request.variables ?? {});
+          } catch (error) {
+            if (!(error instanceof InputError)) throw error;
+            // A request error (no data): HTTP 400, as for the other limits.
+            throw new GraphQLError(error.message, { extensions: { ...error.extensions, http: { status: 400 } } });
+          }
           try {
             measureOperation(schema, document, operation, request.variables ?? {}, limits);
           } catch (error) {

@@ -9,16 +9,23 @@ import { createMemoryRateLimitStore } from "./rate-limit.ts";
 let t: TestStack;
 const policy = { limit: 5, windowSeconds: 60 };
 beforeAll(async () => {
-  t = await startTestStack({ bets: 120 }, {
-    protection: { limits: DEFAULT_QUERY_LIMITS, rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 1 } },
-  });
+  t = await startTestStack(
+    { bets: 120 },
+    {
+      protection: { limits: DEFAULT_QUERY_LIMITS, rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 1 } },
+    },
+  );
 });
 afterAll(async () => {
   await t?.close();
 });
 
 const post = (headers: Record<string, string> = {}) =>
-  fetch(`${t.url}/graphql`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ query: "{ networkConfigs { chainId } }" }) });
+  fetch(`${t.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ query: "{ networkConfigs { chainId } }" }),
+  });
 
 describe("rate limiting", () => {
   it("counts down, then answers 429 with Retry-After and RATE_LIMITED", async () => {

@@ -1,14 +1,16 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { ErrorCode } from "../core/errors.ts";
 import { sendJson } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
+import type { GuardedRedis } from "../core/redis.ts";
 
 // Per-client token buckets: `limit` requests refilled continuously over `windowSeconds`, holding at
 // most `burst` (default: the whole limit), so a client that was idle cannot land its whole budget
 // at once on a server it shares with everyone else. One
 // interface, two stores: Redis (shared by every gateway replica, atomic in a Lua script) and
-// in-process memory (the embedded default). Both take `now` from the caller so they share tests.
+// in-process memory (the embedded default). The memory store runs on the caller's clock (`now`);
+// the Redis store on Redis's, shared by every replica.
 
 export interface RateLimitPolicy {
   limit: number;
@@ -30,6 +32,7 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimitStore {
+  /** Charges one request to `key`; `now` is the caller's clock in ms (a store may keep its own). */
   take(key: string, now: number): Promise<RateLimitDecision>;
 }
 
@@ -60,12 +63,16 @@ export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 10
   };
 }
 
-// KEYS[1] bucket; ARGV: capacity, refill per ms, now ms, ttl ms. Returns { allowed, tokens×1000 }.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms. Returns { allowed, tokens×1000 }.
+// The clock is Redis's own (TIME), never a gateway's: replicas whose clocks disagree would each
+// see time pass when the other charged the bucket, and refill it again and again. Redis 7
+// replicates scripts by their effects, so a script may read TIME before it writes.
 const TAKE_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local limit = tonumber(ARGV[1])
 local per_ms = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
 local tokens = tonumber(bucket[1]) or limit
 local at = tonumber(bucket[2]) or now
 local elapsed = now - at
@@ -77,16 +84,47 @@ if tokens >= 1 then
   allowed = 1
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return { allowed, math.floor(tokens * 1000) }`;
 
-export function createRedisRateLimitStore(redis: Redis, policy: RateLimitPolicy, prefix = "ratelimit:"): RateLimitStore {
+/**
+ * The bucket in Redis, shared by every gateway replica. It ignores the caller's `now`: the
+ * script reads Redis's clock, the one clock every replica shares.
+ */
+export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: RateLimitPolicy, prefix = "ratelimit:"): RateLimitStore {
   const perMs = policy.limit / (policy.windowSeconds * 1000);
   const ttlMs = policy.windowSeconds * 2000;
+  const evaluate = (client: Redis, key: string) => client.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, ttlMs);
+  return {
+    async take(key) {
+      const reply = redis instanceof Redis ? await evaluate(redis, key) : await redis.run((client) => evaluate(client, key));
+      const [allowed, milliTokens] = reply as [number, number];
+      return decide(policy, milliTokens / 1000, allowed === 1);
+    },
+  };
+}
+
+/**
+ * The shared store while it answers, else an in-process one: a request is never slowed by the
+ * limiter's storage beyond the shared store's deadline (a GuardedRedis fails at once while Redis
+ * is known to be away), and never goes unlimited. While in process, each replica limits on its
+ * own, so a client's budget is at most replicas × the policy. The switch each way is logged once.
+ */
+export function createFallbackRateLimitStore(options: { shared: RateLimitStore; local: RateLimitStore; logger: Logger }): RateLimitStore {
+  let local = false;
   return {
     async take(key, now) {
-      const [allowed, milliTokens] = (await redis.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, now, ttlMs)) as [number, number];
-      return decide(policy, milliTokens / 1000, allowed === 1);
+      try {
+        const decision = await options.shared.take(key, now);
+        if (local) options.logger.info("rate limit: shared store available again");
+        local = false;
+        return decision;
+      } catch (error) {
+        if (!local)
+          options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit: shared store unavailable, limiting in process");
+        local = true;
+        return options.local.take(key, now);
+      }
     },
   };
 }
@@ -99,15 +137,19 @@ export function clientAddress(req: IncomingMessage, trustProxyHops: number): str
   const peer = req.socket.remoteAddress ?? "unknown";
   if (trustProxyHops <= 0) return peer;
   const header = req.headers["x-forwarded-for"];
-  const chain = (Array.isArray(header) ? header.join(",") : header ?? "").split(",").map((part) => part.trim()).filter(Boolean);
+  const chain = (Array.isArray(header) ? header.join(",") : (header ?? ""))
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean);
   // Fewer entries than trusted hops: the request did not come through them; charge the peer.
   return chain[chain.length - trustProxyHops] ?? peer;
 }
 
 /**
  * Charges each request to its client and answers 429 RATE_LIMITED with Retry-After once the
- * bucket is empty; every response carries RateLimit-* headers. A store that fails (Redis down)
- * lets requests through: availability of reads beats strict limiting, and health shows it.
+ * bucket is empty; every response carries RateLimit-* headers. The configured store falls back to
+ * an in-process bucket itself (createFallbackRateLimitStore); a store that still throws lets the
+ * request through rather than failing it, and the gateway logs it.
  */
 export function createRateLimitGuard(options: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number; logger: Logger }) {
   let warned = 0;
@@ -126,12 +168,19 @@ export function createRateLimitGuard(options: { store: RateLimitStore; policy: R
     res.setHeader("RateLimit-Remaining", String(decision.remaining));
     res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
     if (decision.allowed) return true;
-    sendJson(res, 429, {
-      errors: [{
-        message: `Too many requests: at most ${options.policy.limit} per ${options.policy.windowSeconds} s per client; retry after ${decision.retryAfterSeconds} s`,
-        extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: decision.retryAfterSeconds },
-      }],
-    }, { "retry-after": String(decision.retryAfterSeconds) });
+    sendJson(
+      res,
+      429,
+      {
+        errors: [
+          {
+            message: `Too many requests: at most ${options.policy.limit} per ${options.policy.windowSeconds} s per client; retry after ${decision.retryAfterSeconds} s`,
+            extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: decision.retryAfterSeconds },
+          },
+        ],
+      },
+      { "retry-after": String(decision.retryAfterSeconds) },
+    );
     return false;
   };
 }

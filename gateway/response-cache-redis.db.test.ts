@@ -1,14 +1,15 @@
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
-import { SERVICE_VERSION } from "../core/service.ts";
 import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
 import { eventually } from "../test/eventually.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
-import { startTestStack, type TestStack } from "../test/stack.ts";
+import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 import { RedisResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
 import { createGateway, type Gateway } from "./server.ts";
+import { testConfig } from "../test/config.ts";
+import { commandService, describeWith, redisService } from "../test/services.ts";
 
 // The response cache in Redis: one gateway's answer is another's hit (the shared Redis at
 // 127.0.0.1:6379, under a prefix of this test's own), and a Redis that dies, comes back or hangs
@@ -16,7 +17,7 @@ import { createGateway, type Gateway } from "./server.ts";
 
 const statements: string[] = [];
 const prefix = `test:responsecache:${process.pid}:${Math.random().toString(36).slice(2)}:`;
-const shared = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 1 });
+const shared = new Redis(testConfig.TEST_REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
 let t: TestStack;
 let finalIds: string[];
 const extra: { gateway: Gateway; url: string }[] = [];
@@ -25,41 +26,39 @@ let privateClient: Redis | undefined;
 
 /** Another gateway over this stack's subgraphs, with its own response cache store. */
 async function anotherGateway(responseCache: ResponseCacheStore): Promise<string> {
-  const gateway = createGateway({
-    db: t.db,
-    logger: silentLogger(),
-    production: false,
-    version: SERVICE_VERSION,
-    supergraphPath: "supergraph.graphql",
-    subgraphUrls: t.stack.subgraphUrls,
-    maxBodyBytes: 64 * 1024,
-    health: { maxLagBlocks: 64, maxStalenessSeconds: 300 },
-    responseCache,
-  });
+  const gateway = createGateway({ db: t.db, logger: silentLogger(), ...testGatewaySettings({ subgraphUrls: t.stack.subgraphUrls, responseCache }) });
   const { url } = await gateway.listen("127.0.0.1", 0);
   extra.push({ gateway, url });
   return url;
 }
 
-beforeAll(async () => {
-  t = await startTestStack({ bets: 120 }, {
-    onQuery: (sql) => statements.push(sql),
-    networkTtlMs: 600_000,
-    responseCache: new RedisResponseCacheStore(shared, { logger: silentLogger(), prefix }),
-  });
-  finalIds = await finalizedSettledBetIds(t.url);
-});
-afterAll(async () => {
-  for (const { gateway } of extra) await gateway.stop();
-  await t?.close();
-  const keys = await shared.keys(`${prefix}*`);
-  if (keys.length > 0) await shared.del(...keys);
-  shared.disconnect();
-  privateClient?.disconnect();
-  await privateRedis?.stop();
-});
+// The shared Redis and a redis-server binary of its own: without them (not under CI) the suite is
+// skipped, its title saying SKIPPED and how to install them.
+const redisServer = await redisService();
+const redisBinary = commandService("redis-server", "apt-get install -y redis-server");
 
-describe("response cache in Redis", () => {
+describeWith([redisServer, redisBinary], "response cache in Redis", () => {
+  beforeAll(async () => {
+    t = await startTestStack(
+      { bets: 120 },
+      {
+        onQuery: (sql) => statements.push(sql),
+        networkTtlMs: 600_000,
+        responseCache: new RedisResponseCacheStore(shared, { logger: silentLogger(), prefix }),
+      },
+    );
+    finalIds = await finalizedSettledBetIds(t.url);
+  });
+  afterAll(async () => {
+    for (const { gateway } of extra) await gateway.stop();
+    await t?.close();
+    const keys = await shared.keys(`${prefix}*`);
+    if (keys.length > 0) await shared.del(...keys);
+    shared.disconnect();
+    privateClient?.disconnect();
+    await privateRedis?.stop();
+  });
+
   it("is shared: an answer computed by gateway A is a hit on gateway B, which reaches no subgraph", async () => {
     const gatewayB = await anotherGateway(new RedisResponseCacheStore(new Redis(shared.options), { logger: silentLogger(), prefix }));
     const betId = finalIds[0]!;

@@ -14,11 +14,14 @@ const statements: string[] = [];
 let t: TestStack;
 let finalIds: string[];
 beforeAll(async () => {
-  t = await startTestStack({ bets: 120 }, {
-    onQuery: (sql) => statements.push(sql),
-    networkTtlMs: 600_000,
-    responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 16 * 1024 * 1024 }),
-  });
+  t = await startTestStack(
+    { bets: 120 },
+    {
+      onQuery: (sql) => statements.push(sql),
+      networkTtlMs: 600_000,
+      responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 16 * 1024 * 1024 }),
+    },
+  );
   finalIds = await finalizedSettledBetIds(t.url);
 });
 afterAll(async () => {
@@ -91,7 +94,14 @@ describe("response cache (in process)", () => {
     const refundedBlock = pending.placedBlock + 1n;
     await t.db.prisma.bet.update({
       where: { chainId_betId: { chainId: pending.chainId, betId: pending.betId } },
-      data: { status: "REFUNDED", refundedBlock, refundedBlockHash: `0x${"ab".repeat(32)}`, refundedTx: `0x${"cd".repeat(32)}`, refundedAt: pending.placedAt + 12n, lastChangeBlock: refundedBlock },
+      data: {
+        status: "REFUNDED",
+        refundedBlock,
+        refundedBlockHash: `0x${"ab".repeat(32)}`,
+        refundedTx: `0x${"cd".repeat(32)}`,
+        refundedAt: pending.placedAt + 12n,
+        lastChangeBlock: refundedBlock,
+      },
     });
     const after = await ask(t.url, query, { betId });
     expect(after.xCache).toBe("MISS");
@@ -101,7 +111,8 @@ describe("response cache (in process)", () => {
   it("counts hits, stores and misses in /metrics", async () => {
     const counts = async () => {
       const text = await (await fetch(`${t.url}/metrics`)).text();
-      const count = (result: string) => Number(text.match(new RegExp(`^graphql_response_cache_total\\{[^}]*result="${result}"[^}]*\\} (\\d+)$`, "m"))?.[1] ?? 0);
+      const count = (result: string) =>
+        Number(text.match(new RegExp(`^graphql_response_cache_total\\{[^}]*result="${result}"[^}]*\\} (\\d+)$`, "m"))?.[1] ?? 0);
       return { hit: count("hit"), stored: count("stored"), miss: count("miss") };
     };
     const before = await counts();
@@ -131,10 +142,13 @@ describe("response cache (in process)", () => {
 describe("response cache and an indexer reset", () => {
   let own: TestStack;
   beforeAll(async () => {
-    own = await startTestStack({ bets: 120 }, {
-      responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 16 * 1024 * 1024 }),
-      responseCacheGenerationPollMs: 100,
-    });
+    own = await startTestStack(
+      { bets: 120 },
+      {
+        responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 16 * 1024 * 1024 }),
+        responseCacheGenerationPollMs: 100,
+      },
+    );
   });
   afterAll(async () => {
     await own?.close();
@@ -147,10 +161,24 @@ describe("response cache and an indexer reset", () => {
     expect((await ask(own.url, FINAL_BET, { betId })).xCache).toBe("HIT");
 
     // What the indexer does when the chain no longer holds what it indexed, or the contract was redeployed.
-    const removed = await new IndexerStore(own.db).reset(31337, 0n, { chainId: 31337, name: "localnet", confirmations: 2, headBlock: null, finalizedBlock: null });
+    const removed = await new IndexerStore(own.db).reset(31337, 0n, {
+      chainId: 31337,
+      name: "localnet",
+      confirmations: 2,
+      headBlock: null,
+      finalizedBlock: null,
+    });
     expect(removed).toBeGreaterThan(0);
     let after: Awaited<ReturnType<typeof ask>> | undefined;
-    await eventually(async () => (after = await ask(own.url, FINAL_BET, { betId })).xCache !== "HIT", 10_000, "a miss after the reset", 50);
+    await eventually(
+      async () => {
+        after = await ask(own.url, FINAL_BET, { betId });
+        return after.xCache !== "HIT";
+      },
+      10_000,
+      "a miss after the reset",
+      50,
+    );
     expect(after).toMatchObject({ status: 200, xCache: "MISS", body: { data: { betResult: null } } });
   });
 });

@@ -4,21 +4,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { loadConfig } from "../core/config.ts";
 import { freePort } from "../test/private-postgres.ts";
-import { createMemoryResponseCacheStore, RedisResponseCacheStore, responseCacheStoreFromConfig } from "./response-cache.ts";
+import { responseCacheStore } from "../bin/wiring.ts";
+import { createMemoryResponseCacheStore, RedisResponseCacheStore } from "./response-cache.ts";
+import { testConfig } from "../test/config.ts";
+import { describeWith, redisService } from "../test/services.ts";
 
 // The stores' bounds: the in-process LRU holds at most so many entries and so many bytes, a Redis
 // entry never outlives its maxAge, and a Redis that cannot be reached is a miss, not an error.
 
-const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: 1 });
 const prefix = `test:responsecache-unit:${process.pid}:${Math.random().toString(36).slice(2)}:`;
-beforeAll(async () => {
-  await redis.ping();
-});
-afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-});
+// Only the suite against a live Redis needs one (skipped, titled SKIPPED, without it; not under CI).
+const redisServer = await redisService();
 
 describe("in-process store", () => {
   it("keeps at most maxEntries, dropping the least recently used", async () => {
@@ -41,15 +37,27 @@ describe("in-process store", () => {
   });
 
   it("is what the configuration gives without Redis; RESPONSE_CACHE=off gives none", () => {
-    expect(responseCacheStoreFromConfig(loadConfig({}), { logger: silentLogger() })).toBeDefined();
-    expect(responseCacheStoreFromConfig(loadConfig({ RESPONSE_CACHE: "off" }), { logger: silentLogger() })).toBeUndefined();
-    expect(responseCacheStoreFromConfig(loadConfig({}), { redis, logger: silentLogger() })).toBeInstanceOf(RedisResponseCacheStore);
-    expect(() => loadConfig({ RESPONSE_CACHE: "yes" })).toThrow(/RESPONSE_CACHE/);
-    expect(() => loadConfig({ RESPONSE_CACHE_MAX_ENTRIES: "0" })).toThrow(/RESPONSE_CACHE_MAX_ENTRIES/);
+    expect(responseCacheStore(loadConfig(["gateway"], {}), { logger: silentLogger() })).toBeDefined();
+    expect(responseCacheStore(loadConfig(["gateway"], { RESPONSE_CACHE: "off" }), { logger: silentLogger() })).toBeUndefined();
+    const redis = new Redis(testConfig.TEST_REDIS_URL, { lazyConnect: true }); // never connected: only the store's type is checked
+    expect(responseCacheStore(loadConfig(["gateway"], {}), { redis, logger: silentLogger() })).toBeInstanceOf(RedisResponseCacheStore);
+    redis.disconnect();
+    expect(() => loadConfig(["gateway"], { RESPONSE_CACHE: "yes" })).toThrow(/RESPONSE_CACHE/);
+    expect(() => loadConfig(["gateway"], { RESPONSE_CACHE_MAX_ENTRIES: "0" })).toThrow(/RESPONSE_CACHE_MAX_ENTRIES/);
   });
 });
 
-describe("Redis store", () => {
+describeWith(redisServer, "Redis store", () => {
+  const redis = new Redis(testConfig.TEST_REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  beforeAll(async () => {
+    await redis.connect();
+  });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+
   it("expires an entry after its maxAge and stores nothing without one", async () => {
     const store = new RedisResponseCacheStore(redis, { logger: silentLogger(), prefix });
     await store.set("final", "{}", { ttl: 3600 });
@@ -61,7 +69,9 @@ describe("Redis store", () => {
     await store.set("zero", "{}", { ttl: 0 });
     expect(await redis.exists(`${prefix}forever`, `${prefix}zero`)).toBe(0);
   });
+});
 
+describe("Redis store without its Redis", () => {
   it("answers a miss at once when Redis cannot be reached, and says so once", async () => {
     const port = await freePort(); // nothing listens there
     const unreachable = new Redis({ host: "127.0.0.1", port, maxRetriesPerRequest: 1 });

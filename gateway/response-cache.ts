@@ -1,12 +1,12 @@
 import type { ApolloServerPlugin } from "@apollo/server";
 import ApolloServerPluginResponseCache from "@apollo/server-plugin-response-cache";
 import { InMemoryLRUCache, type KeyValueCache, type KeyValueCacheSetOptions } from "@apollo/utils.keyvaluecache";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
-import { MAX_AGE } from "../core/cache-hints.ts";
-import type { Config } from "../core/config.ts";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
+import { guardRedis, type GuardedRedis } from "../core/redis.ts";
+import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
 
 // A whole-response cache at the gateway, on Apollo's response cache plugin: the key is a SHA-256
@@ -35,32 +35,35 @@ export interface RedisResponseCacheOptions {
   logger: Logger;
   /** Prefix of every key, so replicas share entries and a deployment can start afresh. */
   prefix: string;
-  /** A command slower than this counts as a failure: the request goes on uncached. */
+  /** With a bare client: a command slower than this counts as a failure, the request goes on uncached. */
   timeoutMs?: number;
-  /** After a failure Redis is left alone this long, so a hung Redis costs one timeout per interval. */
+  /** With a bare client: while Redis is away, how often it is tried again (in the background). */
   retryAfterMs?: number;
 }
 
 /**
- * A `KeyValueCache` over ioredis whose failures are misses: a Redis that is down, reconnecting or
+ * A `KeyValueCache` over Redis whose failures are misses: a Redis that is down, reconnecting or
  * slow never fails or stalls a request, it only makes it uncached. Entries expire after their
- * maxAge (`SET … EX`). After a failure the store skips Redis for `retryAfterMs`. The first
- * failure and the recovery are each logged once.
+ * maxAge (`SET … EX`). Commands go through a GuardedRedis (core/redis.ts) — the gateway's one,
+ * shared with the rate limit, or its own around a bare client: each has a deadline, and while
+ * Redis is away the store skips it. The first failure and the recovery are each logged once.
  */
 export class RedisResponseCacheStore implements ResponseCacheStore {
-  private available = true;
-  private answeredOnce = false;
-  private skipUntil = 0;
-  private readonly timeoutMs: number;
-  private readonly retryAfterMs: number;
+  private readonly redis: GuardedRedis;
 
-  constructor(private readonly redis: Redis, private readonly options: RedisResponseCacheOptions) {
-    this.timeoutMs = options.timeoutMs ?? 250;
-    this.retryAfterMs = options.retryAfterMs ?? 1000;
+  constructor(
+    redis: Redis | GuardedRedis,
+    private readonly options: RedisResponseCacheOptions,
+  ) {
+    this.redis = redis instanceof Redis ? guardRedis(redis, { timeoutMs: options.timeoutMs ?? 250, probeIntervalMs: options.retryAfterMs }) : redis;
+    this.redis.onChange((failure) => {
+      if (failure) options.logger.warn({ err: `redis ${failure}` }, "response cache: redis unavailable, serving uncached");
+      else options.logger.info("response cache: redis available again");
+    });
   }
 
   async get(key: string): Promise<string | undefined> {
-    const value = await this.run(() => this.redis.get(this.options.prefix + key));
+    const value = await this.run((redis) => redis.get(this.options.prefix + key));
     return value ?? undefined;
   }
 
@@ -68,52 +71,19 @@ export class RedisResponseCacheStore implements ResponseCacheStore {
     const ttl = Math.ceil(options?.ttl ?? 0);
     // Never an entry without an expiry: Redis memory is bounded by what maxAge lets live.
     if (ttl <= 0) return;
-    await this.run(() => this.redis.set(this.options.prefix + key, value, "EX", ttl));
+    await this.run((redis) => redis.set(this.options.prefix + key, value, "EX", ttl));
   }
 
   async delete(key: string): Promise<boolean> {
-    return ((await this.run(() => this.redis.del(this.options.prefix + key))) ?? 0) > 0;
+    return ((await this.run((redis) => redis.del(this.options.prefix + key))) ?? 0) > 0;
   }
 
-  private async run<T>(command: () => Promise<T>): Promise<T | undefined> {
-    if (Date.now() < this.skipUntil) return undefined;
-    // Until ioredis is connected, commands would wait in its offline queue: skip Redis outright.
-    // The first connection in progress is no failure; `wait` is a lazy client that connects on
-    // its first command.
-    const { status } = this.redis;
-    if (!this.answeredOnce && (status === "connecting" || status === "connect")) return undefined;
-    if (status !== "ready" && status !== "wait") {
-      this.markDown(`redis ${status}`);
-      return undefined;
-    }
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`redis did not answer within ${this.timeoutMs} ms`)), this.timeoutMs);
-    });
+  private async run<T>(command: (redis: Redis) => Promise<T>): Promise<T | undefined> {
     try {
-      const result = await Promise.race([command(), timeout]);
-      this.answeredOnce = true;
-      this.markUp();
-      return result;
-    } catch (error) {
-      this.markDown(error instanceof Error ? error.message : String(error));
-      return undefined;
-    } finally {
-      clearTimeout(timer);
+      return await this.redis.run(command);
+    } catch {
+      return undefined; // a miss; the guard reports the outage (onChange above)
     }
-  }
-
-  private markDown(reason: string): void {
-    this.skipUntil = Date.now() + this.retryAfterMs;
-    if (!this.available) return;
-    this.available = false;
-    this.options.logger.warn({ err: reason }, "response cache: redis unavailable, serving uncached");
-  }
-
-  private markUp(): void {
-    if (this.available) return;
-    this.available = true;
-    this.options.logger.info("response cache: redis available again");
   }
 }
 
@@ -153,13 +123,6 @@ export function watchDataGeneration(db: Database, options: { pollMs: number; log
   };
 }
 
-/** The configured store: Redis when the gateway has one, else the in-process LRU; none when off. */
-export function responseCacheStoreFromConfig(config: Config, options: { redis?: Redis; logger: Logger }): ResponseCacheStore | undefined {
-  if (!config.RESPONSE_CACHE) return undefined;
-  if (options.redis) return new RedisResponseCacheStore(options.redis, { logger: options.logger, prefix: config.RESPONSE_CACHE_REDIS_PREFIX });
-  return createMemoryResponseCacheStore({ maxEntries: config.RESPONSE_CACHE_MAX_ENTRIES, maxBytes: config.RESPONSE_CACHE_MAX_MB * 1024 * 1024 });
-}
-
 /**
  * Apollo's response cache restricted to what this API may keep: public answers with a merged
  * maxAge of at least RESPONSE_CACHE_MIN_MAX_AGE, never `health`, never errors or partial data
@@ -188,7 +151,8 @@ export function responseCachePlugin(store: ResponseCacheStore, options: { regist
     shouldWriteToCache: async (context) => {
       const { operation, document, overallCachePolicy } = context;
       const policy = overallCachePolicy.policyIfCacheable();
-      const write = generationKnown() && policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
+      const write =
+        generationKnown() && policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
       // The plugin then skips answers with errors or without data: those are not stored either.
       const body = context.response.body;
       if (write && body?.kind === "single" && body.singleResult.data && !body.singleResult.errors) stored.add(context.request);

@@ -2,22 +2,23 @@ import { readFileSync, watch, type FSWatcher } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
+import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
 import type { Database } from "../core/db.ts";
 import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
+import type { CompressionSettings } from "../core/compression.ts";
 import { createErrorFormatter } from "../core/errors.ts";
-import { apiSchemaOf } from "../core/supergraph.ts";
+import { apiSchemaOf } from "../core/schema.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
-import { createGraphQLRequestListener, listen, sendJson, type RunningHttpServer } from "../core/http.ts";
+import { createGraphQLRequestListener, listen, sendJson, type RouteHandler, type RunningHttpServer } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
-import { createLivePage } from "../web/server.ts";
 import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -32,6 +33,8 @@ export interface GatewayDeps {
   subgraphUrls?: Record<string, string>;
   redis?: { ping(): Promise<unknown> };
   maxBodyBytes: number;
+  /** Compression of answers (core/compression.ts); off when absent. */
+  compression?: CompressionSettings;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
   limits?: QueryLimits;
   /** Requests per client; off when absent. */
@@ -40,7 +43,16 @@ export interface GatewayDeps {
   responseCache?: ResponseCacheStore;
   /** How often the response cache re-reads the data generation (indexer resets); default 2 000 ms. */
   responseCacheGenerationPollMs?: number;
+  /** Operation names always labelled as themselves in the metrics (the client package's), beyond the capped first-seen ones. */
+  knownOperations?: readonly string[];
+  /** More routes on the API port by path, e.g. the live page's (web/), handed in by the composition root. */
+  routes?: Record<string, RouteHandler>;
+  /** The page a browser gets at `GET /graphql` (GraphiQL, web/), handed in by the composition root; none when absent. */
+  graphiql?: RouteHandler;
 }
+
+/** The query limits and the per-client rate limit, as the composition root configures them. */
+export type GatewayProtection = Pick<GatewayDeps, "limits" | "rateLimit">;
 
 export interface Gateway {
   health: HealthMonitor;
@@ -81,10 +93,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxLagBlocks: deps.health.maxLagBlocks,
     maxStalenessSeconds: deps.health.maxStalenessSeconds,
     subgraphUrls: () =>
-      Object.fromEntries(Object.entries(routing).filter(([name]) => name !== HEALTH_SUBGRAPH).map(([name, url]) => [name, urlOf(name, url)])),
+      Object.fromEntries(
+        Object.entries(routing)
+          .filter(([name]) => name !== HEALTH_SUBGRAPH)
+          .map(([name, url]) => [name, urlOf(name, url)]),
+      ),
   });
   const healthSchema = createHealthSchema(health);
-  const metrics = createServiceMetrics("gateway");
+  const metrics = createServiceMetrics("gateway", { knownOperations: deps.knownOperations });
   const subgraphFetch = new Histogram({
     name: "subgraph_fetch_duration_seconds",
     help: "Gateway → subgraph request latency",
@@ -134,8 +150,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    // A public API: introspection answers in every mode (Apollo turns it off under NODE_ENV=production).
+    introspection: true,
     // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
     plugins: [
+      // Apollo's landing pages load from Apollo's CDN; browsers get the self-hosted GraphiQL instead (deps.graphiql).
+      ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS),
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
@@ -161,7 +181,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.end(sdl);
   };
 
-  const livePage = createLivePage({ logger });
   let http: RunningHttpServer | undefined;
   return {
     health,
@@ -171,9 +190,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         server,
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
-        // `/` and its assets: the live page (web/), built on its first request.
-        routes: { ...livePage.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
+        routes: { ...deps.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
+        browserPage: deps.graphiql,
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
+        compression: deps.compression,
       });
       http = await listen(listener, host, port);
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");

@@ -96,7 +96,9 @@ describe("SubgraphDataSource", () => {
     expect(failure).toBeInstanceOf(GraphQLError);
     expect((failure as GraphQLError).message).toBe("502: Bad Gateway");
     answer = json(400, { message: "no errors field" });
-    expect(((await new SubgraphDataSource("results", url, agent).process(operation([])).catch((e: unknown) => e)) as GraphQLError).message).toBe("400: Bad Request");
+    expect(((await new SubgraphDataSource("results", url, agent).process(operation([])).catch((e: unknown) => e)) as GraphQLError).message).toBe(
+      "400: Bad Request",
+    );
   });
 
   it("rejects a 200 whose body is not a JSON object", async () => {

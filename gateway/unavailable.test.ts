@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION } from "../core/service.ts";
-import { startStack, type RunningStack } from "../core/stack.ts";
+import { startStack, type RunningStack } from "../bin/stack.ts";
+import { testGatewaySettings } from "../test/stack.ts";
 
 // A stack whose PostgreSQL and Redis cannot be reached (nothing listens on their ports):
 // queries answer SERVICE_UNAVAILABLE with no internals, /health is DOWN with HTTP 503.
@@ -20,10 +20,7 @@ beforeAll(async () => {
     deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db), production: true },
     host: "127.0.0.1",
     port: 0,
-    version: SERVICE_VERSION,
-    supergraphPath: "supergraph.graphql",
-    maxBodyBytes: 64 * 1024,
-    redis,
+    gateway: testGatewaySettings({ production: true, redis }),
   });
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { betResult } from "../chain/betvault.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import type { Bet } from "../prisma/generated/client.ts";
-import { applyEvents, betKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
+import { applyEvents, betIdKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
 import { IndexerInvariantError } from "./errors.ts";
 import type { BetEvent, BetPlacedEvent, BetRefundedEvent, BetSettledEvent } from "./events.ts";
 import type { SettlementProof } from "./proofs.ts";
@@ -29,7 +29,26 @@ const placed = (betId: bigint, block: bigint, logIndex = 0): BetPlacedEvent => (
 });
 const settled = (betId: bigint, block: bigint, outcome = 4n, logIndex = 1): BetSettledEvent => {
   const { won, payout } = betResult("coinflip", outcome, 10n ** 18n);
-  return { kind: "BetSettled", betId, player: PLAYER, blockNumber: block, blockHash: hash(Number(block)), transactionHash: hash(2000 + Number(betId)), logIndex, outcome, won, payout, proof: { pA: [1n, 2n], pB: [[3n, 4n], [5n, 6n]], pC: [7n, 8n] } };
+  return {
+    kind: "BetSettled",
+    betId,
+    player: PLAYER,
+    blockNumber: block,
+    blockHash: hash(Number(block)),
+    transactionHash: hash(2000 + Number(betId)),
+    logIndex,
+    outcome,
+    won,
+    payout,
+    proof: {
+      pA: [1n, 2n],
+      pB: [
+        [3n, 4n],
+        [5n, 6n],
+      ],
+      pC: [7n, 8n],
+    },
+  };
 };
 const refunded = (betId: bigint, block: bigint, logIndex = 2): BetRefundedEvent => ({
   kind: "BetRefunded",
@@ -42,7 +61,17 @@ const refunded = (betId: bigint, block: bigint, logIndex = 2): BetRefundedEvent 
   amount: 10n ** 18n,
 });
 const proof: SettlementProof = {
-  proof: { pi_a: ["1", "2", "1"], pi_b: [["4", "3"], ["6", "5"], ["1", "0"]], pi_c: ["7", "8", "1"], protocol: "groth16", curve: "bn128" },
+  proof: {
+    pi_a: ["1", "2", "1"],
+    pi_b: [
+      ["4", "3"],
+      ["6", "5"],
+      ["1", "0"],
+    ],
+    pi_c: ["7", "8", "1"],
+    protocol: "groth16",
+    curve: "bn128",
+  },
   publicSignals: ["4", "88", "1", "77"],
   solidityCalldata: "calldata",
   verified: true,
@@ -63,18 +92,30 @@ function apply(events: BetEvent[], existing: ReadonlyMap<string, Bet> = new Map(
 describe("applyEvents", () => {
   it("places, settles and refunds, one outbox row per change carrying the state right after it", () => {
     const out = apply([placed(1n, 5n), placed(2n, 5n, 1), settled(1n, 6n), refunded(2n, 7n)]);
-    expect(out.updates.map((u) => [u.type, betKey(BigInt(String(u.betId))), u.blockNumber])).toEqual([
+    expect(out.updates.map((u) => [u.type, betIdKey(BigInt(String(u.betId))), u.blockNumber])).toEqual([
       ["PLACED", "1", 5n],
       ["PLACED", "2", 5n],
       ["SETTLED", "1", 6n],
       ["REFUNDED", "2", 7n],
     ]);
     // The PLACED payload of bet 1 is the pending bet, although the batch also settles it.
-    expect(out.updates[0]?.bet).toMatchObject({ status: "PENDING", result: null, settledBlock: null, placedAt: "1700000005", confirmations: "16", finalized: true });
-    expect(out.updates[2]?.bet).toMatchObject({ status: "SETTLED", settledBlock: "6", settledAt: "1700000006", result: { outcome: "4", won: true, proof: { verified: true, piA: ["1", "2", "1"] } } });
+    expect(out.updates[0]?.bet).toMatchObject({
+      status: "PENDING",
+      result: null,
+      settledBlock: null,
+      placedAt: "1700000005",
+      confirmations: "16",
+      finalized: true,
+    });
+    expect(out.updates[2]?.bet).toMatchObject({
+      status: "SETTLED",
+      settledBlock: "6",
+      settledAt: "1700000006",
+      result: { outcome: "4", won: true, proof: { verified: true, piA: ["1", "2", "1"] } },
+    });
     expect(out.updates[3]?.bet).toMatchObject({ status: "REFUNDED", refundedBlock: "7", result: null });
 
-    const bets = new Map(out.bets.map((b) => [betKey(b.betId), b]));
+    const bets = new Map(out.bets.map((b) => [betIdKey(b.betId), b]));
     expect(bets.get("1")).toMatchObject({ status: "SETTLED", lastChangeBlock: 6n, settledTx: hash(2001), placedLogIndex: 0 });
     expect(bets.get("2")).toMatchObject({ status: "REFUNDED", lastChangeBlock: 7n, refundedAt: 1_700_000_007n });
     expect(out.results).toHaveLength(1);
@@ -92,7 +133,9 @@ describe("applyEvents", () => {
     expect(() => apply([placed(1n, 5n), placed(1n, 6n)])).toThrow(/placed twice/);
     expect(() => apply([placed(1n, 5n), settled(1n, 6n), refunded(1n, 7n)])).toThrow(/already SETTLED/);
     expect(() => apply([placed(1n, 5n), { ...settled(1n, 6n), payout: 1n }])).toThrow(/game rules/);
-    expect(() => applyEvents({ chainId: 31337n, events: [placed(1n, 9n)], existing: new Map(), timestamps, proofs: new Map(), network })).toThrow(/no timestamp/);
+    expect(() => applyEvents({ chainId: 31337n, events: [placed(1n, 9n)], existing: new Map(), timestamps, proofs: new Map(), network })).toThrow(
+      /no timestamp/,
+    );
   });
 });
 

@@ -5,15 +5,14 @@
  * rules are unit-tested on their own (apply.test.ts).
  */
 import type { Hex } from "viem";
-import { betToJson } from "../core/bet-json.ts";
+import { pendingBet } from "../core/bet-row.ts";
 import type { NetworkEntry } from "../core/networks.ts";
-import { Prisma, type Bet, type BetResult, type BetUpdateType } from "../prisma/generated/client.ts";
+import { betUpdateRow, type BetUpdateRow } from "../core/outbox.ts";
+import { Prisma, type Bet, type BetResult } from "../prisma/generated/client.ts";
 import { betResult as gameResult, isGameId } from "../chain/betvault.ts";
 import { IndexerInvariantError } from "./errors.ts";
 import type { BetEvent, BetSettledEvent } from "./events.ts";
 import type { SettlementProof } from "./proofs.ts";
-
-export type OutboxRow = Prisma.BetUpdateCreateManyInput;
 
 export interface AppliedBatch {
   /** Final state of every bet the events touched, in first-touch order. */
@@ -21,7 +20,7 @@ export interface AppliedBatch {
   /** Results of the settlements in the batch. */
   results: BetResult[];
   /** One outbox row per state change, in chain order. */
-  updates: OutboxRow[];
+  updates: BetUpdateRow[];
 }
 
 export interface ApplyInput {
@@ -38,26 +37,8 @@ export interface ApplyInput {
 }
 
 export const settlementKey = (event: { blockNumber: bigint; logIndex: number }) => `${event.blockNumber}:${event.logIndex}`;
-export const betKey = (betId: bigint | Prisma.Decimal) => (typeof betId === "bigint" ? betId.toString(10) : betId.toFixed(0));
-
-/** A BetUpdate row carrying `bet` (and its result when settled) as GraphQL serialises it. */
-export function outboxRow(
-  type: BetUpdateType,
-  bet: Bet,
-  result: BetResult | null,
-  block: { number: bigint; hash: string },
-  network: NetworkEntry,
-): OutboxRow {
-  return {
-    chainId: bet.chainId,
-    betId: bet.betId,
-    type,
-    player: bet.player,
-    blockNumber: block.number,
-    blockHash: block.hash,
-    bet: betToJson(bet, result, network) as unknown as Prisma.InputJsonValue,
-  };
-}
+/** A bet id as a map key within one chain (decimal text): not core/bet-key.ts's `chainId:betId`. */
+export const betIdKey = (betId: bigint | Prisma.Decimal) => (typeof betId === "bigint" ? betId.toString(10) : betId.toFixed(0));
 
 function timestampOf(timestamps: ReadonlyMap<bigint, bigint>, block: bigint): bigint {
   const t = timestamps.get(block);
@@ -67,7 +48,7 @@ function timestampOf(timestamps: ReadonlyMap<bigint, bigint>, block: bigint): bi
 
 /** The pending bet a BetPlaced event creates. */
 function placedBet(chainId: bigint, e: Extract<BetEvent, { kind: "BetPlaced" }>, placedAt: bigint): Bet {
-  return {
+  return pendingBet({
     chainId,
     betId: new Prisma.Decimal(e.betId.toString(10)),
     player: e.player,
@@ -76,22 +57,12 @@ function placedBet(chainId: bigint, e: Extract<BetEvent, { kind: "BetPlaced" }>,
     game: e.game,
     clientSeed: e.clientSeed,
     serverSeedHash: e.serverSeedHash,
-    status: "PENDING",
     placedBlock: e.blockNumber,
     placedLogIndex: e.logIndex,
     placedBlockHash: e.blockHash,
     placedTx: e.transactionHash,
     placedAt,
-    settledBlock: null,
-    settledBlockHash: null,
-    settledTx: null,
-    settledAt: null,
-    refundedBlock: null,
-    refundedBlockHash: null,
-    refundedTx: null,
-    refundedAt: null,
-    lastChangeBlock: e.blockNumber,
-  };
+  });
 }
 
 function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: SettlementProof): BetResult {
@@ -120,27 +91,30 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
   const { chainId, network } = input;
   const touched = new Map<string, Bet>();
   const results = new Map<string, BetResult>();
-  const updates: OutboxRow[] = [];
+  const updates: BetUpdateRow[] = [];
 
   const current = (betId: bigint, e: BetEvent): Bet => {
-    const key = betKey(betId);
+    const key = betIdKey(betId);
     const bet = touched.get(key) ?? input.existing.get(key);
-    if (!bet) throw new IndexerInvariantError(`${e.kind} of bet ${betId}, which was never placed`, { details: `block ${e.blockNumber} tx ${e.transactionHash}` });
+    if (!bet)
+      throw new IndexerInvariantError(`${e.kind} of bet ${betId}, which was never placed`, { details: `block ${e.blockNumber} tx ${e.transactionHash}` });
     if (bet.status !== "PENDING") {
-      throw new IndexerInvariantError(`${e.kind} of bet ${betId}, which is already ${bet.status}`, { details: `block ${e.blockNumber} tx ${e.transactionHash}` });
+      throw new IndexerInvariantError(`${e.kind} of bet ${betId}, which is already ${bet.status}`, {
+        details: `block ${e.blockNumber} tx ${e.transactionHash}`,
+      });
     }
     return bet;
   };
 
   for (const e of input.events) {
-    const key = betKey(e.betId);
+    const key = betIdKey(e.betId);
     const block = { number: e.blockNumber, hash: e.blockHash };
     switch (e.kind) {
       case "BetPlaced": {
         if (touched.has(key) || input.existing.has(key)) throw new IndexerInvariantError(`bet ${e.betId} placed twice`, { details: `tx ${e.transactionHash}` });
         const bet = placedBet(chainId, e, timestampOf(input.timestamps, e.blockNumber));
         touched.set(key, bet);
-        updates.push(outboxRow("PLACED", bet, null, block, network));
+        updates.push(betUpdateRow("PLACED", bet, null, block, network));
         break;
       }
       case "BetSettled": {
@@ -159,7 +133,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         const result = settledResult(chainId, bet, e, proof);
         touched.set(key, bet);
         results.set(key, result);
-        updates.push(outboxRow("SETTLED", bet, result, block, network));
+        updates.push(betUpdateRow("SETTLED", bet, result, block, network));
         break;
       }
       case "BetRefunded": {
@@ -174,7 +148,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
           lastChangeBlock: e.blockNumber,
         };
         touched.set(key, bet);
-        updates.push(outboxRow("REFUNDED", bet, null, block, network));
+        updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
         break;
       }
     }
@@ -190,9 +164,9 @@ export function settlementInputs(
   const placed = new Map<string, { serverSeedHash: Hex; clientSeed: Hex }>();
   const out: { event: BetSettledEvent; bet: { serverSeedHash: Hex; clientSeed: Hex } }[] = [];
   for (const e of events) {
-    if (e.kind === "BetPlaced") placed.set(betKey(e.betId), { serverSeedHash: e.serverSeedHash, clientSeed: e.clientSeed });
+    if (e.kind === "BetPlaced") placed.set(betIdKey(e.betId), { serverSeedHash: e.serverSeedHash, clientSeed: e.clientSeed });
     if (e.kind !== "BetSettled") continue;
-    const key = betKey(e.betId);
+    const key = betIdKey(e.betId);
     const stored = existing.get(key);
     const bet = placed.get(key) ?? (stored ? { serverSeedHash: stored.serverSeedHash as Hex, clientSeed: stored.clientSeed as Hex } : undefined);
     if (!bet) throw new IndexerInvariantError(`BetSettled of bet ${e.betId}, which was never placed`, { details: `tx ${e.transactionHash}` });
@@ -206,7 +180,7 @@ export function betsToLoad(events: readonly BetEvent[]): bigint[] {
   const placed = new Set<string>();
   const load = new Map<string, bigint>();
   for (const e of events) {
-    const key = betKey(e.betId);
+    const key = betIdKey(e.betId);
     if (e.kind === "BetPlaced") placed.add(key);
     else if (!placed.has(key)) load.set(key, e.betId);
   }

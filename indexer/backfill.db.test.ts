@@ -6,9 +6,11 @@ import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
-import { outboxSeqs, snapshotTables, startTestChain, type TestChain } from "./test-harness.ts";
+import { startTestChain, type TestChain } from "../test/chain.ts";
+import { commitOrderViolations, snapshotTables } from "../test/tables.ts";
+import { testConfig } from "../test/config.ts";
 
-const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
+const logger = createLogger({ level: testConfig.TEST_LOG_LEVEL, name: "indexer-test" });
 let chain: TestChain;
 const dbs: TestDatabase[] = [];
 const indexers: Indexer[] = [];
@@ -101,16 +103,15 @@ it("indexes a chain live and by backfill into identical tables", async () => {
   expect(results).toHaveLength(4);
   expect(results.every((r) => r.verified)).toBe(true);
   expect(liveTables.updates).toHaveLength(7 + 4 + 2);
-  for (const db of [liveDb, backfillDb]) {
-    const seqs = await outboxSeqs(db);
-    expect(seqs.every((s, i) => i === 0 || s > (seqs[i - 1] as bigint))).toBe(true);
-  }
+  // seq order is commit order: the rows, by seq, are the indexer's commits, one after the other.
+  expect(await commitOrderViolations(liveDb, liveEvents)).toEqual([]);
+  expect(await commitOrderViolations(backfillDb, backfillEvents)).toEqual([]);
 
   // The cursor describes the chain's head and finality, and both indexers say they are ready.
   const head = await chain.pub.getBlockNumber();
   for (const db of [liveDb, backfillDb]) {
     const cursor = await db.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId: BigInt(chain.anvil.chainId) } });
-    expect(cursor).toMatchObject({ indexedBlock: head, headBlock: head, finalizedBlock: head - 2n, isReady: true });
+    expect(cursor).toMatchObject({ indexedBlock: head, headBlock: head, finalizedBlock: head - 1n, isReady: true }); // 2 confirmations: head − 1 has them
     const network = await db.prisma.network.findUniqueOrThrow({ where: { chainId: BigInt(chain.anvil.chainId) }, include: { contracts: true } });
     expect(network.contracts.map((c) => c.name).sort()).toEqual(["BetVault", "Groth16Verifier"]);
     expect(network.verificationKeySha256).toMatch(/^0x[0-9a-f]{64}$/);

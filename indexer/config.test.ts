@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_VERIFICATION_KEY_PATH, DEFAULTS, defineNetwork, loadIndexerEnv, loadNetworksConfig, parseNetworksConfig } from "./config.ts";
+import { DEFAULT_VERIFICATION_KEY_PATH, DEFAULTS, defineNetwork, loadNetworksConfig, parseNetworksConfig } from "./config.ts";
 import { IndexerConfigError } from "./errors.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "indexer-config-"));
@@ -17,6 +17,7 @@ const network = {
     Groth16Verifier: { address: "0xe7f1725e7734ce288f8367e1bb143e90bb3f0512", deployBlock: 12345670 },
   },
   confirmations: 10,
+  verificationKeyPath: "keys/base.json",
 };
 
 describe("parseNetworksConfig", () => {
@@ -31,7 +32,7 @@ describe("parseNetworksConfig", () => {
         Groth16Verifier: { address: "0xe7f1725e7734ce288f8367e1bb143e90bb3f0512", deployBlock: 12345670n },
       },
       confirmations: 10,
-      verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH,
+      verificationKeyPath: join(dir, "keys/base.json"),
       batchSize: DEFAULTS.batchSize,
       pollingIntervalMs: DEFAULTS.pollingIntervalMs,
       resetOnChainMismatch: false,
@@ -39,7 +40,10 @@ describe("parseNetworksConfig", () => {
   });
 
   it("applies file-level defaults and resolves a relative key path against the file's directory", () => {
-    const [n] = parseNetworksConfig({ batchSize: 50, pollingIntervalMs: 200, networks: [{ ...network, verificationKeyPath: "keys/vk.json", rpc: { http: "http://127.0.0.1:8545" } }] }, dir);
+    const [n] = parseNetworksConfig(
+      { batchSize: 50, pollingIntervalMs: 200, networks: [{ ...network, verificationKeyPath: "keys/vk.json", rpc: { http: "http://127.0.0.1:8545" } }] },
+      dir,
+    );
     expect(n).toMatchObject({ batchSize: 50, pollingIntervalMs: 200, verificationKeyPath: join(dir, "keys/vk.json"), rpc: { http: "http://127.0.0.1:8545" } });
     expect(n?.rpc.ws).toBeUndefined();
   });
@@ -71,13 +75,19 @@ describe("parseNetworksConfig", () => {
   });
 
   it("defineNetwork validates one network built in code (bigint deploy blocks allowed)", () => {
-    const n = defineNetwork({ ...network, contracts: { BetVault: { address: network.contracts.Groth16Verifier.address, deployBlock: 7n }, Groth16Verifier: { address: network.contracts.Groth16Verifier.address, deployBlock: 7n } } });
+    const n = defineNetwork({
+      ...network,
+      contracts: {
+        BetVault: { address: network.contracts.Groth16Verifier.address, deployBlock: 7n },
+        Groth16Verifier: { address: network.contracts.Groth16Verifier.address, deployBlock: 7n },
+      },
+    });
     expect(n.contracts.BetVault.deployBlock).toBe(7n);
     expect(() => defineNetwork({ ...network, confirmations: -1 })).toThrow(IndexerConfigError);
   });
 });
 
-describe("loadNetworksConfig / loadIndexerEnv", () => {
+describe("loadNetworksConfig", () => {
   it("reads a file, and names a missing or malformed one", () => {
     const file = join(dir, "networks.json");
     writeFileSync(file, JSON.stringify({ networks: [network] }));
@@ -86,23 +96,33 @@ describe("loadNetworksConfig / loadIndexerEnv", () => {
     writeFileSync(file, "{ nope");
     expect(() => loadNetworksConfig(file)).toThrow(/not JSON/);
   });
+});
 
-  it("requires NETWORKS_CONFIG and a postgres DATABASE_URL when set", () => {
-    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json" })).toEqual({
-      NETWORKS_CONFIG: "n.json",
-      LOG_LEVEL: "info",
-      DATA_DIR: "./.data",
-      DATABASE_URL: undefined,
-      HOST: "127.0.0.1",
-      METRICS_PORT: undefined,
-    });
-    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", DATABASE_URL: "" }).DATABASE_URL).toBeUndefined();
-    expect(() => loadIndexerEnv({})).toThrow(/NETWORKS_CONFIG/);
-    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", DATABASE_URL: "mysql://x" })).toThrow(/postgres/);
-    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", LOG_LEVEL: "loud" })).toThrow(/LOG_LEVEL/);
-    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "" }).METRICS_PORT).toBeUndefined();
-    expect(loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "9464" }).METRICS_PORT).toBe(9464);
-    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "metrics" })).toThrow(/METRICS_PORT/);
-    expect(() => loadIndexerEnv({ NETWORKS_CONFIG: "n.json", METRICS_PORT: "70000" })).toThrow(/METRICS_PORT/);
+describe("verification keys (the DEV key is for local chains only)", () => {
+  const { verificationKeyPath: _key, ...keyless } = network;
+
+  it("refuses a network other than 31337/1337 without verificationKeyPath, naming it", () => {
+    expect(() => parseNetworksConfig({ networks: [keyless] }, dir)).toThrow(IndexerConfigError);
+    expect(() => parseNetworksConfig({ networks: [keyless] }, dir)).toThrow(/networks\.0\.verificationKeyPath: .*base.*8453/);
+  });
+
+  it("uses the committed DEV key for a local development chain without one", () => {
+    for (const chainId of [31337, 1337]) {
+      const [n] = parseNetworksConfig({ networks: [{ ...keyless, chainId }] }, dir);
+      expect(n?.verificationKeyPath).toBe(DEFAULT_VERIFICATION_KEY_PATH);
+    }
+  });
+});
+
+describe("fallback RPC URLs", () => {
+  it("accepts rpc.fallback: more http(s) URLs of the same chain, in order", () => {
+    const [n] = parseNetworksConfig(
+      { networks: [{ ...network, rpc: { http: "https://a.example", fallback: ["https://b.example", "http://127.0.0.1:8545"] } }] },
+      dir,
+    );
+    expect(n?.rpc).toEqual({ http: "https://a.example", fallback: ["https://b.example", "http://127.0.0.1:8545"] });
+    expect(() => parseNetworksConfig({ networks: [{ ...network, rpc: { http: "https://a.example", fallback: ["wss://b.example"] } }] }, dir)).toThrow(
+      /networks\.0\.rpc\.fallback\.0/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The indexer's configuration, parsed and validated once: the networks file (JSON, path from
- * NETWORKS_CONFIG) and the few environment variables `indexer/main.ts` reads. Every default is
- * written here and in indexer/README.md.
+ * The networks file (JSON, path from NETWORKS_CONFIG), parsed and validated once: the networks the
+ * indexer follows. Every default is written here and in indexer/README.md. (The environment is
+ * core/config.ts's.)
  */
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
@@ -11,8 +11,15 @@ import { z } from "zod";
 import type { BetSystem } from "../chain/deploy.ts";
 import { IndexerConfigError } from "./errors.ts";
 
-/** The committed DEV verification key (zk/artifacts/verification_key.json): the default. */
+/**
+ * The committed DEV verification key (zk/artifacts/verification_key.json). Its setup secret is
+ * public, so it is the default only for local development chains (DEV_CHAIN_IDS); every other
+ * network must name its own key.
+ */
 export const DEFAULT_VERIFICATION_KEY_PATH = fileURLToPath(new URL("../zk/artifacts/verification_key.json", import.meta.url));
+
+/** Local development chains (anvil/hardhat 31337, ganache/geth --dev 1337): the only ones that may use the DEV key. */
+export const DEV_CHAIN_IDS: ReadonlySet<number> = new Set([31337, 1337]);
 
 export const DEFAULTS = {
   /** Blocks per eth_getLogs request while backfilling (halved automatically when a node refuses a range). */
@@ -32,9 +39,10 @@ export interface ContractConfig {
 export interface NetworkConfig {
   chainId: number;
   name: string;
-  rpc: { http: string; ws?: string };
+  /** `http` first; `fallback`: more URLs of the same chain, tried in order when the one before fails. */
+  rpc: { http: string; ws?: string; fallback?: string[] };
   contracts: { BetVault: ContractConfig; Groth16Verifier: ContractConfig };
-  /** Depth at which a block is final: finalizedBlock = head − confirmations; reorgs below it are fatal. */
+  /** Depth at which a block is final: confirmations (head − block + 1) at least this (core/finality.ts); reorgs below it are fatal. */
   confirmations: number;
   /** Absolute path of the snarkjs verification key JSON of the network's verifier. */
   verificationKeyPath: string;
@@ -44,8 +52,16 @@ export interface NetworkConfig {
 }
 
 const blockNumber = z.union([
-  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).transform((n) => BigInt(n)),
-  z.string().regex(/^(0|[1-9][0-9]*)$/, "a decimal string").transform((s) => BigInt(s)),
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .transform((n) => BigInt(n)),
+  z
+    .string()
+    .regex(/^(0|[1-9][0-9]*)$/, "a decimal string")
+    .transform((s) => BigInt(s)),
   z.bigint().nonnegative(),
 ]);
 
@@ -54,7 +70,11 @@ const address = z
   .refine((a) => isAddress(a, { strict: true }), "an address (mixed case must be a valid EIP-55 checksum)")
   .transform((a) => a.toLowerCase() as Address);
 
-const rpcUrl = (protocols: RegExp, what: string) => z.string().url().refine((u) => protocols.test(u), `a ${what} URL`);
+const rpcUrl = (protocols: RegExp, what: string) =>
+  z
+    .string()
+    .url()
+    .refine((u) => protocols.test(u), `a ${what} URL`);
 
 const contract = z.object({ address, deployBlock: blockNumber }).strict();
 
@@ -62,7 +82,16 @@ const networkInput = z
   .object({
     chainId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "lowercase letters, digits, - and _ (at most 64)"),
-    rpc: z.object({ http: rpcUrl(/^https?:\/\//, "http(s)://"), ws: rpcUrl(/^wss?:\/\//, "ws(s)://").optional() }).strict(),
+    rpc: z
+      .object({
+        http: rpcUrl(/^https?:\/\//, "http(s)://"),
+        ws: rpcUrl(/^wss?:\/\//, "ws(s)://").optional(),
+        fallback: z
+          .array(rpcUrl(/^https?:\/\//, "http(s)://"))
+          .max(10)
+          .optional(),
+      })
+      .strict(),
     contracts: z.object({ BetVault: contract, Groth16Verifier: contract }).strict(),
     confirmations: z.number().int().min(0).max(100_000),
     verificationKeyPath: z.string().min(1).optional(),
@@ -85,6 +114,13 @@ const fileSchema = z
     file.networks.forEach((n, i) => {
       if (seen.chainId.has(n.chainId)) ctx.addIssue({ code: "custom", path: ["networks", i, "chainId"], message: `duplicate chainId ${n.chainId}` });
       if (seen.name.has(n.name)) ctx.addIssue({ code: "custom", path: ["networks", i, "name"], message: `duplicate name ${n.name}` });
+      if (n.verificationKeyPath === undefined && !DEV_CHAIN_IDS.has(n.chainId)) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["networks", i, "verificationKeyPath"],
+          message: `network ${n.name} (chain ${n.chainId}) needs the verification key of its Groth16Verifier: set verificationKeyPath (the committed DEV key, whose setup secret is public, serves only chains ${[...DEV_CHAIN_IDS].join(" and ")})`,
+        });
+      }
       seen.chainId.add(n.chainId);
       seen.name.add(n.name);
     });
@@ -98,16 +134,12 @@ function problems(error: z.ZodError): string {
   return error.issues.map((issue) => `  ${issue.path.join(".") || "(root)"}: ${issue.message}`).join("\n");
 }
 
-function resolveNetwork(
-  n: z.output<typeof networkInput>,
-  defaults: { batchSize?: number; pollingIntervalMs?: number },
-  baseDir: string,
-): NetworkConfig {
+function resolveNetwork(n: z.output<typeof networkInput>, defaults: { batchSize?: number; pollingIntervalMs?: number }, baseDir: string): NetworkConfig {
   const keyPath = n.verificationKeyPath;
   return {
     chainId: n.chainId,
     name: n.name,
-    rpc: n.rpc.ws ? { http: n.rpc.http, ws: n.rpc.ws } : { http: n.rpc.http },
+    rpc: { http: n.rpc.http, ...(n.rpc.ws ? { ws: n.rpc.ws } : {}), ...(n.rpc.fallback?.length ? { fallback: n.rpc.fallback } : {}) },
     contracts: n.contracts,
     confirmations: n.confirmations,
     verificationKeyPath: keyPath ? (isAbsolute(keyPath) ? keyPath : resolve(baseDir, keyPath)) : DEFAULT_VERIFICATION_KEY_PATH,
@@ -119,7 +151,8 @@ function resolveNetwork(
 
 /**
  * Validates a parsed networks file. Relative `verificationKeyPath`s resolve against `baseDir`
- * (the file's directory); omitted, the committed DEV key is used.
+ * (the file's directory); omitted, the committed DEV key is used on a local development chain and
+ * any other network is refused.
  */
 export function parseNetworksConfig(json: unknown, baseDir: string = process.cwd()): NetworkConfig[] {
   const parsed = fileSchema.safeParse(json);
@@ -172,29 +205,4 @@ export function networkFromDeployment(
     ...rest,
     confirmations: rest.confirmations ?? 2,
   });
-}
-
-// ------------------------------------------------------------------------------- environment
-
-const envSchema = z.object({
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  DATABASE_URL: z
-    .string()
-    .optional()
-    .transform((u) => (u ? u : undefined))
-    .refine((u) => !u || /^postgres(ql)?:\/\//.test(u), "DATABASE_URL must be a postgres:// URL"),
-  DATA_DIR: z.string().min(1).default("./.data"),
-  NETWORKS_CONFIG: z.string().min(1, "NETWORKS_CONFIG: path of the networks JSON file"),
-  /** GET /metrics (Prometheus) on HOST:METRICS_PORT; no HTTP listener at all when unset. */
-  HOST: z.string().min(1).default("127.0.0.1"),
-  METRICS_PORT: z.preprocess((v) => (v === "" ? undefined : v), z.coerce.number().int().min(0).max(65_535).optional()),
-});
-
-export type IndexerEnv = z.infer<typeof envSchema>;
-
-/** The environment of `indexer/main.ts`, validated (every problem listed). */
-export function loadIndexerEnv(env: Record<string, string | undefined> = process.env): IndexerEnv {
-  const parsed = envSchema.safeParse(env);
-  if (!parsed.success) throw new IndexerConfigError(`invalid environment:\n${problems(parsed.error)}`);
-  return parsed.data;
 }

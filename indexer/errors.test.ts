@@ -1,14 +1,6 @@
 import { HttpRequestError, ResponseBodyTooLargeError, RpcRequestError, TimeoutError } from "viem";
 import { describe, expect, it } from "vitest";
-import {
-  backoffDelay,
-  ChainIdMismatchError,
-  isRetryable,
-  ReorgTooDeepError,
-  RpcUnavailableError,
-  toIndexerError,
-  withRetry,
-} from "./errors.ts";
+import { backoffDelay, ChainIdMismatchError, isRetryable, ReorgTooDeepError, RpcUnavailableError, toIndexerError, withRetry } from "./errors.ts";
 
 const http = (status?: number) => new HttpRequestError({ url: "http://127.0.0.1:8545", status, body: { method: "eth_getLogs" } });
 const rpc = (code: number) => new RpcRequestError({ url: "http://127.0.0.1:8545", body: { method: "eth_getLogs" }, error: { code, message: "boom" } });
@@ -63,17 +55,40 @@ describe("withRetry", () => {
 
   it("gives up after the attempts, and at once on a non-retryable failure", async () => {
     let calls = 0;
-    await expect(withRetry(async () => { calls++; throw http(503); }, { attempts: 3, baseDelayMs: 1 })).rejects.toMatchObject({ code: "RPC_UNAVAILABLE" });
+    await expect(
+      withRetry(
+        async () => {
+          calls++;
+          throw http(503);
+        },
+        { attempts: 3, baseDelayMs: 1 },
+      ),
+    ).rejects.toMatchObject({ code: "RPC_UNAVAILABLE" });
     expect(calls).toBe(3);
     calls = 0;
-    await expect(withRetry(async () => { calls++; throw new ChainIdMismatchError("wrong chain"); }, { baseDelayMs: 1 })).rejects.toBeInstanceOf(ChainIdMismatchError);
+    await expect(
+      withRetry(
+        async () => {
+          calls++;
+          throw new ChainIdMismatchError("wrong chain");
+        },
+        { baseDelayMs: 1 },
+      ),
+    ).rejects.toBeInstanceOf(ChainIdMismatchError);
     expect(calls).toBe(1);
   });
 
   it("stops retrying once the signal aborts", async () => {
     const controller = new AbortController();
     let calls = 0;
-    const run = withRetry(async () => { calls++; controller.abort(); throw http(503); }, { baseDelayMs: 10_000, signal: controller.signal });
+    const run = withRetry(
+      async () => {
+        calls++;
+        controller.abort();
+        throw http(503);
+      },
+      { baseDelayMs: 10_000, signal: controller.signal },
+    );
     await expect(run).rejects.toMatchObject({ code: "RPC_UNAVAILABLE" });
     expect(calls).toBe(1);
   });

@@ -33,22 +33,50 @@ const INPUTS = {
 };
 const inputsOf = (name: keyof typeof INPUTS) => INPUTS[name];
 
-const placed = fc.record({ betId: uint256, player: address, token: address, stake: uint256, game: fc.string({ unit: "grapheme", maxLength: 70 }), clientSeed: bytes32, serverSeedHash: bytes32, deadline: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }) }).map((a) =>
-  log(
-    encodeEventTopics({ abi: betVaultAbi, eventName: "BetPlaced", args: { betId: a.betId, player: a.player } }) as Hex[],
-    encodeAbiParameters(inputsOf("BetPlaced"), [a.token, a.stake, a.game, a.clientSeed, a.serverSeedHash, a.deadline]),
-  ),
-);
-const settled = fc.record({ betId: uint256, player: address, outcome: uint256, won: fc.boolean(), payout: uint256, p: fc.array(uint256, { minLength: 8, maxLength: 8 }) }).map((a) => {
-  const [a0, a1, b00, b01, b10, b11, c0, c1] = a.p as [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint];
-  return log(
-    encodeEventTopics({ abi: betVaultAbi, eventName: "BetSettled", args: { betId: a.betId, player: a.player } }) as Hex[],
-    encodeAbiParameters(inputsOf("BetSettled"), [a.outcome, a.won, a.payout, [a0, a1], [[b00, b01], [b10, b11]], [c0, c1]]),
+const placed = fc
+  .record({
+    betId: uint256,
+    player: address,
+    token: address,
+    stake: uint256,
+    game: fc.string({ unit: "grapheme", maxLength: 70 }),
+    clientSeed: bytes32,
+    serverSeedHash: bytes32,
+    deadline: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+  })
+  .map((a) =>
+    log(
+      encodeEventTopics({ abi: betVaultAbi, eventName: "BetPlaced", args: { betId: a.betId, player: a.player } }) as Hex[],
+      encodeAbiParameters(inputsOf("BetPlaced"), [a.token, a.stake, a.game, a.clientSeed, a.serverSeedHash, a.deadline]),
+    ),
   );
-});
-const refunded = fc.record({ betId: uint256, player: address, amount: uint256 }).map((a) =>
-  log(encodeEventTopics({ abi: betVaultAbi, eventName: "BetRefunded", args: { betId: a.betId, player: a.player } }) as Hex[], encodeAbiParameters(inputsOf("BetRefunded"), [a.amount])),
-);
+const settled = fc
+  .record({ betId: uint256, player: address, outcome: uint256, won: fc.boolean(), payout: uint256, p: fc.array(uint256, { minLength: 8, maxLength: 8 }) })
+  .map((a) => {
+    const [a0, a1, b00, b01, b10, b11, c0, c1] = a.p as [bigint, bigint, bigint, bigint, bigint, bigint, bigint, bigint];
+    return log(
+      encodeEventTopics({ abi: betVaultAbi, eventName: "BetSettled", args: { betId: a.betId, player: a.player } }) as Hex[],
+      encodeAbiParameters(inputsOf("BetSettled"), [
+        a.outcome,
+        a.won,
+        a.payout,
+        [a0, a1],
+        [
+          [b00, b01],
+          [b10, b11],
+        ],
+        [c0, c1],
+      ]),
+    );
+  });
+const refunded = fc
+  .record({ betId: uint256, player: address, amount: uint256 })
+  .map((a) =>
+    log(
+      encodeEventTopics({ abi: betVaultAbi, eventName: "BetRefunded", args: { betId: a.betId, player: a.player } }) as Hex[],
+      encodeAbiParameters(inputsOf("BetRefunded"), [a.amount]),
+    ),
+  );
 
 describe("decodeBetLog", () => {
   it("agrees with viem on random BetPlaced / BetSettled / BetRefunded logs", () => {

@@ -82,7 +82,14 @@ function fastDecode(log: ChainLog, base: Omit<EventBase, "betId" | "player">): B
       outcome: w(0),
       won: won === 1n,
       payout: w(2),
-      proof: { pA: [w(3), w(4)], pB: [[w(5), w(6)], [w(7), w(8)]], pC: [w(9), w(10)] },
+      proof: {
+        pA: [w(3), w(4)],
+        pB: [
+          [w(5), w(6)],
+          [w(7), w(8)],
+        ],
+        pC: [w(9), w(10)],
+      },
     };
   }
   if (topic0 === EVENT_TOPICS.BetPlaced) {
@@ -109,7 +116,7 @@ function fastDecode(log: ChainLog, base: Omit<EventBase, "betId" | "player">): B
 
 /** Decodes one BetVault log with viem's generic decoder (the reference; also the fallback). */
 export function decodeBetLogWithViem(log: ChainLog): BetEvent {
-  let decoded;
+  let decoded: ReturnType<typeof decodeEventLog<typeof betVaultAbi>>;
   try {
     decoded = decodeEventLog({ abi: betVaultAbi, data: log.data, topics: log.topics as [Hex, ...Hex[]], strict: true });
   } catch (error) {

@@ -6,9 +6,11 @@ import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
-import { snapshotTables, startTestChain, type TestChain } from "./test-harness.ts";
+import { startTestChain, type TestChain } from "../test/chain.ts";
+import { snapshotTables } from "../test/tables.ts";
+import { testConfig } from "../test/config.ts";
 
-const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
+const logger = createLogger({ level: testConfig.TEST_LOG_LEVEL, name: "indexer-test" });
 const cleanup: (() => Promise<void>)[] = [];
 
 afterEach(async () => {

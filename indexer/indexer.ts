@@ -1,6 +1,7 @@
 /**
  * createIndexer({ db, logger, networks }): builds the indexer without starting anything (build
- * apart from listen). start() registers every network (Network/Contract rows with the
+ * apart from listen). start() checks each network's verification key against its deployed verifier
+ * (indexer/verifier-key.ts), registers every network (Network/Contract rows with the
  * verification key, the IndexingCursor) and starts one sync loop per network; stop() ends the
  * loops after their current step (a transaction in flight commits or rolls back whole).
  */
@@ -11,6 +12,7 @@ import { IndexerConfigError, type IndexerError } from "./errors.ts";
 import { createProofVerifier, loadVerificationKey } from "./proofs.ts";
 import { createChainRpc, type ChainRpc } from "./rpc.ts";
 import { IndexerStore, type StoreHooks } from "./store.ts";
+import { checkVerifierKey } from "./verifier-key.ts";
 import { NetworkSync, type IndexerEvent, type NetworkStatus } from "./sync.ts";
 
 export type { IndexerEvent, NetworkStatus };
@@ -27,6 +29,8 @@ export interface IndexerDeps {
   maxEventsPerCommit?: number;
   /** How often an idle indexer refreshes its cursor's head and updatedAt. Default 15 s. */
   heartbeatMs?: number;
+  /** While a network backfills, how often its progress is logged and emitted. Default 10 s. */
+  progressIntervalMs?: number;
 }
 
 export interface Indexer {
@@ -65,15 +69,18 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       if (chainIds.size !== deps.networks.length) throw new IndexerConfigError("two networks share a chainId");
       for (const network of deps.networks) {
         const vk = loadVerificationKey(network.verificationKeyPath);
-        await store.register(network, vk);
         const rpc = createChainRpc({
           http: network.rpc.http,
           ws: network.rpc.ws,
+          fallback: network.rpc.fallback,
           address: network.contracts.BetVault.address,
           chainId: network.chainId,
           logger,
           signal: controller.signal,
         });
+        // The key is served to clients and judges every proof: it must be the deployed verifier's.
+        await checkVerifierKey({ network, rpc, key: vk, logger });
+        await store.register(network, vk);
         const sync = new NetworkSync({
           network,
           store,
@@ -83,11 +90,18 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           emit,
           maxEventsPerCommit: deps.maxEventsPerCommit ?? 5_000,
           heartbeatMs: deps.heartbeatMs ?? 15_000,
+          progressIntervalMs: deps.progressIntervalMs ?? 10_000,
           signal: controller.signal,
         });
         running.push({ network, sync, rpc, done: Promise.resolve() });
         logger.info(
-          { chainId: network.chainId, name: network.name, betVault: network.contracts.BetVault.address, deployBlock: network.contracts.BetVault.deployBlock, ws: Boolean(network.rpc.ws) },
+          {
+            chainId: network.chainId,
+            name: network.name,
+            betVault: network.contracts.BetVault.address,
+            deployBlock: network.contracts.BetVault.deployBlock,
+            ws: Boolean(network.rpc.ws),
+          },
           "network registered",
         );
       }
@@ -120,7 +134,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           const there = s.indexedBlock !== null && (s.indexedBlock > head.number || (s.indexedBlock === head.number && s.indexedBlockHash === head.hash));
           if (there && s.isReady) break;
           if (state === "stopped") throw new IndexerConfigError("the indexer stopped");
-          if (Date.now() > deadline) throw new IndexerConfigError(`chain ${target.network.chainId} not synced to ${head.number} in time (at ${s.indexedBlock})`);
+          if (Date.now() > deadline)
+            throw new IndexerConfigError(`chain ${target.network.chainId} not synced to ${head.number} in time (at ${s.indexedBlock})`);
           await new Promise((r) => setTimeout(r, 10));
         }
       }

@@ -1,20 +1,18 @@
-// GET /metrics of a real `indexer/main.ts` process (embedded database in a temporary DATA_DIR)
+// GET /metrics of a real `bin/indexer.ts` process (embedded database in a temporary DATA_DIR)
 // following a real anvil: indexed/head blocks and lag per network, readiness, events by mode.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { ReorgTooDeepError, RpcUnavailableError } from "./errors.ts";
 import { createIndexerMetrics } from "./metrics.ts";
-import { networksFileJson, startTestChain, type TestChain } from "./test-harness.ts";
+import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
+import { spawnTsx, type Spawned } from "../test/spawn.ts";
 
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
 let chain: TestChain;
 let dir: string;
-let child: ChildProcess | undefined;
+let child: Spawned | undefined;
 
 beforeAll(async () => {
   chain = await startTestChain({ settleTimeoutSeconds: 600 });
@@ -22,11 +20,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (child?.pid !== undefined && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    process.kill(child.pid, "SIGTERM");
-    await exited;
-  }
+  await child?.stop();
   rmSync(dir, { recursive: true, force: true });
   await releaseProverResources();
   await chain?.stop();
@@ -52,18 +46,11 @@ it("serves per-network indexing metrics that follow the chain", async () => {
 
   const config = join(dir, "networks.json");
   writeFileSync(config, networksFileJson(chain.network()));
-  child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "indexer", "main.ts")], {
-    cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: "", DATA_DIR: join(dir, "data"), NETWORKS_CONFIG: config, METRICS_PORT: "0", LOG_LEVEL: "info" },
-    stdio: ["ignore", "pipe", "pipe"],
+  child = spawnTsx("bin/indexer.ts", {
+    env: { DATABASE_URL: "", DATA_DIR: join(dir, "data"), NETWORKS_CONFIG: config, METRICS_PORT: "0", LOG_LEVEL: "info" },
   });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const metricsUrl = await expect
-    .poll(() => /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(output)?.[1], { timeout: 60_000, interval: 50 })
-    .toBeDefined()
-    .then(() => /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/.exec(output)![1]!);
+  const metricsUrlPattern = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/;
+  const metricsUrl = metricsUrlPattern.exec(await child.waitForLine((line) => metricsUrlPattern.test(line), 60_000, "its metrics URL"))![1]!;
   const scrape = async () => (await fetch(metricsUrl)).text();
   const chainLabel = `chain_id="${chain.network().chainId}"`;
 
@@ -73,7 +60,7 @@ it("serves per-network indexing metrics that follow the chain", async () => {
   expect(sample(text, "indexer_ready", chainLabel)).toBe(1);
   expect(sample(text, "indexer_head_block", chainLabel)).toBe(Number(head));
   expect(sample(text, "indexer_lag_blocks", chainLabel)).toBe(0);
-  expect(sample(text, "indexer_finalized_block", chainLabel)).toBe(Number(head) - chain.network().confirmations);
+  expect(sample(text, "indexer_finalized_block", chainLabel)).toBe(Number(head) - chain.network().confirmations + 1); // the newest block with `confirmations` confirmations
   expect(eventsTotal(text)).toBe(4); // three placed, one settled
   expect(text).toContain('service="indexer"');
   expect(text).toContain("process_cpu_user_seconds_total");
@@ -106,4 +93,23 @@ it("counts reorgs, resets and errors by code", async () => {
   expect(sample(text, "indexer_errors_total", 'code="RPC_UNAVAILABLE",fatal="false"')).toBe(2);
   expect(sample(text, "indexer_errors_total", 'code="REORG_TOO_DEEP",fatal="true"')).toBe(1);
   expect(sample(text, "indexer_ready", 'chain_id="1"')).toBe(0);
+});
+
+it("exposes backfill progress: target block, ratio, events per second and time left", async () => {
+  const metrics = createIndexerMetrics({ defaultMetrics: false });
+  metrics.observe({ type: "block", chainId: 7, mode: "backfill", fromBlock: 1n, toBlock: 100n, events: 5, headBlock: 1000n });
+  let text = await metrics.registry.metrics();
+  expect(sample(text, "indexer_backfill_progress_ratio", 'chain_id="7"')).toBe(0);
+  const progress = { block: 250n, targetBlock: 990n, ratio: 0.25, percent: 25, blocksPerSecond: 50, eventsPerSecond: 12.5, etaSeconds: 15 };
+  metrics.observe({ type: "progress", chainId: 7, progress });
+  text = await metrics.registry.metrics();
+  expect(sample(text, "indexer_backfill_target_block", 'chain_id="7"')).toBe(990);
+  expect(sample(text, "indexer_backfill_progress_ratio", 'chain_id="7"')).toBe(0.25);
+  expect(sample(text, "indexer_backfill_events_per_second", 'chain_id="7"')).toBe(12.5);
+  expect(sample(text, "indexer_backfill_eta_seconds", 'chain_id="7"')).toBe(15);
+  // Done: the ratio is 1 and nothing is left.
+  metrics.observe({ type: "ready", chainId: 7, block: 1000n });
+  text = await metrics.registry.metrics();
+  expect(sample(text, "indexer_backfill_progress_ratio", 'chain_id="7"')).toBe(1);
+  expect(sample(text, "indexer_backfill_eta_seconds", 'chain_id="7"')).toBe(0);
 });

@@ -8,9 +8,10 @@ import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { createIndexer, type Indexer } from "./indexer.ts";
-import { startTestChain, type TestChain } from "./test-harness.ts";
+import { startTestChain, type TestChain } from "../test/chain.ts";
+import { testConfig } from "../test/config.ts";
 
-const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
+const logger = createLogger({ level: testConfig.TEST_LOG_LEVEL, name: "indexer-test" });
 let chain: TestChain;
 let db: TestDatabase;
 let indexer: Indexer;
@@ -40,7 +41,17 @@ it("indexes a genuine proof as verified and a tampered or garbage one as not ver
   const honest = await driver.prove(tampered);
   await driver.settle(tampered, { outcome: honest.outcome + 1n, proof: honest.proof });
   // Points that are not on the curve at all.
-  await driver.settle(garbage, { outcome: 7n, proof: { pA: [1n, 3n], pB: [[1n, 2n], [3n, 4n]], pC: [5n, 6n] } });
+  await driver.settle(garbage, {
+    outcome: 7n,
+    proof: {
+      pA: [1n, 3n],
+      pB: [
+        [1n, 2n],
+        [3n, 4n],
+      ],
+      pC: [5n, 6n],
+    },
+  });
   const settled = await driver.mine();
   await indexer.synced();
 
@@ -58,7 +69,12 @@ it("indexes a genuine proof as verified and a tampered or garbage one as not ver
     if (!bet) throw new Error(`no bet ${betId}`);
     const proof = r.proof as unknown as ReturnType<typeof toSnarkjsProof>;
     expect(r.publicSignals).toEqual(
-      publicSignalsOf({ outcome: BigInt(r.outcome.toFixed(0)), serverSeedHash: bet.serverSeedHash as `0x${string}`, betId, clientSeed: bet.clientSeed as `0x${string}` }),
+      publicSignalsOf({
+        outcome: BigInt(r.outcome.toFixed(0)),
+        serverSeedHash: bet.serverSeedHash as `0x${string}`,
+        betId,
+        clientSeed: bet.clientSeed as `0x${string}`,
+      }),
     );
     expect(r.solidityCalldata).toBe(await snarkjs.groth16.exportSolidityCallData(proof, r.publicSignals));
     const parsed = parseSolidityCalldata(r.solidityCalldata);

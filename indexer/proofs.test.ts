@@ -74,7 +74,16 @@ describe("settlementProof", () => {
     const bet = { serverSeedHash: real.serverSeedHash as `0x${string}`, clientSeed };
     expect((await settlementProof(eventOf(real, { outcome: BigInt(real.outcome) + 1n }), bet, v)).verified).toBe(false);
     expect((await settlementProof(eventOf(real), { ...bet, clientSeed: `0x${"5b".repeat(32)}` }, v)).verified).toBe(false);
-    const garbage = eventOf(real, { proof: { pA: [1n, 3n], pB: [[1n, 2n], [3n, 4n]], pC: [5n, 6n] } });
+    const garbage = eventOf(real, {
+      proof: {
+        pA: [1n, 3n],
+        pB: [
+          [1n, 2n],
+          [3n, 4n],
+        ],
+        pC: [5n, 6n],
+      },
+    });
     expect((await settlementProof(garbage, bet, v)).verified).toBe(false);
   });
 });

@@ -12,8 +12,8 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { Hex } from "viem";
 import * as snarkjs from "snarkjs";
-import { publicSignalsOf, toSnarkjsProof, type SnarkjsProof } from "../chain/betvault.ts";
-import { BASE_FIELD_MODULUS as Q, verifyBetProof, type Groth16VerificationKey } from "../zk/groth16.ts";
+import { publicSignalsOf, toSnarkjsProof } from "../chain/betvault.ts";
+import { BASE_FIELD_MODULUS as Q, verifyBetProof, type Groth16VerificationKey, type SnarkjsProof } from "../zk/groth16.ts";
 import { IndexerConfigError } from "./errors.ts";
 import type { BetSettledEvent } from "./events.ts";
 
@@ -74,11 +74,15 @@ export function isOnG2(x: readonly [bigint, bigint], y: readonly [bigint, bigint
 
 /** True when every point of a snarkjs proof (affine, z = 1) lies on its curve. */
 export function proofPointsOnCurve(proof: SnarkjsProof): boolean {
-  const [ax, ay] = proof.pi_a.map(BigInt) as [bigint, bigint];
-  const [cx, cy] = proof.pi_c.map(BigInt) as [bigint, bigint];
-  const bx: [bigint, bigint] = [BigInt(proof.pi_b[0][0]), BigInt(proof.pi_b[0][1])];
-  const by: [bigint, bigint] = [BigInt(proof.pi_b[1][0]), BigInt(proof.pi_b[1][1])];
-  return isOnG1(ax, ay) && isOnG1(cx, cy) && isOnG2(bx, by);
+  /** The first two coordinates of a point (or an Fq2 element), or undefined when missing. */
+  const pair = (values: readonly string[] | undefined): [bigint, bigint] | undefined =>
+    values?.[0] !== undefined && values[1] !== undefined ? [BigInt(values[0]), BigInt(values[1])] : undefined;
+  const a = pair(proof.pi_a);
+  const c = pair(proof.pi_c);
+  const bx = pair(proof.pi_b[0]);
+  const by = pair(proof.pi_b[1]);
+  if (!a || !c || !bx || !by) return false;
+  return isOnG1(...a) && isOnG1(...c) && isOnG2(bx, by);
 }
 
 // ------------------------------------------------------------------------------- verification
@@ -123,9 +127,6 @@ export async function settlementProof(
 ): Promise<SettlementProof> {
   const proof = toSnarkjsProof(event.proof);
   const publicSignals = publicSignalsOf({ outcome: event.outcome, serverSeedHash: bet.serverSeedHash, betId: event.betId, clientSeed: bet.clientSeed });
-  const [solidityCalldata, verified] = await Promise.all([
-    snarkjs.groth16.exportSolidityCallData(proof, publicSignals),
-    verifier.verify(proof, publicSignals),
-  ]);
+  const [solidityCalldata, verified] = await Promise.all([snarkjs.groth16.exportSolidityCallData(proof, publicSignals), verifier.verify(proof, publicSignals)]);
   return { proof, publicSignals, solidityCalldata, verified };
 }

@@ -1,21 +1,21 @@
 // Idempotent restarts: an indexer stopped between batches, one that crashes inside a write
-// transaction, and (on PostgreSQL) an `indexer/main.ts` process killed with SIGKILL mid-backfill,
+// transaction, and (on PostgreSQL) a `bin/indexer.ts` process killed with SIGKILL mid-backfill,
 // each restarted on the same database, end identical to an uninterrupted run: no duplicate, no gap.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import type { NetworkConfig } from "./config.ts";
 import { createIndexer, type IndexerDeps } from "./indexer.ts";
-import { networksFileJson, snapshotTables, startTestChain, type TableSnapshot, type TestChain } from "./test-harness.ts";
+import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
+import { spawnTsx } from "../test/spawn.ts";
+import { snapshotTables, type TableSnapshot } from "../test/tables.ts";
+import { testConfig } from "../test/config.ts";
 
-const logger = createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent", name: "indexer-test" });
-const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const logger = createLogger({ level: testConfig.TEST_LOG_LEVEL, name: "indexer-test" });
 let chain: TestChain;
 let network: NetworkConfig;
 let reference: TableSnapshot;
@@ -125,29 +125,21 @@ it("resumes after a crash inside a write transaction (nothing of it is kept)", a
   expect(await snapshotTables(db)).toEqual(reference);
 });
 
-it.skipIf(process.env.TEST_DB !== "postgres")("resumes after indexer/main.ts is killed with SIGKILL mid-backfill (PostgreSQL)", async () => {
+it.skipIf(testConfig.TEST_DB !== "postgres")("resumes after bin/indexer.ts is killed with SIGKILL mid-backfill (PostgreSQL)", async () => {
   const db = await database();
   const dir = mkdtempSync(join(tmpdir(), "indexer-kill-"));
   try {
     const config = join(dir, "networks.json");
     writeFileSync(config, networksFileJson(network, { batchSize: 1 }));
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "indexer", "main.ts")], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: db.url, NETWORKS_CONFIG: config, LOG_LEVEL: "warn" },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const child = spawnTsx("bin/indexer.ts", { env: { DATABASE_URL: db.url, NETWORKS_CONFIG: config, LOG_LEVEL: "warn" }, stdout: "ignore" });
     try {
       const start = network.contracts.BetVault.deployBlock + 10n;
       await expect.poll(() => cursorBlock(db), { timeout: 30_000, interval: 5 }).toBeGreaterThan(start);
     } finally {
-      if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, "SIGKILL");
-      await exited;
+      await child.stop({ signal: "SIGKILL" });
     }
     const killedAt = await cursorBlock(db);
-    expect(killedAt, stderr).toBeLessThan(head);
+    expect(killedAt, child.stderr()).toBeLessThan(head);
 
     await indexToHead(db);
     const after = await snapshotTables(db);

@@ -4,7 +4,19 @@
  * configured). Every call is retried with backoff on retryable failures (indexer/errors.ts); what
  * still fails is thrown as a classified IndexerError.
  */
-import { BlockNotFoundError, createPublicClient, http, numberToHex, webSocket, type Hex, type PublicClient, type WebSocketTransport } from "viem";
+import {
+  BlockNotFoundError,
+  createPublicClient,
+  fallback,
+  http,
+  numberToHex,
+  webSocket,
+  type Hex,
+  type HttpTransportConfig,
+  type PublicClient,
+  type Transport,
+  type WebSocketTransport,
+} from "viem";
 import type { Logger } from "../core/logger.ts";
 import { EVENT_TOPICS } from "../chain/betvault.ts";
 import { ChainInconsistentError, IndexerError, withRetry, type RetryOptions } from "./errors.ts";
@@ -39,6 +51,8 @@ export interface ChainRpc {
   logs(fromBlock: bigint, toBlock: bigint): Promise<ChainLog[]>;
   /** The same logs of exactly one block, by hash (never those of a competing block at that height). */
   logsOfBlock(blockHash: Hex): Promise<ChainLog[]>;
+  /** The runtime bytecode at `address` ("0x" when there is no contract). */
+  code(address: Hex): Promise<Hex>;
   /**
    * Calls `onHead` on every new head a WebSocket subscription reports and `onError` when the
    * subscription fails (viem reconnects); false when no ws URL is configured.
@@ -49,6 +63,8 @@ export interface ChainRpc {
 
 export interface ChainRpcOptions {
   http: string;
+  /** More HTTP URLs of the same chain: viem's fallback transport tries them in order when one fails. */
+  fallback?: readonly string[];
   ws?: string;
   address: Hex;
   chainId: number;
@@ -95,19 +111,30 @@ function parseLog(log: RpcLog): ChainLog {
 }
 
 /** Error texts providers use when a getLogs range or result is too large. */
-const RANGE_TOO_LARGE = /more than \d+ results|query returned more than|block range|range (is )?too (large|wide)|too many (logs|results|blocks)|limit exceeded|exceed(s|ed)? .*(limit|max)|response size/i;
+const RANGE_TOO_LARGE =
+  /more than \d+ results|query returned more than|block range|range (is )?too (large|wide)|too many (logs|results|blocks)|limit exceeded|exceed(s|ed)? .*(limit|max)|response size/i;
 
 export function createChainRpc(options: ChainRpcOptions): ChainRpc {
   const timeout = options.timeoutMs ?? 15_000;
   // Headers are fetched many at a time: batched JSON-RPC. Logs go alone, with a larger response
   // limit than viem's 10 MB default (a dense backfill range is tens of MB); beyond it the range is
   // split.
+  // With fallback URLs, a failed request moves on to the next URL (in order, no ranking); the
+  // nodes may then be at different heights, which the sync loop tolerates (a node behind is waited for).
+  const urls = [options.http, ...(options.fallback ?? [])];
+  const transport = (config: HttpTransportConfig): Transport =>
+    urls.length === 1
+      ? http(options.http, config)
+      : fallback(
+          urls.map((url) => http(url, config)),
+          { retryCount: 0, rank: false },
+        );
   const client: PublicClient = createPublicClient({
-    transport: http(options.http, { retryCount: 0, timeout, batch: { batchSize: 100, wait: 0 } }),
+    transport: transport({ retryCount: 0, timeout, batch: { batchSize: 100, wait: 0 } }),
     cacheTime: 0,
   });
   const logsClient: PublicClient = createPublicClient({
-    transport: http(options.http, { retryCount: 0, timeout: timeout * 4, maxResponseBodySize: MAX_LOGS_RESPONSE_BYTES }),
+    transport: transport({ retryCount: 0, timeout: timeout * 4, maxResponseBodySize: MAX_LOGS_RESPONSE_BYTES }),
     cacheTime: 0,
   });
   let wsClient: PublicClient<WebSocketTransport> | undefined;
@@ -161,6 +188,7 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
         }
       }, retry),
     logs: (fromBlock, toBlock) => logsInRange(fromBlock, toBlock),
+    code: (address) => withRetry(async () => (await client.getCode({ address })) ?? "0x", retry),
     logsOfBlock: (blockHash) => withRetry(async () => (await getLogs({ blockHash })).map(parseLog), retry),
     watchHeads(onHead, onError) {
       if (!options.ws) return false;

@@ -6,25 +6,21 @@
  * - The cursor row is locked (`FOR UPDATE`) and must still be where this indexer left it, so rows
  *   and cursor always move together and a second writer (or a lost commit acknowledgement) is
  *   detected instead of double-applied (CursorConflictError, retryable: reload and go on).
- * - Outbox rows are inserted only after `pg_advisory_xact_lock(OUTBOX_LOCK_KEY)`. `seq` comes from
- *   a sequence, and sequence values are handed out at INSERT time, not at COMMIT: without the lock,
- *   a transaction holding seq 41 could commit after another one holding seq 42, and a reader that
- *   had already read "everything after 40" (and seen 42) would never see 41. The lock serialises
- *   outbox writers — of every network and every indexer process — from their first seq to their
- *   commit, so seq order is commit order: once a reader sees seq N, no smaller seq can appear later.
- *   The lock is taken as late as possible (right before the outbox insert) and released by COMMIT.
+ * - Outbox rows go through core/outbox.ts (appendBetUpdates), the one writer of BetUpdate: it
+ *   takes the outbox writers' advisory lock right before its insert, held until this transaction
+ *   commits, so seq order is commit order across every network, process and other writer. The
+ *   outbox is therefore written last in each transaction, holding the lock as briefly as possible.
  */
 import type { Hex } from "viem";
 import type { Database } from "../core/db.ts";
+import { pendingBet } from "../core/bet-row.ts";
 import type { NetworkEntry } from "../core/networks.ts";
+import { appendBetUpdates, betUpdateRow, type BetUpdateRow } from "../core/outbox.ts";
 import { Prisma, type Bet, type BetResult, type PrismaClient } from "../prisma/generated/client.ts";
-import { betKey, outboxRow, type OutboxRow } from "./apply.ts";
+import { betIdKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
 import { CursorConflictError, DeploymentChangedError, IndexerInvariantError } from "./errors.ts";
 import type { VerificationKeyFile } from "./proofs.ts";
-
-/** Key of the transaction-level advisory lock that orders outbox writers (any constant unique in the database). */
-export const OUTBOX_LOCK_KEY = 0x6f7574626f78; // "outbox"
 
 type Tx = Prisma.TransactionClient;
 
@@ -159,7 +155,7 @@ export class IndexerStore {
       const rows = await this.prisma.bet.findMany({
         where: { chainId: BigInt(chainId), betId: { in: betIds.slice(i, i + 5_000).map((id) => new Prisma.Decimal(id.toString(10))) } },
       });
-      for (const row of rows) found.set(betKey(row.betId), row);
+      for (const row of rows) found.set(betIdKey(row.betId), row);
     }
     return found;
   }
@@ -182,7 +178,7 @@ export class IndexerStore {
     blocks: readonly BlockRef[];
     bets: readonly Bet[];
     results: readonly BetResult[];
-    updates: readonly OutboxRow[];
+    updates: readonly BetUpdateRow[];
     state: CursorState;
     pruneBelow: bigint;
     events: number;
@@ -198,7 +194,7 @@ export class IndexerStore {
         where: { chainId },
         data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
       });
-      await appendOutbox(tx, input.updates);
+      await appendBetUpdates(tx, input.updates);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
     }, TX_OPTIONS);
   }
@@ -211,7 +207,13 @@ export class IndexerStore {
    * PENDING, their result deleted (PLACED update carrying the pending bet); block rows above it are
    * deleted and the cursor moves to it. Returns the ids removed and reverted.
    */
-  async rollback(input: { chainId: number; from: BlockRef; ancestor: BlockRef; network: NetworkEntry; state: CursorState }): Promise<{ removed: string[]; reverted: string[] }> {
+  async rollback(input: {
+    chainId: number;
+    from: BlockRef;
+    ancestor: BlockRef;
+    network: NetworkEntry;
+    state: CursorState;
+  }): Promise<{ removed: string[]; reverted: string[] }> {
     const chainId = BigInt(input.chainId);
     const above = input.ancestor.number;
     return this.prisma.$transaction(async (tx) => {
@@ -223,27 +225,15 @@ export class IndexerStore {
       });
       const removed: Bet[] = [];
       const reverted: Bet[] = [];
-      const updates: OutboxRow[] = [];
+      const updates: BetUpdateRow[] = [];
       for (const { result, ...bet } of affected) {
         if (bet.placedBlock > above) {
           removed.push(bet);
-          updates.push(outboxRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
+          updates.push(betUpdateRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
         } else {
-          const pending: Bet = {
-            ...bet,
-            status: "PENDING",
-            settledBlock: null,
-            settledBlockHash: null,
-            settledTx: null,
-            settledAt: null,
-            refundedBlock: null,
-            refundedBlockHash: null,
-            refundedTx: null,
-            refundedAt: null,
-            lastChangeBlock: bet.placedBlock,
-          };
+          const pending = pendingBet(bet);
           reverted.push(pending);
-          updates.push(outboxRow("PLACED", pending, null, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
+          updates.push(betUpdateRow("PLACED", pending, null, { number: bet.placedBlock, hash: bet.placedBlockHash }, input.network));
         }
       }
       const ids = (bets: Bet[]) => bets.map((b) => b.betId);
@@ -255,8 +245,8 @@ export class IndexerStore {
         where: { chainId },
         data: { indexedBlock: input.ancestor.number, indexedBlockHash: input.ancestor.hash, ...input.state, updatedAt: new Date() },
       });
-      await appendOutbox(tx, updates);
-      return { removed: removed.map((b) => betKey(b.betId)), reverted: reverted.map((b) => betKey(b.betId)) };
+      await appendBetUpdates(tx, updates);
+      return { removed: removed.map((b) => betIdKey(b.betId)), reverted: reverted.map((b) => betIdKey(b.betId)) };
     }, TX_OPTIONS);
   }
 
@@ -269,7 +259,7 @@ export class IndexerStore {
     const id = BigInt(chainId);
     return this.prisma.$transaction(async (tx) => {
       const bets = await tx.bet.findMany({ where: { chainId: id }, include: { result: true }, orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }] });
-      const updates = bets.map(({ result, ...bet }) => outboxRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, network));
+      const updates = bets.map(({ result, ...bet }) => betUpdateRow("REMOVED", bet, result, { number: bet.placedBlock, hash: bet.placedBlockHash }, network));
       await tx.betResult.deleteMany({ where: { chainId: id } });
       await tx.bet.deleteMany({ where: { chainId: id } });
       await tx.indexedBlock.deleteMany({ where: { chainId: id } });
@@ -278,7 +268,7 @@ export class IndexerStore {
         // `resets` keys the gateway's response cache: answers cached from the old data become unreachable.
         data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date(), resets: { increment: 1 } },
       });
-      await appendOutbox(tx, updates);
+      await appendBetUpdates(tx, updates);
       return bets.length;
     }, TX_OPTIONS);
   }
@@ -307,39 +297,11 @@ async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; h
 }
 
 // Bulk writes send their rows as ONE jsonb document per statement (an array of objects, expanded
-// with jsonb_array_elements): one parameter and one parse for thousands of rows. Measured on
-// 3 200 settled-bet outbox rows: ~0.3 s on PGlite and ~0.2 s on PostgreSQL, against ~0.7 / 0.4 s
-// for unnest of parallel arrays and ~1.3 / 1.0 s for createMany.
+// with jsonb_array_elements): one parameter and one parse for thousands of rows, as the outbox's
+// own insert does (core/outbox.ts, where the measurements are).
 const CHUNK = 5_000;
 const dec = (v: Prisma.Decimal | Prisma.DecimalJsLike | number | string) => (typeof v === "object" ? v.toFixed(0) : String(v));
 const big = (v: bigint | number | null) => (v === null ? null : v.toString(10));
-
-/**
- * Serialises outbox writers up to COMMIT (see the module comment), then appends the rows; seq
- * follows the array order (WITH ORDINALITY … ORDER BY).
- */
-async function appendOutbox(tx: Tx, updates: readonly OutboxRow[]): Promise<void> {
-  if (updates.length === 0) return;
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
-  for (let i = 0; i < updates.length; i += CHUNK) {
-    const doc = JSON.stringify(
-      updates.slice(i, i + CHUNK).map((u) => ({
-        c: big(u.chainId),
-        b: dec(u.betId),
-        t: u.type,
-        p: u.player,
-        n: big(u.blockNumber),
-        h: u.blockHash,
-        j: u.bet,
-      })),
-    );
-    await tx.$executeRaw`
-      INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet")
-      SELECT (e->>'c')::bigint, (e->>'b')::numeric, (e->>'t')::"BetUpdateType", e->>'p', (e->>'n')::bigint, e->>'h', e->'j'
-      FROM jsonb_array_elements(${doc}::jsonb) WITH ORDINALITY AS r(e, ord)
-      ORDER BY ord`;
-  }
-}
 
 async function insertResults(tx: Tx, results: readonly BetResult[]): Promise<void> {
   for (let i = 0; i < results.length; i += CHUNK) {

@@ -1,28 +1,33 @@
 /**
  * One network's sync loop, Ponder-style: a single stream of `block`, `reorg` and `finalize`.
  *
- * - Backfill: while the cursor is below head − confirmations (the finalized range), BetVault logs
+ * - Backfill: while the cursor is below the finalized block (core/finality.ts), BetVault logs
  *   are read with eth_getLogs in ranges of `batchSize` blocks and committed in groups of whole
  *   blocks (≤ maxEventsPerCommit events), each group with the cursor in one transaction.
  * - Follow: above that, block by block: the header's parent hash must be the stored hash of the
  *   cursor block, the logs are read by block hash, and block, events and cursor commit together.
- * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash) walks back
+ * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash than ours
+ *   at its height; a node merely behind the cursor is waited for, never rolled back to) walks back
  *   over the stored recent block hashes to the common ancestor, rolls everything above it back in
  *   one transaction, and the loop re-indexes from there. An ancestor below the finalized block is
  *   ReorgTooDeepError (or, with resetOnChainMismatch, a full re-index).
  * - Failures: retryable errors back off (jittered, capped) and the cursor is reloaded; anything
  *   else stops this network and is reported as `fatal`.
+ * - Progress: while backfilling, one `progress` event and info line per `progressIntervalMs`.
  */
 import type { Hex } from "viem";
+import { finalizedBlockAt } from "../core/finality.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import type { Bet } from "../prisma/generated/client.ts";
-import { applyEvents, betKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
+import { applyEvents, betIdKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
 import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDeepError, sleep, toIndexerError, type IndexerError } from "./errors.ts";
 import { decodeBetLogs, type BetEvent } from "./events.ts";
+import { blockTimestamps } from "./timestamps.ts";
+import { BackfillProgressTracker, progressFields, progressMessage, type BackfillProgress } from "./progress.ts";
 import { settlementProof, type ProofVerifier, type SettlementProof } from "./proofs.ts";
-import type { BlockHeader, ChainLog, ChainRpc } from "./rpc.ts";
+import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 
 export type IndexerEvent =
@@ -30,6 +35,7 @@ export type IndexerEvent =
   | { type: "reorg"; chainId: number; ancestor: bigint; depth: number; removed: string[]; reverted: string[] }
   | { type: "finalize"; chainId: number; finalizedBlock: bigint }
   | { type: "ready"; chainId: number; block: bigint }
+  | { type: "progress"; chainId: number; progress: BackfillProgress }
   | { type: "reset"; chainId: number; removed: number; reason: string }
   | { type: "error"; chainId: number; error: IndexerError; attempt: number; delayMs: number }
   | { type: "fatal"; chainId: number; error: IndexerError };
@@ -45,6 +51,8 @@ export interface NetworkSyncDeps {
   maxEventsPerCommit: number;
   /** How often an idle, caught-up indexer refreshes the cursor's head and updatedAt. */
   heartbeatMs: number;
+  /** While backfilling, how often progress is logged and emitted. */
+  progressIntervalMs: number;
   signal: AbortSignal;
 }
 
@@ -76,15 +84,19 @@ export class NetworkSync {
   /** A new head was announced while the loop was busy: do not sleep on the next idle. */
   private headAnnounced = false;
   private subscribed = false;
+  /** The RPC node was last seen behind the cursor (logged once per spell). */
+  private lagging = false;
   /**
    * PENDING bets as this loop last committed them, by id (insertion order, bounded): settlements
    * and refunds in later batches then need no database read. Only this loop writes its network's
    * bets (the cursor check enforces it); cleared on every rollback, reset and failure.
    */
   private readonly pendingBets = new Map<string, Bet>();
+  private readonly progress: BackfillProgressTracker;
 
   constructor(private readonly deps: NetworkSyncDeps) {
     this.chainId = deps.network.chainId;
+    this.progress = new BackfillProgressTracker({ intervalMs: deps.progressIntervalMs, windowMs: Math.max(60_000, 6 * deps.progressIntervalMs) });
   }
 
   status(): NetworkStatus {
@@ -115,6 +127,9 @@ export class NetworkSync {
       },
     );
     let failures = 0;
+    // A steady pace even when one getLogs range takes longer than the interval.
+    const progressTimer = setInterval(() => this.reportProgress(), this.deps.progressIntervalMs).unref();
+    signal.addEventListener("abort", () => clearInterval(progressTimer), { once: true });
     while (!signal.aborted) {
       try {
         if (!this.cursor) await this.init();
@@ -128,14 +143,19 @@ export class NetworkSync {
           this.failed = error;
           logger.error({ chainId: this.chainId, code: error.code, err: error }, "indexer stopped on a non-retryable error");
           this.deps.emit({ type: "fatal", chainId: this.chainId, error });
+          clearInterval(progressTimer);
           return;
         }
         failures++;
         const delayMs = backoffDelay(failures, { baseDelayMs: 500, maxDelayMs: 30_000 });
-        logger.warn({ chainId: this.chainId, code: error.code, err: error.details ?? error.shortMessage, attempt: failures, delayMs }, "indexer step failed, retrying");
+        logger.warn(
+          { chainId: this.chainId, code: error.code, err: error.details ?? error.shortMessage, attempt: failures, delayMs },
+          "indexer step failed, retrying",
+        );
         this.deps.emit({ type: "error", chainId: this.chainId, error, attempt: failures, delayMs });
         this.cursor = undefined; // reload from the database: it is the truth
         this.pendingBets.clear();
+        this.progress.reset();
         await sleep(delayMs, signal);
       }
     }
@@ -150,7 +170,8 @@ export class NetworkSync {
     let cursor = await store.cursor(this.chainId);
     if (cursor.hash === "") {
       const block = await rpc.block(cursor.number);
-      if (!block) throw new ChainInconsistentError(`block ${cursor.number} (before the BetVault deployment) is not on the chain yet`, { chainId: this.chainId });
+      if (!block)
+        throw new ChainInconsistentError(`block ${cursor.number} (before the BetVault deployment) is not on the chain yet`, { chainId: this.chainId });
       await store.anchorCursor(this.chainId, { number: block.number, hash: block.hash });
       cursor = { ...cursor, hash: block.hash };
     }
@@ -164,20 +185,29 @@ export class NetworkSync {
     const { rpc, network } = this.deps;
     const cursor = this.requireCursor();
     const latest = await rpc.latestBlock();
-    this.head = latest.number;
 
     if (latest.number <= cursor.number) {
-      // Nothing new, unless the chain under our cursor changed (same height, other hash) or shrank.
+      // Nothing new, unless the chain under our cursor changed (same height, other hash). A head
+      // below the cursor is a node that lags (or another node of a fallback list): only a hash
+      // that differs at a block the node has is a reorg.
       const ours = latest.number === cursor.number ? latest : await rpc.block(cursor.number);
       if (ours && ours.hash === cursor.hash) {
+        this.head = max(this.head, latest.number);
+        this.lagging = false;
         await this.markCaughtUp();
         return false;
       }
-      await this.reorg(min(latest.number, cursor.number), latest);
-      return true;
+      if (!ours && (await this.nodeIsBehind(latest))) {
+        await this.markCaughtUp();
+        return false;
+      }
+      this.head = latest.number;
+      return this.reorg(min(latest.number, cursor.number), latest);
     }
+    this.head = latest.number;
+    this.lagging = false;
 
-    const finalizedTarget = max(latest.number - BigInt(network.confirmations), 0n);
+    const finalizedTarget = finalizedBlockAt(latest.number, network.confirmations);
     if (cursor.number < finalizedTarget) {
       await this.backfill(cursor.number + 1n, min(cursor.number + BigInt(network.batchSize), finalizedTarget));
       return true;
@@ -186,10 +216,7 @@ export class NetworkSync {
     const next = cursor.number + 1n;
     const header = next === latest.number ? latest : await rpc.block(next);
     if (!header) return false;
-    if (header.parentHash !== cursor.hash) {
-      await this.reorg(cursor.number, latest);
-      return true;
-    }
+    if (header.parentHash !== cursor.hash) return this.reorg(cursor.number, latest);
     const logs = await rpc.logsOfBlock(header.hash);
     const events = decodeBetLogs(logs);
     await this.commitEvents(events, { number: header.number, hash: header.hash }, new Map([[header.number, header.timestamp]]), "follow");
@@ -209,7 +236,7 @@ export class NetworkSync {
       return;
     }
     const events = decodeBetLogs(logs);
-    const timestamps = await this.timestamps(logs, [first, last]);
+    const timestamps = await blockTimestamps(this.deps.rpc, this.chainId, logs, [first, last]);
 
     // Commit whole blocks, at most maxEventsPerCommit events at a time (a single larger block still goes alone).
     let start = 0;
@@ -227,41 +254,20 @@ export class NetworkSync {
     if (events.length === 0) await this.commitEvents([], { number: last.number, hash: last.hash }, timestamps, "backfill");
   }
 
-  /** Block timestamps for every block holding a log: from the logs when the node includes them, else from headers. */
-  private async timestamps(logs: readonly ChainLog[], known: readonly BlockHeader[]): Promise<Map<bigint, bigint>> {
-    const out = new Map<bigint, bigint>();
-    const byNumber = new Map<bigint, Hex>();
-    for (const h of known) {
-      out.set(h.number, h.timestamp);
-      byNumber.set(h.number, h.hash);
-    }
-    const missing = new Map<bigint, Hex>();
-    for (const log of logs) {
-      const expected = byNumber.get(log.blockNumber);
-      if (expected !== undefined && expected !== log.blockHash) {
-        throw new ChainInconsistentError(`a log of block ${log.blockNumber} names another block hash`, { chainId: this.chainId });
-      }
-      if (log.blockTimestamp !== undefined) out.set(log.blockNumber, log.blockTimestamp);
-      else if (!out.has(log.blockNumber)) missing.set(log.blockNumber, log.blockHash);
-    }
-    const headers = await Promise.all([...missing.keys()].map((n) => this.deps.rpc.block(n)));
-    for (const header of headers) {
-      if (!header || header.hash !== missing.get(header.number)) {
-        throw new ChainInconsistentError("a block changed while its logs were read", { chainId: this.chainId });
-      }
-      out.set(header.number, header.timestamp);
-    }
-    return out;
-  }
-
   private cursorState(toBlock: bigint): CursorState {
-    const finalizedBlock = max(this.head - BigInt(this.deps.network.confirmations), 0n);
+    const finalizedBlock = finalizedBlockAt(this.head, this.deps.network.confirmations);
     return { headBlock: max(this.head, toBlock), finalizedBlock, isReady: this.ready || toBlock >= this.head };
   }
 
   private entry(state: CursorState): NetworkEntry {
     const { network } = this.deps;
-    return { chainId: network.chainId, name: network.name, confirmations: network.confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
+    return {
+      chainId: network.chainId,
+      name: network.name,
+      confirmations: network.confirmations,
+      headBlock: state.headBlock,
+      finalizedBlock: state.finalizedBlock,
+    };
   }
 
   private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
@@ -290,14 +296,24 @@ export class NetworkSync {
     if (events.length > 0) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.deps.logger.debug(
-        { chainId: this.chainId, mode, from: from.number + 1n, to: to.number, events: events.length, loadMs: ms(started, loaded), proofMs: ms(loaded, proved), applyMs: ms(proved, prepared), commitMs: ms(prepared, performance.now()) },
+        {
+          chainId: this.chainId,
+          mode,
+          from: from.number + 1n,
+          to: to.number,
+          events: events.length,
+          loadMs: ms(started, loaded),
+          proofMs: ms(loaded, proved),
+          applyMs: ms(proved, prepared),
+          commitMs: ms(prepared, performance.now()),
+        },
         "committed",
       );
     }
     this.cursor = to;
     this.lastWrite = Date.now();
     for (const bet of applied.bets) {
-      const key = betKey(bet.betId);
+      const key = betIdKey(bet.betId);
       this.pendingBets.delete(key);
       if (bet.status === "PENDING") this.pendingBets.set(key, bet);
     }
@@ -305,8 +321,30 @@ export class NetworkSync {
       if (this.pendingBets.size <= PENDING_CACHE_SIZE) break;
       this.pendingBets.delete(key);
     }
-    this.deps.emit({ type: "block", chainId: this.chainId, mode, fromBlock: from.number + 1n, toBlock: to.number, events: events.length, headBlock: state.headBlock });
+    this.deps.emit({
+      type: "block",
+      chainId: this.chainId,
+      mode,
+      fromBlock: from.number + 1n,
+      toBlock: to.number,
+      events: events.length,
+      headBlock: state.headBlock,
+    });
+    if (mode === "backfill" && !this.ready) {
+      const start = this.deps.network.contracts.BetVault.deployBlock;
+      const at = performance.now();
+      this.progress.record({ at, startBlock: start > 0n ? start - 1n : 0n, block: to.number, targetBlock: state.finalizedBlock, events: events.length });
+      this.reportProgress();
+    }
     this.published(state, to.number);
+  }
+
+  /** Logs and emits the backfill's progress when a report is due (at most once per interval). */
+  private reportProgress(): void {
+    const progress = this.ready ? undefined : this.progress.due(performance.now());
+    if (!progress) return;
+    this.deps.logger.info({ chainId: this.chainId, ...progressFields(progress) }, progressMessage(progress));
+    this.deps.emit({ type: "progress", chainId: this.chainId, progress });
   }
 
   /** The stored bets a batch settles or refunds: from the cache of pending bets, else from the database. */
@@ -314,8 +352,8 @@ export class NetworkSync {
     const found = new Map<string, Bet>();
     const missing: bigint[] = [];
     for (const betId of betsToLoad(events)) {
-      const cached = this.pendingBets.get(betKey(betId));
-      if (cached) found.set(betKey(betId), cached);
+      const cached = this.pendingBets.get(betIdKey(betId));
+      if (cached) found.set(betIdKey(betId), cached);
       else missing.push(betId);
     }
     if (missing.length > 0) for (const [key, bet] of await this.deps.store.bets(this.chainId, missing)) found.set(key, bet);
@@ -329,6 +367,7 @@ export class NetworkSync {
     }
     if (state.isReady && !this.ready) {
       this.ready = true;
+      this.progress.reset();
       this.deps.logger.info({ chainId: this.chainId, block }, "backfill done, following the head");
       this.deps.emit({ type: "ready", chainId: this.chainId, block });
     }
@@ -339,7 +378,7 @@ export class NetworkSync {
     for (let i = 0; i < inputs.length; i += VERIFY_CONCURRENCY) {
       const chunk = inputs.slice(i, i + VERIFY_CONCURRENCY);
       const done = await Promise.all(chunk.map(({ event, bet }) => settlementProof(event, bet, this.deps.verifier)));
-      chunk.forEach(({ event }, j) => out.set(settlementKey(event), done[j] as SettlementProof));
+      for (const [j, { event }] of chunk.entries()) out.set(settlementKey(event), done[j] as SettlementProof);
     }
     return out;
   }
@@ -357,10 +396,32 @@ export class NetworkSync {
   }
 
   /**
-   * Walks back from `fromNumber` to the highest block whose stored hash the chain still has, and
-   * rolls everything above it back. Below the finalized block that is a ReorgTooDeepError.
+   * The node's head is below the cursor and it does not have the cursor block: true when that is
+   * a node behind (its head block is the one we indexed at that height, or we keep no hash there
+   * and the network is not a throwaway dev chain), false when its head block differs from ours —
+   * a reorg to a shorter chain. Logged once per lagging spell.
    */
-  private async reorg(fromNumber: bigint, latest: BlockHeader): Promise<void> {
+  private async nodeIsBehind(latest: BlockHeader): Promise<boolean> {
+    const stored = await this.deps.store.blockHash(this.chainId, latest.number);
+    if (stored !== undefined ? stored !== latest.hash : this.deps.network.resetOnChainMismatch) return false;
+    if (!this.lagging) {
+      this.lagging = true;
+      const cursor = this.requireCursor();
+      this.deps.logger.warn(
+        { chainId: this.chainId, nodeHead: latest.number, indexedBlock: cursor.number },
+        "the RPC node is behind the indexed block: waiting for it (nothing is rolled back)",
+      );
+    }
+    return true;
+  }
+
+  /**
+   * Walks back from `fromNumber` to the highest block whose stored hash the chain still has, and
+   * rolls everything above it back. Below the finalized block that is a ReorgTooDeepError. A block
+   * the node does not have (a lagging node) is no evidence: the walk stops without a rollback and
+   * false is returned (the loop then waits); true after a rollback or reset.
+   */
+  private async reorg(fromNumber: bigint, latest: BlockHeader): Promise<boolean> {
     const { store, rpc, network, logger } = this.deps;
     const cursor = this.requireCursor();
     let ancestor: BlockRef | undefined;
@@ -368,7 +429,11 @@ export class NetworkSync {
       const stored = k === cursor.number ? cursor.hash : await store.blockHash(this.chainId, k);
       if (!stored) break;
       const onChain = await rpc.block(k);
-      if (onChain && onChain.hash === stored) {
+      if (!onChain) {
+        logger.warn({ chainId: this.chainId, block: k }, "reorg check: the RPC node does not have the block (lagging): waiting");
+        return false;
+      }
+      if (onChain.hash === stored) {
         ancestor = { number: k, hash: stored };
         break;
       }
@@ -382,9 +447,10 @@ export class NetworkSync {
         this.deps.emit({ type: "reset", chainId: this.chainId, removed, reason: details });
         this.cursor = undefined;
         this.pendingBets.clear();
+        this.progress.reset();
         this.ready = false;
         this.finalized = 0n;
-        return;
+        return true;
       }
       throw new ReorgTooDeepError(`reorg on ${network.name} deeper than finality (${network.confirmations} confirmations)`, { chainId: this.chainId, details });
     }
@@ -394,10 +460,14 @@ export class NetworkSync {
     this.pendingBets.clear();
     const { removed, reverted } = await store.rollback({ chainId: this.chainId, from: cursor, ancestor, network: this.entry(state), state });
     const depth = Number(cursor.number - ancestor.number);
-    logger.warn({ chainId: this.chainId, ancestor: ancestor.number, depth, removed: removed.length, reverted: reverted.length }, "reorg: rolled back to the common ancestor");
+    logger.warn(
+      { chainId: this.chainId, ancestor: ancestor.number, depth, removed: removed.length, reverted: reverted.length },
+      "reorg: rolled back to the common ancestor",
+    );
     this.cursor = ancestor;
     this.lastWrite = Date.now();
     this.deps.emit({ type: "reorg", chainId: this.chainId, ancestor: ancestor.number, depth, removed, reverted });
+    return true;
   }
 
   /** Waits for a new head (WebSocket) or the polling interval, whichever comes first. */

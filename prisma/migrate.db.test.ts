@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,16 +17,11 @@ import {
   type MigrationRow,
 } from "./migrate.ts";
 import { prismaCliPath, prismaEnv, repoRoot } from "../scripts/prisma-cli.ts";
-import {
-  createEmptyPostgresDatabase,
-  createTestDatabase,
-  createTestPglite,
-  databaseUrl,
-  dropPostgresDatabase,
-  type TestDatabase,
-} from "../test/db.ts";
+import { spawnChild } from "../test/spawn.ts";
+import { createEmptyPostgresDatabase, createTestDatabase, createTestPglite, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
+import { testConfig } from "../test/config.ts";
 
-const kind = process.env.TEST_DB === "postgres" ? "postgres" : "pglite";
+const kind = testConfig.TEST_DB;
 const migrations = readMigrations();
 const names = migrations.map((m) => m.name);
 const UINT256_MAX = (2n ** 256n - 1n).toString();
@@ -45,7 +39,7 @@ async function postgresTarget(name: string, drop: boolean): Promise<Target> {
   await client.connect();
   return {
     migrate: (options) => migratePostgres(url, options),
-    query: async <R,>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
+    query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
     async close() {
       await client.end();
       if (drop) await dropPostgresDatabase(name);
@@ -56,7 +50,7 @@ async function postgresTarget(name: string, drop: boolean): Promise<Target> {
 function pgliteTarget(db: PGlite): Target {
   return {
     migrate: (options) => migratePglite(db, options),
-    query: async <R,>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params)).rows,
+    query: async <R>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params)).rows,
     close: () => db.close(),
   };
 }
@@ -73,7 +67,13 @@ async function migratedTarget(): Promise<Target> {
     const db = await createTestDatabase();
     const name = new URL(db.url!).pathname.slice(1);
     const target = await postgresTarget(name, false);
-    return { ...target, close: async () => (await target.close(), await db.close()) };
+    return {
+      ...target,
+      close: async () => {
+        await target.close();
+        await db.close();
+      },
+    };
   }
   return pgliteTarget(await createTestPglite());
 }
@@ -146,10 +146,12 @@ describe(`runtime migrator (${kind})`, () => {
   it("refuses to run over a migration recorded as failed", async () => {
     const target = await migratedTarget();
     try {
-      await target.query(
-        `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, logs, started_at) VALUES ($1, $2, $3, $4, now())`,
-        ["00000000-0000-4000-8000-000000000000", "1".repeat(64), "29990101000000_broken", "boom"],
-      );
+      await target.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name, logs, started_at) VALUES ($1, $2, $3, $4, now())`, [
+        "00000000-0000-4000-8000-000000000000",
+        "1".repeat(64),
+        "29990101000000_broken",
+        "boom",
+      ]);
       await expect(target.migrate()).rejects.toMatchObject({ code: "FAILED_MIGRATION", migration: "29990101000000_broken" });
     } finally {
       await target.close();
@@ -261,8 +263,8 @@ describe(`database seam (${kind})`, () => {
       data: {
         chainId: 1n,
         betId: max,
-        player: "0x" + "a".repeat(40),
-        token: "0x" + "0".repeat(40),
+        player: `0x${"a".repeat(40)}`,
+        token: `0x${"0".repeat(40)}`,
         stake: max,
         game: "dice",
         clientSeed: "0x01",
@@ -303,7 +305,9 @@ describe.runIf(kind === "postgres")("PostgreSQL only", () => {
     const client = new pg.Client({ connectionString: db.url });
     await client.connect();
     try {
-      await client.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES (1, 'n', 1, '{}', '00')`);
+      await client.query(
+        `INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES (1, 'n', 1, '{}', '00')`,
+      );
       // 20 000 bets of 200 players, 2 % pending.
       await client.query(`
         INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
@@ -374,18 +378,13 @@ describe.runIf(kind === "postgres")("PostgreSQL only", () => {
   });
 });
 
-function prismaCli(args: string[], url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [prismaCliPath, ...args], {
-      cwd: repoRoot,
-      env: prismaEnv({ ...process.env, DATABASE_URL: url, SHADOW_DATABASE_URL: "" }),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+async function prismaCli(args: string[], url: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawnChild({
+    args: [prismaCliPath, ...args],
+    cwd: repoRoot,
+    env: prismaEnv({ ...process.env, DATABASE_URL: url, SHADOW_DATABASE_URL: "" }),
+    name: "prisma",
   });
+  const { code } = await child.closed;
+  return { code, stdout: child.stdout(), stderr: child.stderr() };
 }

@@ -3,8 +3,8 @@
 // (same columns, sha256 checksums, one finished row per migration), so `prisma migrate status` /
 // `prisma migrate deploy` agree with it and either tool can take over from the other.
 //
-//   tsx prisma/migrate.ts                  # DATABASE_URL (.env is loaded), else PGlite in DATA_DIR
-//   tsx prisma/migrate.ts --url postgres://…  |  --data-dir ./.data
+//   npm run db:migrate                         # bin/migrate.ts: DATABASE_URL, else PGlite in DATA_DIR
+//   npm run db:migrate -- --url postgres://…  |  --data-dir ./.data
 //
 // Differences from `prisma migrate deploy`, on purpose:
 // - each migration runs in one transaction together with its `_prisma_migrations` row: a failing
@@ -16,12 +16,13 @@
 // Shared with Prisma: on PostgreSQL the run holds `pg_advisory_lock(72707369)`, the lock the
 // Prisma schema engine takes, so concurrent service starts and `prisma migrate deploy` serialise.
 import { createHash, randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { PGlite, Transaction as PGliteTransaction } from "@electric-sql/pglite";
 import pg from "pg";
 import type { Logger } from "../core/logger.ts";
+import { quoteIdent } from "../core/sql.ts";
 
 /** The committed migrations directory. */
 export const MIGRATIONS_DIR: string = fileURLToPath(new URL("./migrations/", import.meta.url));
@@ -187,16 +188,17 @@ async function run(session: TxSession, migrations: Migration[], logger: Logger |
       });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      throw new MigrationError("APPLY_FAILED", `Migration \`${migration.name}\` failed and was rolled back (nothing of it was applied): ${message}`, migration.name, { cause: error });
+      throw new MigrationError(
+        "APPLY_FAILED",
+        `Migration \`${migration.name}\` failed and was rolled back (nothing of it was applied): ${message}`,
+        migration.name,
+        { cause: error },
+      );
     }
     result.applied.push(migration.name);
     logger?.info({ migration: migration.name, ms: Math.round(performance.now() - started) }, "migration applied");
   }
   return result;
-}
-
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
 }
 
 /** `?schema=` of a postgres URL (Prisma's convention) and the URL without it. */
@@ -243,7 +245,12 @@ export async function migratePostgres(url: string, options: MigrateOptions & { l
       await client.query("SELECT pg_advisory_lock($1)", [PRISMA_MIGRATE_LOCK_KEY]);
     } catch (error) {
       if ((error as { code?: string }).code === "55P03") {
-        throw new MigrationError("LOCK_TIMEOUT", `Timed out after ${lockTimeoutMs} ms waiting for the migration lock (pg_advisory_lock(${PRISMA_MIGRATE_LOCK_KEY})): another migrator is running.`, undefined, { cause: error });
+        throw new MigrationError(
+          "LOCK_TIMEOUT",
+          `Timed out after ${lockTimeoutMs} ms waiting for the migration lock (pg_advisory_lock(${PRISMA_MIGRATE_LOCK_KEY})): another migrator is running.`,
+          undefined,
+          { cause: error },
+        );
       }
       throw error;
     }
@@ -285,41 +292,4 @@ export async function readMigrationRows(query: <R>(sql: string) => Promise<R[]>)
   const [exists] = await query<{ exists: boolean }>(`SELECT to_regclass('"${MIGRATIONS_TABLE}"') IS NOT NULL AS "exists"`);
   if (!exists?.exists) return [];
   return query<MigrationRow>(`SELECT * FROM "${MIGRATIONS_TABLE}" ORDER BY "started_at" ASC`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// CLI
-// ---------------------------------------------------------------------------------------------
-
-async function main(argv: string[]): Promise<void> {
-  const flag = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  await import("dotenv/config");
-  const url = flag("--url") ?? (process.env.DATABASE_URL || undefined);
-  const { createLogger } = await import("../core/logger.ts");
-  const logger = createLogger({ name: "migrate" });
-  if (url) {
-    const result = await migratePostgres(url, { logger });
-    logger.info({ applied: result.applied, alreadyApplied: result.alreadyApplied.length }, "PostgreSQL database is up to date");
-    return;
-  }
-  const dataDir = resolve(flag("--data-dir") ?? process.env.DATA_DIR ?? "./.data");
-  mkdirSync(dataDir, { recursive: true });
-  const { PGlite } = await import("@electric-sql/pglite");
-  const db = await PGlite.create({ dataDir });
-  try {
-    const result = await migratePglite(db, { logger });
-    logger.info({ dataDir, applied: result.applied, alreadyApplied: result.alreadyApplied.length }, "PGlite database is up to date");
-  } finally {
-    await db.close();
-  }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
 }

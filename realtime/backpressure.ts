@@ -52,10 +52,7 @@ export interface SlowConsumerWatch {
 }
 
 /** Every `intervalMs`: closes the connection of each socket with more than `maxBytes` queued (0: never). */
-export function watchSlowConsumers(
-  io: RealtimeServer,
-  options: { maxBytes: number; intervalMs: number; logger: Logger },
-): SlowConsumerWatch {
+export function watchSlowConsumers(io: RealtimeServer, options: { maxBytes: number; intervalMs: number; logger: Logger }): SlowConsumerWatch {
   let disconnected = 0;
   if (options.maxBytes <= 0) return { disconnected: () => 0, stop: () => undefined };
   // A closed socket may still be listed until its disconnect: count and log it once.

@@ -1,5 +1,7 @@
 // One client connection: validates `bets:subscribe` / `bets:unsubscribe`, keeps the socket's
 // subscription and its rooms, rate-limits, and runs resumes (`sinceSeq`) without gap or duplicate.
+// Three parts, each with its own state: the rate limit (a token bucket), the request queue (one
+// request at a time, a bound on those waiting), and the subscription (its state, its rooms, resumes).
 //
 // A resume, step by step (all on this node):
 //   1. synchronously: leave every room and open a sink on the stream (stream.ts), so from here on
@@ -15,17 +17,10 @@
 // step 4 keeps later live ones above it).
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
-import {
-  RealtimeErrorCode,
-  type BetUpdatePayload,
-  type ClientEventName,
-  type ErrorBody,
-  type FeedUpdate,
-  type Response,
-  type SubscribedPayload,
-} from "./events.ts";
+import type { DeliveryDepth } from "./depth.ts";
+import { RealtimeErrorCode, type ClientEventName, type ErrorBody, type Response, type SubscribedPayload } from "./events.ts";
 import type { RealtimeSocket } from "./fanout.ts";
-import { MAX_SEQ, type Outbox, type Retention } from "./outbox.ts";
+import { MAX_SEQ, type Outbox, type Retention } from "../core/outbox.ts";
 import type { ReplaySink, UpdateStream } from "./stream.ts";
 import {
   addToState,
@@ -63,6 +58,8 @@ export interface ConnectionContext {
   stream: UpdateStream;
   outbox: Outbox;
   networks: NetworkDirectory;
+  /** Every update sent goes through it: confirmations and finality as of delivery. */
+  depth: DeliveryDepth;
   limits: RealtimeLimits;
   retention: Retention;
   logger: Logger;
@@ -73,12 +70,11 @@ export interface ConnectionContext {
 /** Operations waiting on one socket beyond which new ones are refused as RATE_LIMITED. */
 const MAX_PENDING = 8;
 
-export function toPayload(update: FeedUpdate): BetUpdatePayload {
-  return { seq: update.seq, type: update.type, chainId: update.chainId, betId: update.betId, bet: update.bet };
-}
-
 class Refusal extends Error {
-  constructor(readonly code: RealtimeErrorCode, message: string) {
+  constructor(
+    readonly code: RealtimeErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -115,52 +111,55 @@ function splitArgs(args: unknown[]): { payload: unknown; ack: Ack | undefined; e
   return { payload: rest[0], ack, extra: rest.length > 1 };
 }
 
-export interface ConnectionHandle {
-  /** Resolves when every request received so far on this socket has been answered. */
-  idle(): Promise<void>;
-  /** Items in the socket's subscription: wallets + bets + chainIds, and 1 for `all`. */
-  subscriptions(): number;
+function refuse(socket: RealtimeSocket, event: ClientEventName, ack: Ack | undefined, error: ErrorBody): void {
+  socket.emit("bets:error", { ...error, event });
+  ack?.({ error });
 }
 
-export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext): ConnectionHandle {
-  let state: SubscriptionState = emptyState();
-  let joined = new Set<string>();
-  let queue: Promise<void> = Promise.resolve();
-  let pending = 0;
-  const bucket = new TokenBucket(ctx.limits.eventsPerSecond);
-
-  const refuse = (event: ClientEventName, ack: Ack | undefined, error: ErrorBody) => {
-    socket.emit("bets:error", { ...error, event });
-    ack?.({ error });
-  };
-
+/** Every event beyond `eventsPerSecond` (a token bucket per socket) is answered RATE_LIMITED and dropped. */
+function limitRate(socket: RealtimeSocket, eventsPerSecond: number): void {
+  const bucket = new TokenBucket(eventsPerSecond);
   socket.use(([event, ...args], next) => {
     if (bucket.take()) return next();
     const ack = args.at(-1);
-    const error: ErrorBody = { code: RealtimeErrorCode.RateLimited, message: `More than ${ctx.limits.eventsPerSecond} events per second: slow down` };
+    const error: ErrorBody = { code: RealtimeErrorCode.RateLimited, message: `More than ${eventsPerSecond} events per second: slow down` };
     if (typeof ack === "function") (ack as Ack)({ error });
     if (CLIENT_EVENTS.has(event)) socket.emit("bets:error", { ...error, event: event as ClientEventName });
   });
+}
 
-  const setRooms = (rooms: Set<string>) => {
-    if (!socket.connected) return; // a disconnected socket joining rooms would stay in them
-    for (const room of joined) if (!rooms.has(room)) socket.leave(room);
-    socket.join([...rooms].filter((room) => !joined.has(room)));
-    joined = rooms;
-  };
+/** The socket's requests, run one after the other in the order sent; at most MAX_PENDING waiting. */
+class RequestQueue {
+  private queue: Promise<void> = Promise.resolve();
+  private pending = 0;
 
-  const enqueue = (event: ClientEventName, args: unknown[], run: (payload: unknown) => Promise<SubscribedPayload>) => {
+  constructor(
+    private readonly socket: RealtimeSocket,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Resolves when every request received so far has been answered. */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  /** Queues `run(payload)`; its result is sent as `bets:subscribed` (and on the ack), a refusal as `bets:error`. */
+  enqueue(event: ClientEventName, args: unknown[], run: (payload: unknown) => Promise<SubscribedPayload>): void {
+    const { socket } = this;
     const { payload, ack, extra } = splitArgs(args);
     if (extra) {
-      refuse(event, ack, { code: RealtimeErrorCode.BadUserInput, message: `${event} takes one payload object (and an acknowledgement): extra arguments` });
+      refuse(socket, event, ack, {
+        code: RealtimeErrorCode.BadUserInput,
+        message: `${event} takes one payload object (and an acknowledgement): extra arguments`,
+      });
       return;
     }
-    if (pending >= MAX_PENDING) {
-      refuse(event, ack, { code: RealtimeErrorCode.RateLimited, message: "Too many requests waiting on this socket: wait for their acknowledgements" });
+    if (this.pending >= MAX_PENDING) {
+      refuse(socket, event, ack, { code: RealtimeErrorCode.RateLimited, message: "Too many requests waiting on this socket: wait for their acknowledgements" });
       return;
     }
-    pending++;
-    queue = queue
+    this.pending++;
+    this.queue = this.queue
       .then(() => run(payload))
       .then(
         (result) => {
@@ -170,57 +169,91 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
         },
         (error: unknown) => {
           if (!socket.connected) return;
-          if (error instanceof Refusal) return refuse(event, ack, { code: error.code, message: error.message });
-          ctx.logger.error({ err: error, event }, "realtime request failed");
-          refuse(event, ack, { code: RealtimeErrorCode.ServiceUnavailable, message: "Service temporarily unavailable: retry later" });
+          if (error instanceof Refusal) return refuse(socket, event, ack, { code: error.code, message: error.message });
+          this.logger.error({ err: error, event }, "realtime request failed");
+          refuse(socket, event, ack, { code: RealtimeErrorCode.ServiceUnavailable, message: "Service temporarily unavailable: retry later" });
         },
       )
-      .finally(() => pending--);
-  };
+      .finally(() => this.pending--);
+  }
+}
 
-  const checkChains = async (chainIds: number[]) => {
+/** The socket's subscription and the rooms implementing it; changes to it, resumes included. */
+class SocketSubscription {
+  private state: SubscriptionState = emptyState();
+  private joined = new Set<string>();
+
+  constructor(
+    private readonly socket: RealtimeSocket,
+    private readonly ctx: ConnectionContext,
+  ) {}
+
+  /** Items in the subscription: wallets + bets + chainIds, and 1 for `all`. */
+  size(): number {
+    const { state } = this;
+    return state.wallets.size + state.bets.size + state.chainIds.size + (state.all ? 1 : 0);
+  }
+
+  async subscribe(payload: unknown): Promise<SubscribedPayload> {
+    const parsed = parseSubscribe(payload);
+    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
+    const change = parsed.value;
+    const next = addToState(this.state, change);
+    const violation = limitViolation(next, this.ctx.limits);
+    if (violation) throw new Refusal(RealtimeErrorCode.TooManySubscriptions, violation);
+
+    if (change.sinceSeq === undefined) {
+      await this.checkChains(chainIdsOf(change));
+      this.state = next;
+      this.setRooms(roomsForState(next));
+      return stateToPayload(next, this.ctx.stream.lastSeq);
+    }
+    return this.resume(next, change.sinceSeq, chainIdsOf(change));
+  }
+
+  async unsubscribe(payload: unknown): Promise<SubscribedPayload> {
+    const parsed = parseUnsubscribe(payload);
+    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
+    this.state = removeFromState(this.state, parsed.value);
+    this.setRooms(roomsForState(this.state));
+    return stateToPayload(this.state, this.ctx.stream.lastSeq);
+  }
+
+  private setRooms(rooms: Set<string>): void {
+    const { socket } = this;
+    if (!socket.connected) return; // a disconnected socket joining rooms would stay in them
+    for (const room of this.joined) if (!rooms.has(room)) socket.leave(room);
+    socket.join([...rooms].filter((room) => !this.joined.has(room)));
+    this.joined = rooms;
+  }
+
+  private async checkChains(chainIds: number[]): Promise<void> {
     if (chainIds.length === 0) return;
-    const known = await ctx.networks.all();
+    const known = await this.ctx.networks.all();
     const unknown = chainIds.find((chainId) => !known.has(chainId));
     if (unknown !== undefined) {
       throw new Refusal(RealtimeErrorCode.BadUserInput, `Unknown chainId ${unknown}: see networkConfigs for the indexed networks`);
     }
-  };
+  }
 
-  const subscribe = async (payload: unknown): Promise<SubscribedPayload> => {
-    const parsed = parseSubscribe(payload);
-    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
-    const change = parsed.value;
-    const next = addToState(state, change);
-    const violation = limitViolation(next, ctx.limits);
-    if (violation) throw new Refusal(RealtimeErrorCode.TooManySubscriptions, violation);
-
-    if (change.sinceSeq === undefined) {
-      await checkChains(chainIdsOf(change));
-      state = next;
-      setRooms(roomsForState(state));
-      return stateToPayload(state, ctx.stream.lastSeq);
-    }
-    return resume(next, change.sinceSeq, chainIdsOf(change));
-  };
-
-  const resume = async (next: SubscriptionState, since: bigint, chainIds: number[]): Promise<SubscribedPayload> => {
+  private async resume(next: SubscriptionState, since: bigint, chainIds: number[]): Promise<SubscribedPayload> {
+    const { socket, ctx } = this;
     // 1. Stop live delivery; buffer what the current state would have received meanwhile.
-    const previous = state;
-    setRooms(new Set());
+    const previous = this.state;
+    this.setRooms(new Set());
     const sink = ctx.stream.openSink((update) => matches(previous, update));
     try {
       // 2. Checks; a refusal restores the previous state without a gap.
       try {
-        await checkChains(chainIds);
+        await this.checkChains(chainIds);
         if (since > MAX_SEQ) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, `sinceSeq ${since} is ahead of the newest stored update`);
         const window = await ctx.outbox.checkWindow(since, ctx.retention);
         if (!window.ok) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, window.message ?? "sinceSeq is outside the replay window");
       } catch (error) {
-        goLive(sink, previous, 0n);
+        this.goLive(sink, previous, 0n);
         throw error;
       }
-      state = next;
+      this.state = next;
       sink.matches = (update) => matches(next, update);
 
       let cursor = since;
@@ -235,8 +268,9 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
           if (oldest !== null && oldest > cursor + 1n) {
             throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, `sinceSeq ${since} left the replay window during the replay: re-read through GraphQL`);
           }
+          await ctx.depth.refresh();
           for (const update of rows) {
-            socket.emit("bets:update", toPayload(update));
+            socket.emit("bets:update", ctx.depth.payload(update));
             cursor = BigInt(update.seq);
           }
           if (rows.length < ctx.replayPageSize) break;
@@ -246,40 +280,44 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
         await ctx.stream.catchUp(cursor);
       } catch (error) {
         // Half a replay cannot go live without a gap: the socket ends unsubscribed and is told so.
-        state = emptyState();
+        this.state = emptyState();
         throw error;
       }
       // 5. Buffered updates above the cursor, then live.
-      goLive(sink, next, cursor);
+      this.goLive(sink, next, cursor);
       return stateToPayload(next, ctx.stream.lastSeq);
     } finally {
       ctx.stream.closeSink(sink);
     }
-  };
+  }
 
   /** Synchronously: flush the sink above `after`, close it, join the rooms of `target`. */
-  const goLive = (sink: ReplaySink, target: SubscriptionState, after: bigint) => {
+  private goLive(sink: ReplaySink, target: SubscriptionState, after: bigint): void {
     for (const update of sink.buffer) {
-      if (BigInt(update.seq) > after) socket.emit("bets:update", toPayload(update));
+      if (BigInt(update.seq) > after) this.socket.emit("bets:update", this.ctx.depth.payload(update));
     }
     sink.buffer.length = 0;
-    ctx.stream.closeSink(sink);
-    setRooms(roomsForState(target));
-  };
+    this.ctx.stream.closeSink(sink);
+    this.setRooms(roomsForState(target));
+  }
+}
 
-  const unsubscribe = async (payload: unknown): Promise<SubscribedPayload> => {
-    const parsed = parseUnsubscribe(payload);
-    if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
-    state = removeFromState(state, parsed.value);
-    setRooms(roomsForState(state));
-    return stateToPayload(state, ctx.stream.lastSeq);
-  };
+export interface ConnectionHandle {
+  /** Resolves when every request received so far on this socket has been answered. */
+  idle(): Promise<void>;
+  /** Items in the socket's subscription: wallets + bets + chainIds, and 1 for `all`. */
+  subscriptions(): number;
+}
 
-  socket.on("bets:subscribe", (...args: unknown[]) => enqueue("bets:subscribe", args, subscribe));
-  socket.on("bets:unsubscribe", (...args: unknown[]) => enqueue("bets:unsubscribe", args, unsubscribe));
+export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext): ConnectionHandle {
+  limitRate(socket, ctx.limits.eventsPerSecond);
+  const requests = new RequestQueue(socket, ctx.logger);
+  const subscription = new SocketSubscription(socket, ctx);
+  socket.on("bets:subscribe", (...args: unknown[]) => requests.enqueue("bets:subscribe", args, (payload) => subscription.subscribe(payload)));
+  socket.on("bets:unsubscribe", (...args: unknown[]) => requests.enqueue("bets:unsubscribe", args, (payload) => subscription.unsubscribe(payload)));
   return {
-    idle: () => queue,
-    subscriptions: () => state.wallets.size + state.bets.size + state.chainIds.size + (state.all ? 1 : 0),
+    idle: () => requests.idle(),
+    subscriptions: () => subscription.size(),
   };
 }
 

@@ -1,4 +1,4 @@
-// The realtime contract of shared/API.md ("Realtime (Socket.IO)"), typed once. The server, the tests
+// The realtime contract (docs/reference/realtime.md), typed once. The server, the tests
 // and the client package import these types; nothing else declares a Socket.IO event.
 //
 //   const socket: Socket<ServerToClientEvents, ClientToServerEvents> = io(url, { path: "/ws", transports: ["websocket"] });
@@ -56,7 +56,7 @@ export interface BetUpdatePayload {
   type: BetUpdateType;
   chainId: number;
   betId: string;
-  /** The bet as the GraphQL `Bet` serialises it at that commit (with `result` when settled). */
+  /** The bet as the GraphQL `Bet` serialises it (with `result` when settled); `confirmations` and `finalized` as of delivery. */
   bet: BetJson;
 }
 

@@ -1,5 +1,5 @@
 // The fan-out seam between the publisher and the realtime nodes, with two implementations and one
-// shared test suite (realtime/realtime.db.test.ts):
+// shared test suite (test/realtime-suite.ts, run by memory.db.test.ts and redis.db.test.ts):
 //
 // - memory: one process (npm start, tests). Socket.IO's in-memory adapter; the feed is a function call.
 // - redis:  @socket.io/redis-adapter (Pub/Sub, ioredis). Nodes use it as their adapter; the publisher
@@ -89,7 +89,8 @@ export function createRedisFanout(options: RedisFanoutOptions): Fanout {
   const failing = new Set<Redis>();
   const adapter = () => createAdapter(client("pub"), client("sub"), { key: `${options.prefix}socket.io` });
   // Down: lost (closed, reconnecting) or failed since last ready. Opening for the first time is not down.
-  const connected = () => failing.size === 0 && clients.every((c) => isRedisReady(c) || c.status === "connecting" || c.status === "connect" || c.status === "wait");
+  const connected = () =>
+    failing.size === 0 && clients.every((c) => isRedisReady(c) || c.status === "connecting" || c.status === "connect" || c.status === "wait");
 
   return {
     kind: "redis",

@@ -16,7 +16,8 @@ import { createMemoryFanout } from "./fanout.ts";
 import { createLocalLock } from "./lock.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
-import { connectClient, createNetworks, keepWriting, seqs, wallet, type TestClient, type Writer } from "./testing.ts";
+import { createNetworks, keepWriting, wallet, type Writer } from "../test/outbox.ts";
+import { connectClient, seqs, type TestClient } from "../test/realtime.ts";
 
 const PATH = "/ws";
 const CONTRACT_CODES = new Set(["BAD_USER_INPUT", "TOO_MANY_SUBSCRIPTIONS", "RATE_LIMITED", "REPLAY_WINDOW_EXCEEDED"]);
@@ -71,12 +72,29 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.double(),
   fc.constantFrom(...BIG.map((n) => n.toString()), ...BIG.map((n) => Number(n)), 2 ** 53, 2 ** 53 + 2, -1, 0, 1e308),
   fc.constantFrom(
-    "0x", "0X" + "a".repeat(40), "0x" + "g".repeat(40), "0x" + "A".repeat(40), "0xAbC0000000000000000000000000000000000001",
-    "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", "0x70997970c51812dc3a010c7d01b50e0d17dc79c8 ", "\u0000", "１２３", "٣", "1e3", "01", "-0", "NaN",
-    "__proto__", "constructor", "prototype", "toString",
+    "0x",
+    `0X${"a".repeat(40)}`,
+    `0x${"g".repeat(40)}`,
+    `0x${"A".repeat(40)}`,
+    "0xAbC0000000000000000000000000000000000001",
+    "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    "0x70997970c51812dc3a010c7d01b50e0d17dc79c8 ",
+    "\u0000",
+    "１２３",
+    "٣",
+    "1e3",
+    "01",
+    "-0",
+    "NaN",
+    "__proto__",
+    "constructor",
+    "prototype",
+    "toString",
   ),
   fc.array(fc.string({ maxLength: 12 }), { maxLength: 300 }),
-  fc.array(fc.record({ chainId: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })), betId: fc.oneof(fc.string({ maxLength: 20 }), fc.integer()) }), { maxLength: 50 }),
+  fc.array(fc.record({ chainId: fc.oneof(fc.integer(), fc.string({ maxLength: 8 })), betId: fc.oneof(fc.string({ maxLength: 20 }), fc.integer()) }), {
+    maxLength: 50,
+  }),
   fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
   fc.jsonValue({ maxDepth: 8 }),
   fc.integer({ min: 100, max: 2_000 }).map((depth) => JSON.parse("[".repeat(depth) + "]".repeat(depth)) as unknown),
@@ -130,9 +148,16 @@ describe("fuzzed Socket.IO payloads", () => {
           const before = client.errors.length;
           const response = await new Promise<unknown>((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`no ack for ${event}`)), 20_000);
-            raw.emit(event, payload, ((answer) => (clearTimeout(timer), resolve(answer))) satisfies Ack);
+            raw.emit(event, payload, ((answer) => {
+              clearTimeout(timer);
+              resolve(answer);
+            }) satisfies Ack);
           });
-          await client.until(() => client.errors.length >= before + (response && typeof response === "object" && "error" in response ? 1 : 0), 5_000, "bets:error");
+          await client.until(
+            () => client.errors.length >= before + (response && typeof response === "object" && "error" in response ? 1 : 0),
+            5_000,
+            "bets:error",
+          );
           expectContractAnswer(response, client.errors, event, before);
           const code = (response as { error?: { code: string } }).error?.code ?? "accepted";
           answers.set(code, (answers.get(code) ?? 0) + 1);
@@ -199,15 +224,36 @@ async function rawSocket(): Promise<{ ws: WebSocket; frames: (string | Buffer)[]
   return { ws, frames, closed };
 }
 
-const garbage: fc.Arbitrary<string | Buffer> = fc.oneof(
-  fc.string({ maxLength: 200 }),
-  fc.string({ maxLength: 200 }).map((s) => `42${s}`), // an EVENT packet with a malformed body
-  fc.string({ maxLength: 200 }).map((s) => `4${s}`),
-  fc.constantFrom("42[bets:subscribe", '42["bets:subscribe",', "42{}", '42"x"', "42[]", "42[1,2]", "451-[\"bets:subscribe\"]", "49", "4", "9", "7", "", "0", "1", "6", "4{}", "40/nope,", '42/nope,["bets:subscribe",{}]'),
-  fc.uint8Array({ minLength: 1, maxLength: 512 }).map((bytes) => Buffer.from(bytes)),
-  fc.constant(`42["bets:subscribe",{"wallets":["${"a".repeat(MAX_MESSAGE_BYTES)}"]}]`),
-  fc.constant(Buffer.alloc(MAX_MESSAGE_BYTES + 1, 0x41)),
-).filter((frame) => !(typeof frame === "string" && frame.startsWith("41"))); // "41…" is the client leaving the namespace: not garbage
+const garbage: fc.Arbitrary<string | Buffer> = fc
+  .oneof(
+    fc.string({ maxLength: 200 }),
+    fc.string({ maxLength: 200 }).map((s) => `42${s}`), // an EVENT packet with a malformed body
+    fc.string({ maxLength: 200 }).map((s) => `4${s}`),
+    fc.constantFrom(
+      "42[bets:subscribe",
+      '42["bets:subscribe",',
+      "42{}",
+      '42"x"',
+      "42[]",
+      "42[1,2]",
+      '451-["bets:subscribe"]',
+      "49",
+      "4",
+      "9",
+      "7",
+      "",
+      "0",
+      "1",
+      "6",
+      "4{}",
+      "40/nope,",
+      '42/nope,["bets:subscribe",{}]',
+    ),
+    fc.uint8Array({ minLength: 1, maxLength: 512 }).map((bytes) => Buffer.from(bytes)),
+    fc.constant(`42["bets:subscribe",{"wallets":["${"a".repeat(MAX_MESSAGE_BYTES)}"]}]`),
+    fc.constant(Buffer.alloc(MAX_MESSAGE_BYTES + 1, 0x41)),
+  )
+  .filter((frame) => !(typeof frame === "string" && frame.startsWith("41"))); // "41…" is the client leaving the namespace: not garbage
 
 /** Sends one frame on a fresh raw connection and reports what became of the connection. */
 async function sendGarbage(frame: string | Buffer): Promise<"closed" | "usable"> {

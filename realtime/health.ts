@@ -1,4 +1,4 @@
-// GET /health of a dedicated realtime node (realtime/main.ts), in the contract's Health shape
+// GET /health of a dedicated realtime node (bin/realtime.ts), in the contract's Health shape
 // (`status` OK | DEGRADED | DOWN, HTTP 503 only for DOWN, as the gateway's /health):
 //
 //   database  DOWN when it does not answer (no replay, no resume, no local delivery)
@@ -8,7 +8,7 @@
 // Details name only the kind of failure, never a host or a driver message.
 import type { Database } from "../core/db.ts";
 import { sendJson, type RouteHandler } from "../core/http.ts";
-import type { HealthCheck, HealthReport, HealthStatus } from "../gateway/health/report.ts";
+import { overallStatus, type HealthCheck, type HealthReport } from "../core/health.ts";
 import type { Realtime } from "./server.ts";
 
 export interface NodeHealthOptions {
@@ -43,7 +43,13 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
     const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<"timed out">((resolve) => (timer = setTimeout(() => resolve("timed out"), timeoutMs)));
-    const outcome = await Promise.race([options.db.ping().then(() => "ok" as const, () => "unreachable" as const), timeout]);
+    const outcome = await Promise.race([
+      options.db.ping().then(
+        () => "ok" as const,
+        () => "unreachable" as const,
+      ),
+      timeout,
+    ]);
     clearTimeout(timer);
     const latencyMs = Math.round((performance.now() - started) * 100) / 100;
     return { name: "database", status: outcome === "ok" ? "OK" : "DOWN", latencyMs, detail: outcome === "ok" ? null : outcome };
@@ -51,15 +57,17 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
 
   const build = async (): Promise<HealthReport> => {
     const state = options.realtime.state();
-    const checks: HealthCheck[] = [await database()];
+    const databaseCheck = await database();
+    const checks: HealthCheck[] = [databaseCheck];
     if (options.redis) {
-      checks.push(state.fanoutConnected
-        ? { name: "redis", status: "OK", latencyMs: null, detail: null }
-        : { name: "redis", status: "DEGRADED", latencyMs: null, detail: "unreachable" });
+      checks.push(
+        state.fanoutConnected
+          ? { name: "redis", status: "OK", latencyMs: null, detail: null }
+          : { name: "redis", status: "DEGRADED", latencyMs: null, detail: "unreachable" },
+      );
     }
     checks.push(feedCheck(state));
-    const status: HealthStatus = checks[0]!.status === "DOWN" ? "DOWN" : checks.some((c) => c.status !== "OK") ? "DEGRADED" : "OK";
-    return { status, version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
+    return { status: overallStatus(checks, [[databaseCheck]]), version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
   };
 
   const report = () => {

@@ -1,3 +1,3 @@
-import { realtimeSuite } from "./suite.ts";
+import { realtimeSuite } from "../test/realtime-suite.ts";
 
 realtimeSuite("memory");

@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { metricsRoute, registryFor } from "../core/metrics.ts";
 import type { RouteHandler } from "../core/http.ts";
 import type { Fanout } from "./fanout.ts";
-import type { Outbox } from "./outbox.ts";
+import type { Outbox } from "../core/outbox.ts";
 import type { Publisher } from "./publisher.ts";
 import type { Realtime } from "./server.ts";
 
@@ -47,12 +47,28 @@ export function createNodeMetrics(
 ): RealtimeMetrics {
   const registry = registryFor("realtime", options.defaultMetrics ?? true);
   gauge(registry, "realtime_connected_sockets", "Socket.IO connections on this node", () => realtime.state().sockets);
-  gauge(registry, "realtime_subscriptions", "Subscription items (wallets + bets + chainIds, 1 for all) over this node's sockets", () => realtime.subscriptions());
-  mirroredCounter(registry, "realtime_updates_delivered_total", "Updates this node emitted to its rooms (once each, whatever the number of sockets)", () => realtime.delivered());
-  mirroredCounter(registry, "realtime_updates_from_outbox_total", "Of those, updates read from the outbox (gaps, local delivery) rather than brought by the feed", () => realtime.healed());
-  mirroredCounter(registry, "realtime_slow_consumer_disconnects_total", "Connections closed because their socket had more than REALTIME_MAX_BUFFERED_BYTES queued (it did not read)", () => realtime.slowConsumerDisconnects());
+  gauge(registry, "realtime_subscriptions", "Subscription items (wallets + bets + chainIds, 1 for all) over this node's sockets", () =>
+    realtime.subscriptions(),
+  );
+  mirroredCounter(registry, "realtime_updates_delivered_total", "Updates this node emitted to its rooms (once each, whatever the number of sockets)", () =>
+    realtime.delivered(),
+  );
+  mirroredCounter(
+    registry,
+    "realtime_updates_from_outbox_total",
+    "Of those, updates read from the outbox (gaps, local delivery) rather than brought by the feed",
+    () => realtime.healed(),
+  );
+  mirroredCounter(
+    registry,
+    "realtime_slow_consumer_disconnects_total",
+    "Connections closed because their socket had more than REALTIME_MAX_BUFFERED_BYTES queued (it did not read)",
+    () => realtime.slowConsumerDisconnects(),
+  );
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));
-  gauge(registry, "realtime_local_delivery", "1 while this node delivers from the outbox itself (feed or Redis down), else 0", () => (realtime.state().delivery === "local" ? 1 : 0));
+  gauge(registry, "realtime_local_delivery", "1 while this node delivers from the outbox itself (feed or Redis down), else 0", () =>
+    realtime.state().delivery === "local" ? 1 : 0,
+  );
   gauge(registry, "realtime_redis_connected", "1 while the Redis adapter's connections are up (always 1 in memory)", () => (fanout.connected() ? 1 : 0));
   return { registry, route: metricsRoute(registry) };
 }
@@ -68,10 +84,18 @@ export function createPublisherMetrics(
   gauge(registry, "publisher_published_seq", "The newest seq this process has published", () => Number(publisher.publishedSeq()));
   // Only the active publisher has a lag; a standby reports 0 (publisher_active says which is which).
   gauge(registry, "publisher_lag_updates", "Newest outbox seq minus the newest published seq (active publisher)", async () =>
-    publisher.isActive() ? Math.max(0, Number((await outbox.head()) - publisher.publishedSeq())) : 0);
+    publisher.isActive() ? Math.max(0, Number((await outbox.head()) - publisher.publishedSeq())) : 0,
+  );
   mirroredCounter(registry, "publisher_messages_sent_total", "Feed messages (batches and heartbeats) sent to the nodes", () => publisher.messages().sent);
-  mirroredCounter(registry, "publisher_messages_dropped_total", "Feed messages dropped while Redis was down (the nodes read those rows themselves)", () => publisher.messages().dropped);
-  mirroredCounter(registry, "publisher_outbox_rows_pruned_total", "Outbox rows deleted beyond the replay window by this process while active", () => publisher.pruned());
+  mirroredCounter(
+    registry,
+    "publisher_messages_dropped_total",
+    "Feed messages dropped while Redis was down (the nodes read those rows themselves)",
+    () => publisher.messages().dropped,
+  );
+  mirroredCounter(registry, "publisher_outbox_rows_pruned_total", "Outbox rows deleted beyond the replay window by this process while active", () =>
+    publisher.pruned(),
+  );
   gauge(registry, "publisher_redis_connected", "1 while the fan-out's Redis connections are up", () => (fanout.connected() ? 1 : 0));
   return { registry, route: metricsRoute(registry) };
 }

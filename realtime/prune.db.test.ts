@@ -2,6 +2,8 @@
 // (`Outbox.checkWindow`, which decides REPLAY_WINDOW_EXCEEDED): a row is deleted only when neither
 // bound alone would let any resume be served from it, and every resume served before a prune is
 // served after it with the very same rows — sequence gaps and out-of-order createdAt included.
+// Old rows are written old (the outbox's write path takes a `createdAt`), since nothing but
+// core/outbox.ts writes the table.
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
@@ -10,11 +12,12 @@ import type { SubscribedPayload } from "./events.ts";
 import { createMemoryFanout } from "./fanout.ts";
 import { createLocalLock } from "./lock.ts";
 import { createPublisherMetrics } from "./metrics.ts";
-import { Outbox, type Retention } from "./outbox.ts";
+import { Outbox, type Retention } from "../core/outbox.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
 import { eventually } from "../test/eventually.ts";
-import { connectClient, createNetworks, insertUpdates, seqs, wallet, type TestClient } from "./testing.ts";
+import { createNetworks, insertUpdates, wallet } from "../test/outbox.ts";
+import { connectClient, seqs, type TestClient } from "../test/realtime.ts";
 
 const A = wallet(1);
 const B = wallet(2);
@@ -34,8 +37,18 @@ afterAll(async () => {
   await db?.close();
 });
 
-async function write(count: number): Promise<bigint[]> {
-  return insertUpdates(db, Array.from({ length: count }, (_, i) => ({ chainId: 1, betId: String(nextBetId++), player: i % 2 === 0 ? A : B })));
+/** Writes `count` rows, those for which `old(i)` holds two hours old. */
+async function write(count: number, old: (i: number) => boolean = () => false): Promise<bigint[]> {
+  const twoHoursAgo = new Date(Date.now() - 2 * HOUR);
+  return insertUpdates(
+    db,
+    Array.from({ length: count }, (_, i) => ({
+      chainId: 1,
+      betId: String(nextBetId++),
+      player: i % 2 === 0 ? A : B,
+      ...(old(i) ? { createdAt: twoHoursAgo } : {}),
+    })),
+  );
 }
 
 /** A seq the sequence hands out and no row ever gets (a rolled-back writer): a gap. */
@@ -43,35 +56,35 @@ async function skipSeq(): Promise<void> {
   await db.prisma.$queryRawUnsafe(`SELECT nextval(pg_get_serial_sequence('"BetUpdate"', 'seq'))::text`);
 }
 
-/** Makes the rows two hours older than written (relative, so the database's time zone does not matter). */
-async function age(rows: bigint[]): Promise<void> {
-  for (const seq of rows) await db.prisma.$executeRaw`UPDATE "BetUpdate" SET "createdAt" = "createdAt" - interval '2 hours' WHERE "seq" = ${seq}`;
-}
-
 async function storedSeqs(): Promise<bigint[]> {
   return (await db.prisma.betUpdate.findMany({ select: { seq: true }, orderBy: { seq: "asc" } })).map((row) => row.seq);
 }
 
 describe("Outbox.prune against the replay window", () => {
-  const scenarios: { name: string; retention: Retention; oldRows: (rows: bigint[]) => bigint[]; deletes: boolean }[] = [
-    { name: "old rows still within the count are kept (the count binds)", retention: RETENTION, oldRows: (rows) => rows.slice(0, 45), deletes: true },
-    { name: "a young row beyond the count protects it and everything after (the age binds)", retention: RETENTION, oldRows: (rows) => rows.slice(0, 45).filter((_, i) => i !== 12), deletes: true },
-    { name: "every row old: the count alone decides", retention: RETENTION, oldRows: (rows) => rows, deletes: true },
-    { name: "both bounds meet at a row followed by a gap in the sequence: that row stays", retention: RETENTION, oldRows: (rows) => rows.slice(0, 40), deletes: true },
-    { name: "no age limit: nothing is ever pruned", retention: { maxUpdates: 20, maxAgeMs: 0 }, oldRows: (rows) => rows, deletes: false },
-    { name: "no count limit: nothing is ever pruned", retention: { maxUpdates: 0, maxAgeMs: HOUR }, oldRows: (rows) => rows, deletes: false },
+  // `old(i)`: whether the i-th of the 59 rows is two hours old.
+  const scenarios: { name: string; retention: Retention; old: (i: number) => boolean; deletes: boolean }[] = [
+    { name: "old rows still within the count are kept (the count binds)", retention: RETENTION, old: (i) => i < 45, deletes: true },
+    {
+      name: "a young row beyond the count protects it and everything after (the age binds)",
+      retention: RETENTION,
+      old: (i) => i < 45 && i !== 12,
+      deletes: true,
+    },
+    { name: "every row old: the count alone decides", retention: RETENTION, old: () => true, deletes: true },
+    { name: "both bounds meet at a row followed by a gap in the sequence: that row stays", retention: RETENTION, old: (i) => i < 40, deletes: true },
+    { name: "no age limit: nothing is ever pruned", retention: { maxUpdates: 20, maxAgeMs: 0 }, old: () => true, deletes: false },
+    { name: "no count limit: nothing is ever pruned", retention: { maxUpdates: 0, maxAgeMs: HOUR }, old: () => true, deletes: false },
   ];
 
   for (const scenario of scenarios) {
     it(scenario.name, async () => {
-      await db.prisma.betUpdate.deleteMany();
+      await outbox.clear();
       // 59 rows, two gaps in the sequence: the second right after the count's boundary (rows[39], 20 behind the newest).
-      const rows = [...(await write(20))];
+      const rows = [...(await write(20, (i) => scenario.old(i)))];
       await skipSeq();
-      rows.push(...(await write(20)));
+      rows.push(...(await write(20, (i) => scenario.old(20 + i))));
       await skipSeq();
-      rows.push(...(await write(19)));
-      await age(scenario.oldRows(rows));
+      rows.push(...(await write(19, (i) => scenario.old(40 + i))));
       const now = Date.now();
       const head = rows.at(-1)!;
 
@@ -118,9 +131,8 @@ describe("Outbox.prune against the replay window", () => {
   }
 
   it("keeps the rows above `keepAbove` (not yet published) whatever their age", async () => {
-    await db.prisma.betUpdate.deleteMany();
-    const rows = await write(40);
-    await age(rows);
+    await outbox.clear();
+    const rows = await write(40, () => true);
     await outbox.prune(RETENTION, { batchSize: 1_000, keepAbove: rows[5]! });
     expect(await storedSeqs()).toEqual(rows.slice(6));
   });
@@ -133,17 +145,21 @@ describe("the active publisher prunes the outbox; resumes around the boundary", 
   let client: TestClient;
 
   beforeAll(async () => {
-    await db.prisma.betUpdate.deleteMany();
+    await outbox.clear();
     const logger = silentLogger();
     const fanout = createMemoryFanout();
     server = http.createServer();
     realtime = await createRealtime(server, { db, logger, fanout, retention: RETENTION });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     publisher = createPublisher({
-      db, fanout, logger, lock: createLocalLock(), pollIntervalMs: 100, heartbeatMs: 200,
+      db,
+      fanout,
+      logger,
+      lock: createLocalLock(),
+      pollIntervalMs: 100,
+      heartbeatMs: 200,
       prune: { intervalMs: 100, batchSize: 7, retention: RETENTION },
     });
-    publisher.start();
     client = await connectClient(`http://127.0.0.1:${(server.address() as { port: number }).port}`, "/ws");
   });
   afterAll(async () => {
@@ -154,12 +170,12 @@ describe("the active publisher prunes the outbox; resumes around the boundary", 
   });
 
   it("deletes the rows beyond the window in batches; a resume at its edge replays without gap, one past it is refused", async () => {
-    // rows[39] is 20 behind the newest and followed by a gap in the sequence.
-    const rows = await write(40);
+    // rows[39] is 20 behind the newest and followed by a gap in the sequence. The 39 oldest are
+    // beyond both bounds: more than 20 behind the newest, and two hours old.
+    const rows = await write(40, () => true);
     await skipSeq();
     rows.push(...(await write(19)));
-    // The 39 oldest are beyond both bounds: more than 20 behind the newest, and two hours old.
-    await age(rows.slice(0, 40));
+    publisher.start();
     await eventually(async () => (await outbox.oldest()) === rows[39], 10_000, "the publisher to prune the 39 oldest rows");
     expect(await storedSeqs()).toEqual(rows.slice(39));
     expect(publisher.pruned()).toBe(39);
@@ -170,7 +186,7 @@ describe("the active publisher prunes the outbox; resumes around the boundary", 
     const edge = rows[39]!;
     const state = await client.subscribe({ wallets: [A], sinceSeq: edge.toString() });
     expect("error" in state).toBe(false);
-    const live = await write(4);
+    const _live = await write(4);
     const expected = (await db.prisma.betUpdate.findMany({ where: { player: A, seq: { gt: edge } }, orderBy: { seq: "asc" } })).map((row) => row.seq);
     expect(expected.length).toBe(12); // 10 replayed, 2 live
     await client.until(() => client.updates.length >= expected.length, 10_000, "the replay and the live updates");

@@ -1,23 +1,27 @@
 // The publisher: reads new outbox rows in seq order and sends each once to every realtime node
-// through the fan-out. Wakes on PostgreSQL NOTIFY `bet_updates` (the outbox's trigger), with a slow
-// poll as the safety net; the table is the truth. Several may run (inside nodes or as their own
-// processes, realtime/publisher-main.ts): the lock (lock.ts) keeps exactly one active.
+// through the fan-out. Wakes on the outbox's NOTIFY (core/outbox.ts `listen`), with a slow poll as
+// the safety net; the table is the truth. Several may run (inside nodes or as their own processes,
+// bin/publisher.ts): the lock (lock.ts) keeps exactly one active.
 //
 // On taking over, the new leader starts at the table's head and first sends a heartbeat carrying
 // it: nodes that are behind (the old leader died before publishing some rows) read the gap from
 // the outbox themselves. While idle it repeats that heartbeat, so a node that missed a message
 // notices within one interval.
 //
-// The active publisher also prunes the outbox (`prune`): every interval, in batches, the rows no
-// resume can be served from any more (outbox.ts `prune`, the complement of the replay window).
+// The active publisher also prunes the outbox (pruner.ts).
+//
+// Three parts, each with its own state: leadership (acquire the lock, lead, stand down on loss or
+// failure, back off), the feed (the published cursor and the messages sent), and the wake-ups that
+// end a wait early (NOTIFY, lock loss, stop).
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
+import { Outbox } from "../core/outbox.ts";
 import type { FeedUpdate } from "./events.ts";
 import type { Fanout } from "./fanout.ts";
 import type { PublisherLock } from "./lock.ts";
-import { Outbox, type Retention } from "./outbox.ts";
+import { OutboxPruner, type PruneSettings } from "./pruner.ts";
 
-export const NOTIFY_CHANNEL = "bet_updates";
+export type { PruneSettings } from "./pruner.ts";
 
 export interface PublisherDeps {
   /** PGlite: the app's own Database object (one connection, shared). */
@@ -35,13 +39,6 @@ export interface PublisherDeps {
   prune?: PruneSettings;
 }
 
-export interface PruneSettings {
-  intervalMs: number;
-  /** Rows per DELETE; a sweep repeats full batches until the prunable rows are gone. */
-  batchSize: number;
-  retention: Retention;
-}
-
 export interface Publisher {
   start(): void;
   stop(): Promise<void>;
@@ -54,107 +51,102 @@ export interface Publisher {
   pruned(): number;
 }
 
+/** A wait that `wake()` ends early; a wake between waits makes the next one return at once. */
+class Wakeup {
+  private woken = false;
+  private waiter: (() => void) | undefined;
+
+  wake(): void {
+    this.woken = true;
+    this.waiter?.();
+  }
+
+  /** Forget earlier wakes (before reading, so a wake during the read still counts). */
+  reset(): void {
+    this.woken = false;
+  }
+
+  sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (this.woken) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        this.waiter = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.waiter = done;
+    });
+  }
+}
+
+/** What the active publisher has sent: the cursor (newest seq published) and message counts. */
+class FeedCursor {
+  seq = 0n;
+  readonly messages = { sent: 0, dropped: 0 };
+  private lastSent = 0;
+
+  constructor(private readonly fanout: Fanout) {}
+
+  /** Sends `updates` (none: a heartbeat) after `seq`, and moves past them. */
+  send(updates: FeedUpdate[]): void {
+    if (this.fanout.publish({ prevSeq: this.seq.toString(), updates })) this.messages.sent++;
+    else this.messages.dropped++;
+    if (updates.length > 0) this.seq = BigInt(updates[updates.length - 1]!.seq);
+    this.lastSent = performance.now();
+  }
+
+  idleFor(): number {
+    return performance.now() - this.lastSent;
+  }
+}
+
 export function createPublisher(deps: PublisherDeps): Publisher {
   const outbox = new Outbox(deps.db);
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
   const heartbeatMs = deps.heartbeatMs ?? 1000;
   const batchSize = deps.batchSize ?? 200;
+  const feed = new FeedCursor(deps.fanout);
+  const wakeup = new Wakeup();
+  const pruner =
+    deps.prune && deps.prune.intervalMs > 0 ? new OutboxPruner({ outbox, logger: deps.logger, settings: deps.prune, published: () => feed.seq }) : undefined;
   const abort = new AbortController();
   let running: Promise<void> | undefined;
   let active = false;
   let lost = false;
-  let cursor = 0n;
-
-  // Wake-ups: a flag (set by NOTIFY, lock loss or stop) and the waiter it resolves.
-  let woken = false;
-  let wakeWaiter: (() => void) | undefined;
-  const wake = () => {
-    woken = true;
-    wakeWaiter?.();
-  };
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      if (woken) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeWaiter = undefined;
-        resolve();
-      }
-      wakeWaiter = done;
-    });
 
   deps.lock.onLost(() => {
     deps.logger.warn("publisher lost its lock: standing down");
     lost = true;
-    wake();
+    wakeup.wake();
   });
 
-  const messages = { sent: 0, dropped: 0 };
-  const publish = (prevSeq: bigint, updates: FeedUpdate[]) => {
-    if (deps.fanout.publish({ prevSeq: prevSeq.toString(), updates })) messages.sent++;
-    else messages.dropped++;
-  };
-
-  let pruned = 0;
-  /** Prunes every `intervalMs` (first at once) until the returned function is called; it resolves once the sweep in progress ends. */
-  const startPruning = (settings: PruneSettings): (() => Promise<void>) => {
-    let stopped = false;
-    let interrupt: (() => void) | undefined;
-    const sweep = async () => {
-      let rows = 0;
-      for (;;) {
-        const batch = await outbox.prune(settings.retention, { batchSize: settings.batchSize, keepAbove: cursor });
-        rows += batch;
-        pruned += batch;
-        if (batch < settings.batchSize || stopped || lost) break;
-      }
-      if (rows > 0) deps.logger.info({ rows, oldestSeq: (await outbox.oldest())?.toString() }, "pruned the outbox");
-    };
-    const loop = (async () => {
-      while (!stopped) {
-        await sweep().catch((error: unknown) => deps.logger.warn({ err: error }, "pruning the outbox failed"));
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, settings.intervalMs);
-          interrupt = () => (clearTimeout(timer), resolve());
-        });
-      }
-    })();
-    return () => {
-      stopped = true;
-      interrupt?.();
-      return loop;
-    };
-  };
-
+  /** While holding the lock: publish from the table's head until stopped or the lock is lost. */
   const lead = async () => {
-    cursor = await outbox.head();
-    publish(cursor, []);
-    const unlisten = await deps.db.listen(NOTIFY_CHANNEL, wake);
-    const stopPruning = deps.prune && deps.prune.intervalMs > 0 ? startPruning(deps.prune) : undefined;
+    feed.seq = await outbox.head();
+    feed.send([]);
+    const unlisten = await outbox.listen(() => wakeup.wake());
+    pruner?.start();
     try {
-      let lastSent = performance.now();
       while (!abort.signal.aborted && !lost) {
-        woken = false;
-        const rows = await outbox.after(cursor, { limit: batchSize });
+        wakeup.reset();
+        const rows = await outbox.after(feed.seq, { limit: batchSize });
         if (lost || abort.signal.aborted) break;
         if (rows.length > 0) {
-          publish(cursor, rows);
-          cursor = BigInt(rows[rows.length - 1]!.seq);
-          lastSent = performance.now();
+          feed.send(rows);
           if (rows.length === batchSize) continue;
-        } else if (performance.now() - lastSent >= heartbeatMs) {
-          publish(cursor, []);
-          lastSent = performance.now();
+        } else if (feed.idleFor() >= heartbeatMs) {
+          feed.send([]);
         }
-        await sleep(Math.min(pollIntervalMs, heartbeatMs));
+        await wakeup.sleep(Math.min(pollIntervalMs, heartbeatMs));
       }
     } finally {
-      await stopPruning?.();
+      await pruner?.stop();
       await unlisten().catch(() => undefined);
     }
   };
 
+  /** Leadership: wait for the lock, lead, stand down (backing off after failures), until stopped. */
   const loop = async () => {
     for (let failures = 0; !abort.signal.aborted; ) {
       try {
@@ -185,12 +177,12 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     },
     async stop() {
       abort.abort();
-      wake();
+      wakeup.wake();
       await running;
     },
     isActive: () => active,
-    publishedSeq: () => cursor,
-    messages: () => ({ ...messages }),
-    pruned: () => pruned,
+    publishedSeq: () => feed.seq,
+    messages: () => ({ ...feed.messages }),
+    pruned: () => pruner?.pruned() ?? 0,
   };
 }

@@ -7,7 +7,9 @@ import { silentLogger } from "../core/logger.ts";
 import { createTestDatabase } from "../test/db.ts";
 import { REALTIME_PATH } from "./events.ts";
 import { startRealtime } from "./runtime.ts";
-import { connectClient, createNetworks, insertUpdates, seqs, wallet } from "./testing.ts";
+import { createNetworks, insertUpdates, wallet } from "../test/outbox.ts";
+import { connectClient, seqs } from "../test/realtime.ts";
+import { testRealtimeSettings } from "../test/config.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -22,7 +24,11 @@ describe("startRealtime", () => {
     const server = http.createServer((req, res) => {
       res.writeHead(req.url === "/health" ? 200 : 404, { "content-type": "application/json" }).end("{}");
     });
-    const running = await startRealtime(server, { db, logger: silentLogger(), path: REALTIME_PATH.gateway, env: { REALTIME_POLL_INTERVAL_MS: "200" } });
+    const running = await startRealtime(server, {
+      db,
+      logger: silentLogger(),
+      settings: testRealtimeSettings({ REALTIME_POLL_INTERVAL_MS: "200" }, { path: REALTIME_PATH.gateway }),
+    });
     cleanups.push(() => running.stop());
     expect(running.publisher).toBeDefined();
     expect(running.realtime.path).toBe("/socket.io");
@@ -34,7 +40,10 @@ describe("startRealtime", () => {
     const client = await connectClient(url, "/socket.io");
     cleanups.push(async () => client.close());
     await client.subscribe({ wallets: [wallet(1)] });
-    const written = await insertUpdates(db, [{ chainId: 1, betId: "1", player: wallet(1) }, { chainId: 1, betId: "2", player: wallet(2) }]);
+    const written = await insertUpdates(db, [
+      { chainId: 1, betId: "1", player: wallet(1) },
+      { chainId: 1, betId: "2", player: wallet(2) },
+    ]);
     await client.until(() => client.updates.length === 1);
     expect(seqs(client.updates)).toEqual([written[0]]);
     expect((await fetch(`${url}/health`)).status).toBe(200);
@@ -43,5 +52,4 @@ describe("startRealtime", () => {
     await running.stop();
     expect(server.listening).toBe(true);
   });
-
 });

@@ -1,14 +1,15 @@
-// Wiring from configuration, for the processes that run the realtime tier: the dedicated node
-// (main.ts), the publisher process (publisher-main.ts), and the gateway / `npm start` mounting it on
-// their own HTTP server.
+// Starting the realtime tier from typed settings, for the processes that run it: the dedicated node
+// (bin/realtime.ts), the publisher process (bin/publisher.ts), and the gateway / `npm start`
+// mounting it on their own HTTP server. bin/wiring.ts maps the configuration onto the settings.
 import type { Server as HttpServer } from "node:http";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
-import { limitsFromConfig, loadRealtimeConfig, pruneFromConfig, retentionFromConfig, type RealtimeConfig } from "./config.ts";
+import type { RealtimeLimits } from "./connection.ts";
 import { createMemoryFanout, createRedisFanout, type Fanout } from "./fanout.ts";
 import { createLocalLock, createPgAdvisoryLock, type PublisherLock } from "./lock.ts";
-import { createPublisher, type Publisher } from "./publisher.ts";
+import type { Retention } from "../core/outbox.ts";
+import { createPublisher, type PruneSettings, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
 
 /** Redis when REDIS_URL is set, else in-process (then the publisher must run in the same process). */
@@ -21,73 +22,89 @@ export function createConfiguredLock(options: { databaseUrl?: string; logger: Lo
   return options.databaseUrl ? createPgAdvisoryLock({ url: options.databaseUrl, logger: options.logger }) : createLocalLock();
 }
 
+/** How a node (and its publisher, when it runs one) behaves: the REALTIME_* variables, typed. */
+export interface RealtimeSettings {
+  /** Socket.IO path: `/ws` on a dedicated node, `/socket.io` on the API host. */
+  path: string;
+  /** Prefix of the Redis channels; one per deployment. */
+  redisPrefix: string;
+  /** Run a publisher here too (forced on without Redis: nothing else could reach this node). */
+  publisher: boolean;
+  transports: ("polling" | "websocket")[];
+  limits: RealtimeLimits;
+  /** The replay window of `sinceSeq`. */
+  retention: Retention;
+  /** The active publisher's outbox pruning. */
+  prune: PruneSettings;
+  pingIntervalMs: number;
+  pingTimeoutMs: number;
+  /** The publisher's safety-net poll; a node's own outbox poll while its feed is down. */
+  pollIntervalMs: number;
+  feedTimeoutMs: number;
+  /** SIGTERM: the most a node waits for its sockets to leave. */
+  drainGraceMs: number;
+}
+
 export interface StartRealtimeOptions {
   db: Database;
   logger: Logger;
-  /** `REDIS_URL`: unset means the in-memory adapter (and a publisher in this process). */
+  settings: RealtimeSettings;
+  /** Unset: the in-memory adapter (and a publisher in this process). */
   redisUrl?: string;
-  /** `DATABASE_URL`: selects the publisher lock (unset: PGlite, local lock). */
+  /** Selects the publisher lock (unset: PGlite, a local lock). */
   databaseUrl?: string;
-  /** Overrides REALTIME_PATH (default `/ws`); the gateway passes `/socket.io`. */
-  path?: string;
-  /** Run a publisher here too (forced on without Redis: nothing else could reach this node). */
-  publisher?: boolean;
   networks?: NetworkDirectory;
-  /** REALTIME_* variables (default process.env). */
-  env?: Record<string, string | undefined>;
 }
 
 export interface RunningRealtime {
   realtime: Realtime;
   publisher: Publisher | undefined;
   fanout: Fanout;
-  config: RealtimeConfig;
   /**
-   * Drains the node's sockets (REALTIME_DRAIN_GRACE_MS at most), stops the publisher, detaches the
+   * Drains the node's sockets (`settings.drainGraceMs` at most), stops the publisher, detaches the
    * node, closes the fan-out (not the HTTP server nor the database).
    */
   stop(): Promise<void>;
 }
 
 export async function startRealtime(httpServer: HttpServer, options: StartRealtimeOptions): Promise<RunningRealtime> {
-  const config = loadRealtimeConfig(options.env);
-  const fanout = createConfiguredFanout({ redisUrl: options.redisUrl, prefix: config.REALTIME_REDIS_PREFIX, logger: options.logger });
+  const { settings } = options;
+  const fanout = createConfiguredFanout({ redisUrl: options.redisUrl, prefix: settings.redisPrefix, logger: options.logger });
   const realtime = await createRealtime(httpServer, {
     db: options.db,
     logger: options.logger,
     fanout,
-    path: options.path ?? config.REALTIME_PATH,
+    path: settings.path,
     networks: options.networks,
-    limits: limitsFromConfig(config),
-    retention: retentionFromConfig(config),
-    transports: config.REALTIME_TRANSPORTS === "websocket" ? ["websocket"] : ["polling", "websocket"],
-    pingIntervalMs: config.REALTIME_PING_INTERVAL_MS,
-    pingTimeoutMs: config.REALTIME_PING_TIMEOUT_MS,
-    localPollMs: config.REALTIME_POLL_INTERVAL_MS,
-    feedTimeoutMs: config.REALTIME_FEED_TIMEOUT_MS,
+    limits: settings.limits,
+    retention: settings.retention,
+    transports: settings.transports,
+    pingIntervalMs: settings.pingIntervalMs,
+    pingTimeoutMs: settings.pingTimeoutMs,
+    localPollMs: settings.pollIntervalMs,
+    feedTimeoutMs: settings.feedTimeoutMs,
   });
-  const withPublisher = fanout.kind === "memory" || (options.publisher ?? config.REALTIME_PUBLISHER);
-  const publisher = withPublisher
-    ? createPublisher({
-        db: options.db,
-        fanout,
-        logger: options.logger,
-        lock: createConfiguredLock({ databaseUrl: options.databaseUrl, logger: options.logger }),
-        pollIntervalMs: config.REALTIME_POLL_INTERVAL_MS,
-        prune: pruneFromConfig(config),
-      })
-    : undefined;
+  const publisher =
+    fanout.kind === "memory" || settings.publisher
+      ? createPublisher({
+          db: options.db,
+          fanout,
+          logger: options.logger,
+          lock: createConfiguredLock({ databaseUrl: options.databaseUrl, logger: options.logger }),
+          pollIntervalMs: settings.pollIntervalMs,
+          prune: settings.prune,
+        })
+      : undefined;
   publisher?.start();
   let stopped: Promise<void> | undefined;
   return {
     realtime,
     publisher,
     fanout,
-    config,
     stop() {
       stopped ??= (async () => {
         // The publisher keeps feeding this node while its clients drain.
-        await realtime.drain(config.REALTIME_DRAIN_GRACE_MS);
+        await realtime.drain(settings.drainGraceMs);
         await publisher?.stop();
         await realtime.close();
         await fanout.close();

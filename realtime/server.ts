@@ -1,15 +1,16 @@
 // A realtime node: Socket.IO on someone else's HTTP server (build apart from listen). The dedicated
-// host (realtime/main.ts) serves it on `/ws`; the gateway mounts it on its own server at `/socket.io`.
+// host (bin/realtime.ts) serves it on `/ws`; the gateway mounts it on its own server at `/socket.io`.
 import type { Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
-import { handleConnection, DEFAULT_LIMITS, toPayload, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
+import { handleConnection, DEFAULT_LIMITS, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
+import { DeliveryDepth } from "./depth.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
-import { DEFAULT_RETENTION, Outbox, type Retention } from "./outbox.ts";
+import { DEFAULT_RETENTION, Outbox, type Retention } from "../core/outbox.ts";
 import { UpdateStream } from "./stream.ts";
 import { roomsForUpdate } from "./subscription.ts";
 
@@ -80,6 +81,9 @@ export interface Realtime {
   close(): Promise<void>;
 }
 
+/** How long delivery waits for the networks' heads before it counts depths from the last ones read. */
+const HEADS_WAIT_MS = 250;
+
 const DRAINING_MESSAGE = "This node is shutting down: reconnect and resume with the last seq as sinceSeq";
 
 export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps): Promise<Realtime> {
@@ -89,6 +93,9 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
   const pageSize = deps.pageSize ?? 500;
   const outbox = new Outbox(deps.db);
   const startSeq = await outbox.head();
+  const networks = deps.networks ?? new NetworkDirectory(deps.db);
+  const depth = new DeliveryDepth(networks, deps.logger);
+  await depth.refresh();
 
   const adapter = deps.fanout.adapter();
   let draining = false;
@@ -113,14 +120,17 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     pageSize,
     deliver: (update) => {
       // Once per update per node; the adapter writes to each socket of the union of rooms once.
-      io.local.to(roomsForUpdate(update)).emit("bets:update", toPayload(update));
+      io.local.to(roomsForUpdate(update)).emit("bets:update", depth.payload(update));
     },
   });
   const createdAt = performance.now();
   let lastFeedAt: number | undefined;
+  // Feed messages wait for the networks' heads (in order, and never long), so that what they carry
+  // is delivered with its depth at the current head.
+  let feedQueue: Promise<void> = Promise.resolve();
   const stopFeed = deps.fanout.onFeed(io, (message) => {
     lastFeedAt = performance.now();
-    stream.onMessage(message);
+    feedQueue = feedQueue.then(() => depth.refreshWithin(HEADS_WAIT_MS)).then(() => stream.onMessage(message));
   });
   const local = watchFeed({
     logger: deps.logger,
@@ -130,13 +140,18 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       const timeout = deps.feedTimeoutMs ?? 0;
       return timeout > 0 && performance.now() - (lastFeedAt ?? createdAt) > timeout;
     },
-    poll: async () => stream.advanceTo(await outbox.head()),
+    poll: async () => {
+      const head = await outbox.head();
+      await depth.refreshWithin(HEADS_WAIT_MS);
+      stream.advanceTo(head);
+    },
   });
 
   const context = {
     stream,
     outbox,
-    networks: deps.networks ?? new NetworkDirectory(deps.db),
+    networks,
+    depth,
     limits,
     retention,
     logger: deps.logger,

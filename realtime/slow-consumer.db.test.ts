@@ -15,16 +15,8 @@ import { createNodeMetrics } from "./metrics.ts";
 import { createPublisher, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
 import { eventually } from "../test/eventually.ts";
-import {
-  connectClient,
-  createNetworks,
-  insertUpdates,
-  resumingClient,
-  seqs,
-  wallet,
-  type TestClient,
-  type TypedClientSocket,
-} from "./testing.ts";
+import { createNetworks, insertUpdates, wallet } from "../test/outbox.ts";
+import { connectClient, resumingClient, seqs, type TestClient, type TypedClientSocket } from "../test/realtime.ts";
 
 const PATH = "/ws";
 const MAX_BUFFERED_BYTES = 64 * 1024;
@@ -49,11 +41,15 @@ beforeAll(async () => {
   const fanout = createMemoryFanout();
   server = http.createServer();
   realtime = await createRealtime(server, {
-    db, logger, fanout, path: PATH,
+    db,
+    logger,
+    fanout,
+    path: PATH,
     limits: { maxBufferedBytes: MAX_BUFFERED_BYTES },
     slowConsumerCheckMs: 50,
     // Heartbeats far apart: the stalled client must be closed by the bound, not by a ping timeout.
-    pingIntervalMs: 120_000, pingTimeoutMs: 60_000,
+    pingIntervalMs: 120_000,
+    pingTimeoutMs: 60_000,
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -94,7 +90,11 @@ describe("a slow consumer's queued bytes are bounded", () => {
       // Keep pace with delivery (the reading client must not be the one falling behind).
       await good.until(() => good.updates.length >= written.length - 4 * BATCH, 20_000, "the reading client to keep up");
     }
-    await eventually(() => realtime.slowConsumerDisconnects() === 1, 10_000, () => `a slow-consumer disconnect after ${written.length} updates`);
+    await eventually(
+      () => realtime.slowConsumerDisconnects() === 1,
+      10_000,
+      () => `a slow-consumer disconnect after ${written.length} updates`,
+    );
     expect(written.length).toBeLessThan(MAX_UPDATES);
     await eventually(() => realtime.state().sockets === 1, 10_000, "the stalled socket to be gone from the node");
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import type { FeedMessage, FeedUpdate } from "./events.ts";
-import type { ReadOptions } from "./outbox.ts";
+import type { ReadOptions } from "../core/outbox.ts";
 import { UpdateStream } from "./stream.ts";
-import { fakeBet, wallet } from "./testing.ts";
+import { fakeBet, wallet } from "../test/outbox.ts";
 
 const update = (seq: number): FeedUpdate => {
   const player = wallet(seq % 3);

@@ -11,7 +11,7 @@
 // them is buffered instead of reaching them through rooms, and flushed when their replay is done.
 import type { Logger } from "../core/logger.ts";
 import type { FeedMessage, FeedUpdate } from "./events.ts";
-import type { Outbox } from "./outbox.ts";
+import type { Outbox } from "../core/outbox.ts";
 
 export interface ReplaySink {
   matches: (update: FeedUpdate) => boolean;
@@ -36,8 +36,12 @@ const MAX_QUEUE = 1_000;
 function isFeedMessage(value: unknown): value is FeedMessage {
   if (typeof value !== "object" || value === null) return false;
   const { prevSeq, updates } = value as { prevSeq?: unknown; updates?: unknown };
-  return typeof prevSeq === "string" && /^(0|[1-9][0-9]*)$/.test(prevSeq) && Array.isArray(updates) &&
-    updates.every((u: { seq?: unknown }) => typeof u?.seq === "string" && /^[1-9][0-9]*$/.test(u.seq));
+  return (
+    typeof prevSeq === "string" &&
+    /^(0|[1-9][0-9]*)$/.test(prevSeq) &&
+    Array.isArray(updates) &&
+    updates.every((u: { seq?: unknown }) => typeof u?.seq === "string" && /^[1-9][0-9]*$/.test(u.seq))
+  );
 }
 
 export class UpdateStream {

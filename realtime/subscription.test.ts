@@ -74,7 +74,14 @@ describe("requests", () => {
   });
 
   it("names the offending field", () => {
-    expect(parseSubscribe({ bets: [{ chainId: 1, betId: "1" }, { chainId: 1, betId: "1e3" }] })).toEqual({ ok: false, message: expect.stringMatching(/^bets\[1\]\.betId: /) });
+    expect(
+      parseSubscribe({
+        bets: [
+          { chainId: 1, betId: "1" },
+          { chainId: 1, betId: "1e3" },
+        ],
+      }),
+    ).toEqual({ ok: false, message: expect.stringMatching(/^bets\[1\]\.betId: /) });
     expect(parseSubscribe({ chainIds: [2 ** 53] })).toEqual({ ok: false, message: expect.stringMatching(/^chainIds\[0\]: /) });
     expect(parseSubscribe({ sinceSeq: "01" })).toEqual({ ok: false, message: expect.stringMatching(/^sinceSeq: /) });
     expect(parseUnsubscribe({ sinceSeq: "1" })).toEqual({ ok: false, message: expect.stringMatching(/sinceSeq/) });

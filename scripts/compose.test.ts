@@ -1,31 +1,41 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { parse } from "yaml";
+import { REALTIME_SECTIONS } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
-import { loadIndexerEnv, loadNetworksConfig } from "../indexer/config.ts";
-import { loadRealtimeConfig } from "../realtime/config.ts";
-import { REALTIME_PATH } from "../realtime/events.ts";
+import { loadNetworksConfig } from "../indexer/config.ts";
+import { SUBGRAPHS } from "../subgraphs/registry.ts";
+import { connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
-// service, and every service's environment passes the services' own configuration validation.
+// service, every service's environment passes the configuration's validation, and the subgraph
+// services are those of subgraphs/registry.ts.
 
-interface Service {
-  command?: string[];
-  environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  image?: string;
-  build?: string;
-  volumes?: string[];
-}
-
-const compose = parse(readFileSync("docker-compose.yml", "utf8"), { merge: true }) as { services: Record<string, Service> };
+const compose = loadCompose();
 const services = Object.entries(compose.services);
 const ours = services.filter(([, service]) => service.build === ".");
+/** Services that run until stopped (not the one-shot migration). */
+const longRunning = services.filter(([name]) => name !== "migrate");
 
 describe("docker-compose.yml", () => {
   it("has the production topology", () => {
-    expect(Object.keys(compose.services)).toEqual(expect.arrayContaining(["postgres", "redis", "migrate", "networks", "results", "history", "gateway-a", "gateway-b", "indexer", "realtime-a", "realtime-b", "publisher", "proxy"]));
+    expect(Object.keys(compose.services)).toEqual(
+      expect.arrayContaining([
+        "postgres",
+        "redis",
+        "migrate",
+        "networks",
+        "results",
+        "history",
+        "gateway-a",
+        "gateway-b",
+        "indexer",
+        "realtime-a",
+        "realtime-b",
+        "publisher",
+        "proxy",
+      ]),
+    );
     expect(existsSync("Dockerfile")).toBe(true);
   });
 
@@ -33,7 +43,7 @@ describe("docker-compose.yml", () => {
     const environment = compose.services.indexer!.environment!;
     expect(environment.NETWORKS_CONFIG).toBe("/config/networks.json");
     expect(loadNetworksConfig("deploy/networks.json").map((n) => n.chainId)).toEqual([31337]);
-    expect(loadIndexerEnv(environment)).toMatchObject({ HOST: "0.0.0.0", METRICS_PORT: 9464 });
+    expect(loadConfig(["shared", "indexer"], environment)).toMatchObject({ HOST: "0.0.0.0", METRICS_PORT: 9464, NETWORKS_CONFIG: "/config/networks.json" });
   });
 
   it.each(ours)("%s runs a file that exists", (_name, service) => {
@@ -46,11 +56,96 @@ describe("docker-compose.yml", () => {
     for (const dependency of Object.keys(service.depends_on!)) expect(compose.services).toHaveProperty(dependency);
   });
 
-  it.each(ours.filter(([name]) => name !== "migrate"))("%s has an environment the configuration accepts", (_name, service) => {
-    const config = loadConfig(service.environment ?? {});
+  it.each(SUBGRAPHS)(
+    "runs the $name subgraph as `bin/subgraph.ts $name` on its registry port, where the gateways route",
+    ({ name, urlVariable, defaultPort }) => {
+      const service = compose.services[name]!;
+      expect(service.command).toEqual(["npx", "tsx", "bin/subgraph.ts", name]);
+      expect(service.environment?.PORT).toBe(String(defaultPort));
+      for (const gateway of ["gateway-a", "gateway-b"]) {
+        expect(compose.services[gateway]!.environment![urlVariable]).toBe(`http://${name}:${defaultPort}/graphql`);
+        expect(compose.services[gateway]!.depends_on).toHaveProperty(name);
+      }
+    },
+  );
+
+  it("runs no subgraph and routes to none that the registry does not list", () => {
+    const names = SUBGRAPHS.map((subgraph) => subgraph.name);
+    const run = ours.filter(([, service]) => service.command?.[2] === "bin/subgraph.ts").map(([, service]) => service.command?.[3]);
+    expect(run.sort()).toEqual([...names].sort());
+    const routed = Object.keys(compose.services["gateway-a"]!.environment!).filter((variable) => variable.endsWith("_SUBGRAPH_URL"));
+    expect(routed.sort()).toEqual(SUBGRAPHS.map((subgraph) => subgraph.urlVariable).sort());
+  });
+
+  it.each(ours.filter(([name, service]) => name !== "migrate" && !service.profiles))("%s has an environment the configuration accepts", (_name, service) => {
+    const config = loadConfig(["shared", "gateway", "subgraphs", ...REALTIME_SECTIONS, "indexer"], service.environment ?? {});
     expect(config.NODE_ENV).toBe("production");
     expect(config.HOST).toBe("0.0.0.0");
     expect(config.DATABASE_URL).toMatch(/^postgresql:\/\/.*@postgres:5432\//);
+  });
+});
+
+describe("docker-compose.yml runs as shipped", () => {
+  const profileOf = (name: string) => compose.services[name]?.profiles ?? [];
+
+  it.each(longRunning)("%s has a healthcheck", (_name, service) => {
+    expect(service.healthcheck?.test?.[0]).toMatch(/^CMD(-SHELL)?$/);
+    expect(service.healthcheck!.test.length).toBeGreaterThan(1);
+  });
+
+  it.each(ours.filter(([name, service]) => name !== "migrate" && (service.environment?.PORT || service.environment?.METRICS_PORT)))(
+    "%s's healthcheck asks the port it listens on",
+    (_name, service) => {
+      const [, runner, script, url] = service.healthcheck!.test;
+      expect([runner, script]).toEqual(["node", "deploy/healthcheck.mjs"]);
+      const port = new URL(url!).port;
+      expect([service.environment!.PORT, service.environment!.METRICS_PORT]).toContain(port);
+    },
+  );
+
+  it.each(services.filter(([, service]) => service.depends_on))("%s waits for its dependencies' health, or the migration's completion", (name, service) => {
+    for (const [dependency, { condition }] of Object.entries(service.depends_on!)) {
+      expect(condition, `${name} → ${dependency}`).toBe(dependency === "migrate" ? "service_completed_successfully" : "service_healthy");
+      // A dependency inside a profile would make the service fail to start when the profile is off.
+      for (const profile of profileOf(dependency)) expect(profileOf(name), `${name} → ${dependency} (profile ${profile})`).toContain(profile);
+    }
+  });
+
+  it("points the example networks file at a chain service of the compose file", () => {
+    const { hostname, port } = new URL(loadNetworksConfig("deploy/networks.json")[0]!.rpc.http);
+    expect(compose.services).toHaveProperty(hostname);
+    expect(compose.services[hostname]!.entrypoint).toEqual(expect.arrayContaining(["anvil", "--host", "0.0.0.0"]));
+    expect(port).toBe("8545");
+  });
+
+  it("gives each service the database role of its work: the migrator migrates, the indexer and publishers write, the rest read", () => {
+    const userOf = (name: string) => new URL(compose.services[name]!.environment!.DATABASE_URL!).username;
+    expect(userOf("migrate")).toBe("bets_migrator");
+    for (const name of ["indexer", "publisher"]) expect(userOf(name)).toBe("bets_writer");
+    for (const [name, service] of ours) {
+      if (["migrate", "indexer", "publisher"].includes(name) || !service.environment?.DATABASE_URL) continue;
+      expect(userOf(name), name).toBe("bets_reader");
+    }
+    for (const [name, service] of ours.filter(([n]) => n !== "migrate")) {
+      if (!service.environment?.DATABASE_URL) continue;
+      expect(loadConfig(["shared"], service.environment).DATABASE_MIGRATE_ON_START, name).toBe(false);
+    }
+    const postgres = compose.services.postgres!;
+    expect(postgres.volumes).toEqual(
+      expect.arrayContaining([
+        "./deploy/postgres/init-roles.sh:/docker-entrypoint-initdb.d/10-roles.sh:ro",
+        "./deploy/postgres/roles.sql:/etc/bet-results/roles.sql:ro",
+      ]),
+    );
+  });
+
+  it("keeps the whole topology's PostgreSQL connections under max_connections", () => {
+    const maxConnections = Number(/max_connections=(\d+)/.exec(compose.services.postgres!.command!.join(" "))?.[1]);
+    const budget = connectionBudget(compose);
+    expect(maxConnections).toBeGreaterThan(0);
+    expect(budget).toBeLessThanOrEqual(maxConnections - SUPERUSER_RESERVED_CONNECTIONS);
+    // The figure the compose file's header states.
+    expect(readFileSync("docker-compose.yml", "utf8")).toContain(`=  ${budget} of ${maxConnections - SUPERUSER_RESERVED_CONNECTIONS}.`);
   });
 });
 
@@ -68,7 +163,10 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
   });
 
   it("balances over both gateway replicas and both realtime nodes, on the ports they listen on", () => {
-    for (const [name, services] of [["gateways", ["gateway-a", "gateway-b"]], ["realtime", ["realtime-a", "realtime-b"]]] as const) {
+    for (const [name, services] of [
+      ["gateways", ["gateway-a", "gateway-b"]],
+      ["realtime", ["realtime-a", "realtime-b"]],
+    ] as const) {
       const servers = upstream(name);
       expect(servers.map((s) => s.service)).toEqual(services);
       for (const { service, port } of servers) expect(compose.services[service]!.environment!.PORT).toBe(port);
@@ -76,19 +174,20 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
   });
 
   it("upgrades WebSockets on the realtime path with timeouts above ping interval + timeout", () => {
-    const realtimePath = loadRealtimeConfig(compose.services["realtime-a"]!.environment!).REALTIME_PATH ?? REALTIME_PATH.dedicated;
+    const realtimeConfig = loadConfig(REALTIME_SECTIONS, compose.services["realtime-a"]!.environment!);
+    const realtimePath = realtimeConfig.REALTIME_PATH;
     const ws = location(`${realtimePath}/`);
     expect(ws).toContain("proxy_pass http://realtime;");
     expect(ws).toContain("proxy_set_header Upgrade $http_upgrade;");
     expect(ws).toContain("proxy_set_header Connection $connection_upgrade;");
-    const { REALTIME_PING_INTERVAL_MS, REALTIME_PING_TIMEOUT_MS } = loadRealtimeConfig(compose.services["realtime-a"]!.environment!);
+    const { REALTIME_PING_INTERVAL_MS, REALTIME_PING_TIMEOUT_MS } = realtimeConfig;
     const readTimeout = Number(/proxy_read_timeout (\d+)s;/.exec(ws)?.[1]);
     expect(readTimeout * 1000).toBeGreaterThan(REALTIME_PING_INTERVAL_MS + REALTIME_PING_TIMEOUT_MS);
   });
 
   it("passes the client address the gateways trust, and keeps /metrics internal", () => {
     expect(nginx).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
-    for (const name of ["gateway-a", "gateway-b"]) expect(loadConfig(compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
+    for (const name of ["gateway-a", "gateway-b"]) expect(loadConfig(["gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
     expect(location("= /metrics")).toContain("return 404;");
     expect(location("/")).toContain("proxy_pass http://gateways;");
   });

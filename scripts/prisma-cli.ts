@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { loadConfig } from "../core/config.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const shim = fileURLToPath(new URL("../prisma/engine/schema-engine.mjs", import.meta.url));
@@ -16,7 +17,7 @@ const cli = fileURLToPath(new URL("../node_modules/prisma/build/index.js", impor
 /** The environment the Prisma CLI should run with (exported for tests and tools). */
 export function prismaEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env = { ...base };
-  if (!env.PRISMA_SCHEMA_ENGINE_BINARY && env.PRISMA_OFFLINE_ENGINE !== "0") env.PRISMA_SCHEMA_ENGINE_BINARY = shim;
+  if (!env.PRISMA_SCHEMA_ENGINE_BINARY && loadConfig(["tooling"], env).PRISMA_OFFLINE_ENGINE) env.PRISMA_SCHEMA_ENGINE_BINARY = shim;
   // No telemetry/update pings: they only time out here.
   env.CHECKPOINT_DISABLE ??= "1";
   env.PRISMA_HIDE_UPDATE_MESSAGE ??= "1";

@@ -1,13 +1,16 @@
 // npm run db:seed -- --bets N [--seed S] [--wallets W] [--whale-share 0.5] [--proven-limit P] [--no-outbox] [--reset]
 // Fills the configured database (DATABASE_URL, else the embedded one in DATA_DIR) with the
 // deterministic fixture set. New proofs are added to the committed cache fixtures/proofs.json.
+// Progress goes to stdout: a bar redrawn in place on a terminal, a plain line every 10 % otherwise.
 import { parseArgs } from "node:util";
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
-import { openConfiguredDatabase } from "../core/service.ts";
+import { clearBetUpdates } from "../core/outbox.ts";
 import { readProofCache, writeProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
+import { createProgressDisplay } from "./progress-bar.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
+import { openConfiguredDatabase } from "../bin/wiring.ts";
 
 const { values } = parseArgs({
   options: {
@@ -21,17 +24,21 @@ const { values } = parseArgs({
   },
 });
 
-const config = loadConfig();
+const config = loadConfig(["shared"]);
 const logger = createLogger({ name: "seed", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger);
 try {
   if (values.reset) {
-    await db.prisma.$executeRawUnsafe(`TRUNCATE "BetUpdate", "BetResult", "Bet", "IndexingCursor", "Contract", "Network" RESTART IDENTITY CASCADE`);
+    await db.prisma.$transaction(async (tx) => {
+      await clearBetUpdates(tx);
+      await tx.$executeRawUnsafe(`TRUNCATE "BetResult", "Bet", "IndexingCursor", "Contract", "Network" RESTART IDENTITY CASCADE`);
+    });
   } else if ((await db.prisma.network.count()) > 0) {
     throw new Error("the database already holds networks: pass --reset to replace them with the fixture set");
   }
   const cache = readProofCache();
   const started = performance.now();
+  const display = createProgressDisplay({ tty: process.stdout.isTTY === true, write: (text) => process.stdout.write(text) });
   const summary = await seedFixtures(db, {
     bets: Number(values.bets),
     seed: Number(values.seed),
@@ -40,7 +47,9 @@ try {
     provenLimit: Number(values["proven-limit"]),
     proofCache: cache,
     ...(values["no-outbox"] ? { outbox: false } : {}),
+    onProgress: (step) => display.update(step),
   });
+  display.end();
   if (summary.provedNow > 0) writeProofCache(cache);
   logger.info({ ...summary, networks: undefined, wallets: summary.wallets.length, ms: Math.round(performance.now() - started) }, "fixtures seeded");
 } finally {

@@ -19,7 +19,14 @@ export async function ask(url: string, query: string, variables?: Record<string,
   });
   const text = await response.text();
   const h = response.headers;
-  return { status: response.status, xCache: h.get("x-cache"), age: h.get("age"), cacheControl: h.get("cache-control"), text, body: JSON.parse(text) as Answer["body"] };
+  return {
+    status: response.status,
+    xCache: h.get("x-cache"),
+    age: h.get("age"),
+    cacheControl: h.get("cache-control"),
+    text,
+    body: JSON.parse(text) as Answer["body"],
+  };
 }
 
 /** Ids of settled bets on 31337 whose settlement is finalized (what may be kept an hour). */

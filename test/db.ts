@@ -1,4 +1,5 @@
-// Test harness: every DB test gets its own isolated, migrated, empty database.
+// The database harness of tests and benchmarks: every DB test gets its own isolated, migrated,
+// empty database; benchmarks create and drop theirs by name on the server they are given.
 //
 // TEST_DB=postgres → a fresh PostgreSQL database on TEST_DATABASE_URL's server (default the local
 //   one), created with CREATE DATABASE … TEMPLATE from a migrated template database and dropped
@@ -14,7 +15,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
+import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
+import { quoteIdent } from "../core/sql.ts";
 import { migratePglite, migratePostgres, readMigrations } from "../prisma/migrate.ts";
 
 export type TestDatabase = Database & { url?: string };
@@ -30,13 +33,18 @@ const CACHE_DIR = join(ROOT, "node_modules", ".cache", "bet-api-test");
 /** Advisory lock serialising template creation across vitest workers (any constant works). */
 const TEMPLATE_LOCK_KEY = 0x62657474;
 
+/** The test variables as they are now: benchmarks point the harness at their own server by setting them before a call. */
+const currentTestConfig = () => loadConfig(["test"]);
+
 export interface TestDatabaseOptions {
   /** Called with every SQL statement Prisma sends. */
   onQuery?: (sql: string) => void;
+  /** PostgreSQL only: statements running longer are cancelled (core/db.ts). */
+  statementTimeoutMs?: number;
 }
 
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<TestDatabase> {
-  return process.env.TEST_DB === "postgres" ? createPostgresTestDatabase(options) : createPgliteTestDatabase(options);
+  return currentTestConfig().TEST_DB === "postgres" ? createPostgresTestDatabase(options) : createPgliteTestDatabase(options);
 }
 
 /** Short hash of the migrations (names + checksums): the template's identity. */
@@ -112,8 +120,22 @@ async function createPgliteTestDatabase(options: TestDatabaseOptions): Promise<T
 // PostgreSQL
 // ---------------------------------------------------------------------------------------------
 
+/** True when a PostgreSQL server answers at `url` (within ~2 s). */
+export async function serverReachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000, application_name: "bet-api-test-harness" });
+  try {
+    await client.connect();
+    await client.query("SELECT 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 function baseUrl(): string {
-  return process.env.TEST_DATABASE_URL || DEFAULT_TEST_DATABASE_URL;
+  return currentTestConfig().TEST_DATABASE_URL;
 }
 
 /** `base` pointing at database `name` (other parameters kept). */
@@ -123,12 +145,9 @@ export function databaseUrl(name: string, base: string = baseUrl()): string {
   return url.toString();
 }
 
-function quoteIdent(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: baseUrl(), application_name: "bet-api-test-harness" });
+/** `fn` with a client of the server of `serverUrl` (default TEST_DATABASE_URL's), closed afterwards. */
+export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>, serverUrl: string = baseUrl(), applicationName = "bet-api-test-harness"): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl, application_name: applicationName, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {
     return await fn(client);
@@ -157,10 +176,10 @@ export function migratedPostgresTemplate(): Promise<string> {
         // No connections: nothing can block CREATE DATABASE … TEMPLATE.
         await admin.query(`ALTER DATABASE ${quoteIdent(name)} WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`);
         // Templates of older migration sets are dead weight.
-        const stale = await admin.query<{ datname: string }>(
-          "SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2",
-          [`${TEMPLATE_DATABASE_PREFIX}%`, name],
-        );
+        const stale = await admin.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2", [
+          `${TEMPLATE_DATABASE_PREFIX}%`,
+          name,
+        ]);
         for (const { datname } of stale.rows) {
           await admin.query(`ALTER DATABASE ${quoteIdent(datname)} WITH IS_TEMPLATE false`).catch(() => undefined);
           await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(datname)}`).catch(() => undefined);
@@ -207,8 +226,17 @@ export async function createEmptyPostgresDatabase(): Promise<string> {
   return name;
 }
 
-export async function dropPostgresDatabase(name: string): Promise<void> {
-  await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`));
+/** Drops database `name` if it exists (ending its connections). */
+export async function dropPostgresDatabase(name: string, serverUrl: string = baseUrl()): Promise<void> {
+  await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`), serverUrl);
+}
+
+/** Database `name` on the server of `serverUrl`, empty: dropped first if it exists (benchmarks). */
+export async function recreatePostgresDatabase(name: string, serverUrl: string = baseUrl()): Promise<void> {
+  await withAdmin(async (admin) => {
+    await admin.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${quoteIdent(name)}`);
+  }, serverUrl);
 }
 
 async function createPostgresTestDatabase(options: TestDatabaseOptions): Promise<TestDatabase> {
@@ -216,7 +244,7 @@ async function createPostgresTestDatabase(options: TestDatabaseOptions): Promise
   const url = databaseUrl(name);
   let db: Database;
   try {
-    db = await openDatabase({ url, poolSize: 5, onQuery: options.onQuery });
+    db = await openDatabase({ url, poolSize: 5, onQuery: options.onQuery, statementTimeoutMs: options.statementTimeoutMs });
   } catch (error) {
     await dropPostgresDatabase(name);
     throw error;

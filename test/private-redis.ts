@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { createConnection } from "node:net";
 import { freePort } from "./private-postgres.ts";
+import { spawnChild, type Spawned } from "./spawn.ts";
 
 // A redis-server of the test's own on a free loopback port (no persistence), so a fault test can
 // stop, restart or freeze it without touching the shared one. Stopped by its pid only.
@@ -33,27 +33,29 @@ async function accepting(port: number, timeoutMs: number): Promise<void> {
 
 export async function createPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
-  let child: ChildProcess | undefined;
+  let child: Spawned | undefined;
   const server: PrivateRedis = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
+      child = spawnChild({
+        command: "redis-server",
+        args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout: "ignore",
+      });
       await accepting(port, 10_000);
     },
     async stop() {
       const running = child;
       child = undefined;
-      if (!running?.pid || running.exitCode !== null) return;
-      const exited = once(running, "exit");
-      process.kill(running.pid, "SIGCONT");
-      process.kill(running.pid, "SIGKILL");
-      await exited;
+      if (!running?.running()) return;
+      running.signal("SIGCONT");
+      await running.stop({ signal: "SIGKILL" });
     },
     freeze() {
-      if (child?.pid) process.kill(child.pid, "SIGSTOP");
+      child?.signal("SIGSTOP");
     },
     thaw() {
-      if (child?.pid) process.kill(child.pid, "SIGCONT");
+      child?.signal("SIGCONT");
     },
   };
   await server.start();

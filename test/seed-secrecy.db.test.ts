@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startAnvil, type AnvilInstance } from "../chain/anvil.ts";
-import { deployBetSystem } from "../chain/deploy.ts";
 import { DEV_PLAYER_KEYS } from "../chain/devAccounts.ts";
+import { startLocalChain, type LocalChain } from "../chain/local.ts";
 import { createSimulator, type BetProver, type Simulator } from "../chain/simulator.ts";
 import { createLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION } from "../core/service.ts";
-import { startStack, type RunningStack } from "../core/stack.ts";
+import { startStack, type RunningStack } from "../bin/stack.ts";
 import { defineNetwork } from "../indexer/config.ts";
 import { createIndexer, type Indexer } from "../indexer/indexer.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
-import { connectClient, type TestClient } from "../realtime/testing.ts";
+import { connectClient, type TestClient } from "./realtime.ts";
 import { proveBetOutcome, releaseProverResources, serverSeedCommitment } from "../zk/groth16.ts";
 import { createTestDatabase } from "./db.ts";
+import { testRealtimeSettings } from "./config.ts";
+import { testGatewaySettings } from "./stack.ts";
 
 // The whole pipeline with seeds we know: the simulator proves through a prover that records
 // every server seed it is given; then every GraphQL answer, /health, every Socket.IO payload and
@@ -33,7 +33,7 @@ const recordingProver: BetProver = {
 const logs: string[] = [];
 const logger = createLogger({ level: "debug", destination: { write: (line: string) => void logs.push(line) } });
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
-let anvil: AnvilInstance;
+let chain: LocalChain;
 let simulator: Simulator;
 let indexer: Indexer;
 let stack: RunningStack;
@@ -42,31 +42,46 @@ let client: TestClient;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  anvil = await startAnvil();
-  const system = await deployBetSystem({ rpcUrl: anvil.rpcUrl, settleTimeoutSeconds: 5 });
+  chain = await startLocalChain({ deploy: { settleTimeoutSeconds: 5 } });
+  const { anvil, system } = chain;
   const deployed = { address: system.betVault, deployBlock: system.deployBlock.toString() };
   indexer = createIndexer({
     db,
     logger,
-    networks: [defineNetwork({
-      chainId: system.chainId,
-      name: "localnet",
-      rpc: { http: anvil.rpcUrl },
-      contracts: { BetVault: deployed, Groth16Verifier: { address: system.verifier, deployBlock: deployed.deployBlock } },
-      confirmations: 2,
-      pollingIntervalMs: 100,
-    })],
+    networks: [
+      defineNetwork({
+        chainId: system.chainId,
+        name: "localnet",
+        rpc: { http: anvil.rpcUrl },
+        contracts: { BetVault: deployed, Groth16Verifier: { address: system.verifier, deployBlock: deployed.deployBlock } },
+        confirmations: 2,
+        pollingIntervalMs: 100,
+      }),
+    ],
   });
   await indexer.start();
   const networks = new NetworkDirectory(db, 200);
-  stack = await startStack({ deps: { db, logger, networks, production: true }, host: "127.0.0.1", port: 0, version: SERVICE_VERSION, supergraphPath: "supergraph.graphql", maxBodyBytes: 65536 });
-  realtime = await startRealtime(stack.http.server, { db, logger, path: "/socket.io", networks, env: {} });
+  stack = await startStack({
+    deps: { db, logger, networks, production: true },
+    host: "127.0.0.1",
+    port: 0,
+    gateway: testGatewaySettings({ production: true }),
+  });
+  realtime = await startRealtime(stack.http.server, { db, logger, settings: testRealtimeSettings({ REALTIME_PATH: "/socket.io" }), networks });
   client = await connectClient(stack.url, "/socket.io");
   await client.subscribe({ all: true });
 
   simulator = createSimulator({
-    rpcUrl: anvil.rpcUrl, chainId: system.chainId, betVault: system.betVault, operator: system.operator.privateKey,
-    players: DEV_PLAYER_KEYS.slice(0, 4), settleRatio: 0.6, betsPerStep: 3, prover: recordingProver, logger, seed: "secrecy",
+    rpcUrl: anvil.rpcUrl,
+    chainId: system.chainId,
+    betVault: system.betVault,
+    operator: system.operator.privateKey,
+    players: DEV_PLAYER_KEYS.slice(0, 4),
+    settleRatio: 0.6,
+    betsPerStep: 3,
+    prover: recordingProver,
+    logger,
+    seed: "secrecy",
   });
   for (let i = 0; i < 4; i++) await simulator.step();
   // Let the unsettled bets pass their deadline, then one more round refunds them.
@@ -74,7 +89,11 @@ beforeAll(async () => {
   await simulator.step();
   await simulator.step();
   await indexer.synced({ timeoutMs: 30_000 });
-  await client.until(() => client.updates.some((u) => u.type === "REFUNDED") && client.updates.some((u) => u.type === "SETTLED"), 20_000, "settled and refunded updates");
+  await client.until(
+    () => client.updates.some((u) => u.type === "REFUNDED") && client.updates.some((u) => u.type === "SETTLED"),
+    20_000,
+    "settled and refunded updates",
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -83,7 +102,7 @@ afterAll(async () => {
   await stack?.stop();
   await indexer?.stop();
   await simulator?.stop();
-  await anvil?.stop();
+  await chain?.stop();
   await releaseProverResources();
   await db?.close();
 });
@@ -108,7 +127,11 @@ describe("the server seed never leaves the simulator", () => {
     const FIELDS = `chainId betId player token stake game clientSeed serverSeedHash status placedBlock placedTx placedAt settledBlock settledTx settledAt
       refundedBlock refundedTx refundedAt confirmations finalized result { outcome won payout proof { protocol curve piA piB piC publicSignals solidityCalldata verified } }`;
     const answers: string[] = [];
-    answers.push(await gql(`{ networkConfigs { chainId name confirmations contracts { name address deployBlock } verificationKey { json sha256 } indexing { indexedBlock headBlock isReady updatedAt } } }`));
+    answers.push(
+      await gql(
+        `{ networkConfigs { chainId name confirmations contracts { name address deployBlock } verificationKey { json sha256 } indexing { indexedBlock headBlock isReady updatedAt } } }`,
+      ),
+    );
     for (const player of new Set(bets.map((b) => b.player))) {
       answers.push(await gql(`{ playerBets(wallet: "${player}", first: 100) { totalCount nodes { ${FIELDS} } } pendingBetCount(wallet: "${player}") }`));
     }

@@ -1,12 +1,22 @@
+import { loadConfig } from "../core/config.ts";
 import { silentLogger, type Logger } from "../core/logger.ts";
-import type { GatewayProtection } from "../gateway/protection.ts";
-import type { ResponseCacheStore } from "../gateway/response-cache.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { SERVICE_VERSION } from "../core/service.ts";
-import { startStack, type RunningStack } from "../core/stack.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, type GatewaySettings } from "../bin/wiring.ts";
+import { startStack, type RunningStack } from "../bin/stack.ts";
+import type { GatewayDeps } from "../gateway/server.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures, type FixtureOptions, type FixtureSummary } from "../fixtures/seed.ts";
 import { createTestDatabase } from "./db.ts";
+
+/**
+ * A gateway's settings as tests run it: the configuration's defaults, mapped as every process maps
+ * them (bin/wiring.ts), without a per-client rate limit or a response cache unless a test asks.
+ * `env` adds variables; `overrides` replaces settings.
+ */
+export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}, env: Record<string, string> = {}): GatewaySettings {
+  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_MAX: "0", RESPONSE_CACHE: "off", ...env });
+  return { ...gatewaySettings(config, { logger: silentLogger() }), ...overrides };
+}
 
 export interface GraphQLResponse<TData = Record<string, unknown>> {
   data?: TData | null;
@@ -19,7 +29,11 @@ export interface TestStack {
   fixtures: FixtureSummary;
   url: string;
   /** POST a query to the gateway (or to `endpoint`) and return the parsed body and status. */
-  gql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>, endpoint?: string): Promise<GraphQLResponse<TData> & { status: number }>;
+  gql<TData = Record<string, unknown>>(
+    query: string,
+    variables?: Record<string, unknown>,
+    endpoint?: string,
+  ): Promise<GraphQLResponse<TData> & { status: number }>;
   close(): Promise<void>;
 }
 
@@ -31,26 +45,37 @@ export async function startTestStack(
     supergraphPath?: string;
     onQuery?: (sql: string) => void;
     networkTtlMs?: number;
-    redis?: { ping(): Promise<unknown> };
-    protection?: GatewayProtection;
-    responseCache?: ResponseCacheStore;
+    redis?: GatewaySettings["redis"];
+    protection?: Pick<GatewaySettings, "limits" | "rateLimit">;
+    responseCache?: GatewaySettings["responseCache"];
     responseCacheGenerationPollMs?: number;
     logger?: Logger;
+    /** PostgreSQL only: the database's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS). */
+    statementTimeoutMs?: number;
+    /** The web pages' routes and GraphiQL (web/server.ts createLivePage), as the composition root hands them in. */
+    web?: Pick<GatewayDeps, "routes" | "graphiql">;
   } = {},
 ): Promise<TestStack> {
-  const db = await createTestDatabase({ onQuery: options.onQuery });
+  const db = await createTestDatabase({ onQuery: options.onQuery, statementTimeoutMs: options.statementTimeoutMs });
   const summary = await seedFixtures(db, { bets: 120, ...fixtures, proofCache: readProofCache() });
+  const production = options.production ?? false;
   const stack = await startStack({
-    deps: { db, logger: options.logger ?? silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production: options.production ?? false },
+    deps: { db, logger: options.logger ?? silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production },
     host: "127.0.0.1",
     port: 0,
-    version: SERVICE_VERSION,
-    supergraphPath: options.supergraphPath ?? "supergraph.graphql",
-    maxBodyBytes: 64 * 1024,
-    redis: options.redis,
-    protection: options.protection,
-    responseCache: options.responseCache,
-    responseCacheGenerationPollMs: options.responseCacheGenerationPollMs,
+    gateway: {
+      ...testGatewaySettings(
+        {
+          production,
+          redis: options.redis,
+          ...options.protection,
+          responseCache: options.responseCache,
+          ...(options.responseCacheGenerationPollMs !== undefined ? { responseCacheGenerationPollMs: options.responseCacheGenerationPollMs } : {}),
+        },
+        options.supergraphPath ? { SUPERGRAPH_PATH: options.supergraphPath } : {},
+      ),
+      ...options.web,
+    },
   });
   return {
     db,
@@ -75,8 +100,27 @@ export async function startTestStack(
 const UINT256 = /^(0|[1-9][0-9]*)$/;
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 const BYTES32 = /^0x[0-9a-f]{64}$/;
-const UINT256_FIELDS = new Set(["betId", "stake", "placedBlock", "placedAt", "settledBlock", "settledAt", "refundedBlock", "refundedAt",
-  "confirmations", "outcome", "payout", "indexedBlock", "headBlock", "finalizedBlock", "deployBlock", "piA", "piB", "piC", "publicSignals"]);
+const UINT256_FIELDS = new Set([
+  "betId",
+  "stake",
+  "placedBlock",
+  "placedAt",
+  "settledBlock",
+  "settledAt",
+  "refundedBlock",
+  "refundedAt",
+  "confirmations",
+  "outcome",
+  "payout",
+  "indexedBlock",
+  "headBlock",
+  "finalizedBlock",
+  "deployBlock",
+  "piA",
+  "piB",
+  "piC",
+  "publicSignals",
+]);
 const ADDRESS_FIELDS = new Set(["player", "token", "address"]);
 const BYTES32_FIELDS = new Set(["clientSeed", "serverSeedHash", "placedTx", "settledTx", "refundedTx", "sha256"]);
 
@@ -88,7 +132,10 @@ const BYTES32_FIELDS = new Set(["clientSeed", "serverSeedHash", "placedTx", "set
 export function conventionViolations(value: unknown, path = "$"): string[] {
   const problems: string[] = [];
   const visit = (node: unknown, at: string, field: string | undefined, parent: object | undefined) => {
-    if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${at}[${i}]`, field, parent));
+    if (Array.isArray(node)) {
+      for (const [i, item] of node.entries()) visit(item, `${at}[${i}]`, field, parent);
+      return;
+    }
     if (node && typeof node === "object") {
       for (const [key, child] of Object.entries(node)) {
         if (/seed/i.test(key) && key !== "clientSeed" && key !== "serverSeedHash") problems.push(`${at}.${key}: seed-like key`);
@@ -99,9 +146,12 @@ export function conventionViolations(value: unknown, path = "$"): string[] {
     if (node === null || field === undefined) return;
     // NetworkConfig.confirmations is a GraphQL Int (a setting); Bet.confirmations is an on-chain count.
     const networkSetting = field === "confirmations" && parent !== undefined && !("betId" in parent) && !("finalized" in parent);
-    if (UINT256_FIELDS.has(field) && !networkSetting && !(typeof node === "string" && UINT256.test(node))) problems.push(`${at}: ${JSON.stringify(node)} is not a decimal string`);
-    if (ADDRESS_FIELDS.has(field) && !(typeof node === "string" && ADDRESS.test(node))) problems.push(`${at}: ${JSON.stringify(node)} is not a lowercase address`);
-    if (BYTES32_FIELDS.has(field) && !(typeof node === "string" && BYTES32.test(node))) problems.push(`${at}: ${JSON.stringify(node)} is not lowercase bytes32`);
+    if (UINT256_FIELDS.has(field) && !networkSetting && !(typeof node === "string" && UINT256.test(node)))
+      problems.push(`${at}: ${JSON.stringify(node)} is not a decimal string`);
+    if (ADDRESS_FIELDS.has(field) && !(typeof node === "string" && ADDRESS.test(node)))
+      problems.push(`${at}: ${JSON.stringify(node)} is not a lowercase address`);
+    if (BYTES32_FIELDS.has(field) && !(typeof node === "string" && BYTES32.test(node)))
+      problems.push(`${at}: ${JSON.stringify(node)} is not lowercase bytes32`);
     if (field === "chainId" && !(typeof node === "number" && Number.isSafeInteger(node))) problems.push(`${at}: ${JSON.stringify(node)} is not a JSON number`);
   };
   visit(value, path, undefined, undefined);

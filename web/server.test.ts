@@ -1,24 +1,40 @@
-// The live page's routes on a plain HTTP server: the CSP on every file, only same-origin references
-// in the HTML, the bundle built from web/page/main.ts, snarkjs' browser build, and revalidation.
+// The live page's routes on a plain HTTP server, over a build made by web/build.ts in a temporary
+// directory: the CSP on every file, only same-origin references in the HTML, the bundle built from
+// web/page/main.ts, snarkjs' browser build, revalidation; a clear 500 while nothing is built; and
+// the staleness check `npm start` rebuilds on.
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
-import { createLivePage, LIVE_PAGE_CSP, LIVE_PAGE_PATHS } from "./server.ts";
+import { buildLivePage, ensureLivePageBuilt, livePageStaleness } from "./build.ts";
+import { createLivePage, LIVE_PAGE_CSP, LIVE_PAGE_PATHS, type LivePage } from "./server.ts";
 
-let server: http.Server;
-let url: string;
+let dir: string;
+const servers: http.Server[] = [];
 
-beforeAll(async () => {
-  const { routes } = createLivePage({ logger: silentLogger() });
-  server = http.createServer((req, res) => {
-    const route = routes[new URL(req.url ?? "/", "http://x").pathname];
+async function serve(page: LivePage): Promise<string> {
+  const server = http.createServer((req, res) => {
+    const route = page.routes[new URL(req.url ?? "/", "http://x").pathname];
     if (route) return void route(req, res);
     res.writeHead(404).end();
   });
+  servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+let url: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "live-page-"));
+  await buildLivePage(join(dir, "dist"));
+  url = await serve(createLivePage({ logger: silentLogger(), distDir: join(dir, "dist") }));
 });
-afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterAll(async () => {
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  rmSync(dir, { recursive: true, force: true });
+});
 
 describe("live page routes", () => {
   it("serves the page under a CSP that allows only this origin, WebAssembly and blob: workers", async () => {
@@ -53,5 +69,62 @@ describe("live page routes", () => {
     expect(snarkjs.headers.get("content-security-policy")).toBe(LIVE_PAGE_CSP);
     expect((await snarkjs.text()).startsWith("var snarkjs=")).toBe(true);
     expect((await fetch(`${url}${LIVE_PAGE_PATHS.style}`, { method: "POST" })).status).toBe(405);
+  });
+});
+
+describe("the build (web/dist/)", () => {
+  it("answers 500 naming `npm run build` while nothing is built, and serves the files once they are", async () => {
+    const distDir = join(dir, "later");
+    const missing = await serve(createLivePage({ logger: silentLogger(), distDir }));
+    const before = await fetch(`${missing}/`);
+    expect(before.status).toBe(500);
+    expect(await before.text()).toContain("npm run build");
+    await buildLivePage(distDir);
+    expect((await fetch(`${missing}/`)).status).toBe(200);
+  });
+
+  it("is stale when missing, or when an output was changed, and fresh once rebuilt", async () => {
+    const distDir = join(dir, "stale");
+    expect(livePageStaleness(distDir)).toBe("not built");
+    expect(await ensureLivePageBuilt(distDir)).toBe("not built");
+    expect(livePageStaleness(distDir)).toBeUndefined();
+    expect(await ensureLivePageBuilt(distDir)).toBeUndefined();
+    appendFileSync(join(distDir, "assets", "app.js"), "\n// edited");
+    expect(livePageStaleness(distDir)).toBe("assets/app.js is missing or was changed");
+    await ensureLivePageBuilt(distDir);
+    expect(livePageStaleness(distDir)).toBeUndefined();
+  });
+
+  it("records every source it read, the client package's included, and is stale when one changes", async () => {
+    const distDir = join(dir, "inputs");
+    const manifest = await buildLivePage(distDir);
+    expect(Object.keys(manifest.inputs)).toEqual(
+      expect.arrayContaining(["web/page/main.ts", "web/page/index.html", "client/realtime.ts", "client/wire/events.ts", "web/build.ts"]),
+    );
+    // As if web/page/main.ts had been edited since the build.
+    writeFileSync(join(distDir, "manifest.json"), JSON.stringify({ ...manifest, inputs: { ...manifest.inputs, "web/page/main.ts": "0".repeat(64) } }));
+    expect(livePageStaleness(distDir)).toBe("web/page/main.ts changed");
+  });
+
+  it("bundles only production dependencies: the image builds the pages after `npm ci --omit=dev`", async () => {
+    const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { dependencies: Record<string, string> };
+    const manifest = await buildLivePage(join(dir, "deps"));
+    // The package each bundled file belongs to: its outermost node_modules/<name> (or <@scope/name>).
+    const bundled = new Set(
+      Object.keys(manifest.inputs).flatMap((path) => {
+        const match = /^node_modules\/(@[^/]+\/[^/]+|[^/]+)\//.exec(path);
+        return match ? [match[1]!] : [];
+      }),
+    );
+    expect([...bundled]).toEqual(expect.arrayContaining(["graphiql", "react", "react-dom", "socket.io-client"]));
+    // Nested packages arrive with their top-level parent; a top-level one must be a dependency or one of theirs.
+    // npm's lockfile marks what `npm ci --omit=dev` leaves out with `dev` (a `devOptional` one is an
+    // optional dependency of a production package too, and stays).
+    const lock = JSON.parse(readFileSync("package-lock.json", "utf8")) as { packages: Record<string, { dev?: boolean }> };
+    const devOnly = [...bundled].filter((name) => {
+      const entry = lock.packages[`node_modules/${name}`];
+      return !(name in pkg.dependencies) && (!entry || entry.dev === true);
+    });
+    expect(devOnly).toEqual([]);
   });
 });

@@ -1,23 +1,25 @@
-// The live page at `/` of the API port: one static HTML file, a stylesheet, the page's script
-// (web/page/main.ts and the client package, bundled by esbuild in memory on the first request, so
-// there is no build output to commit or drift) and snarkjs' own browser build, served from
-// node_modules. Everything is same-origin: the Content-Security-Policy names no other host.
+// The live page at `/` of the API port, served as files from web/dist/ (`npm run build`, see
+// web/build.ts): one static HTML file, a stylesheet, the page's script (web/page/main.ts with the
+// client package, one bundled ES module) and snarkjs' own browser build. Beside it GraphiQL, the
+// page a browser gets at `GET /graphql` (web/page/graphiql.ts bundled with React and its
+// stylesheet). Everything is same-origin: the Content-Security-Policy names no other host. The
+// composition root hands these routes, and the GraphiQL handler, to the gateway's HTTP front.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import type { RouteHandler } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 
-const PAGE_DIR = fileURLToPath(new URL("./page/", import.meta.url));
+/** Where `npm run build` writes the page (git-ignored). */
+export const LIVE_PAGE_DIST = fileURLToPath(new URL("./dist/", import.meta.url));
 
 /**
  * Only this origin, for everything. snarkjs compiles WebAssembly (`'wasm-unsafe-eval'`, which
  * allows no JavaScript eval) and runs its BN254 arithmetic in workers it creates from blob: URLs
- * (`worker-src blob:`; only same-origin script can mint those). No inline script or style.
+ * (`worker-src blob:`; only same-origin script can mint those). GraphiQL's stylesheet carries its
+ * fonts inline (`font-src data:`). No inline script or style.
  */
 export const LIVE_PAGE_CSP = [
   "default-src 'none'",
@@ -26,6 +28,7 @@ export const LIVE_PAGE_CSP = [
   "connect-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
+  "font-src data:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -39,93 +42,83 @@ export const LIVE_PAGE_PATHS = {
   snarkjs: "/assets/snarkjs.min.js",
 } as const;
 
+/** GraphiQL: its page is answered at the GraphQL path to browsers (core/http.ts), its assets beside the live page's. */
+export const GRAPHIQL_PATHS = {
+  page: "/graphql",
+  script: "/assets/graphiql.js",
+  style: "/assets/graphiql.css",
+} as const;
+
+const ALL_PATHS = [...Object.values(LIVE_PAGE_PATHS), ...Object.values(GRAPHIQL_PATHS)];
+
+const TYPES: Record<string, string> = { ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8" };
+
+/** The file under the build directory that a page path is served from. */
+export function livePageFile(path: string): string {
+  if (path === LIVE_PAGE_PATHS.page) return "index.html";
+  if (path === GRAPHIQL_PATHS.page) return "graphiql.html";
+  return path.slice(1);
+}
+
 interface Asset {
   body: Buffer;
   type: string;
   etag: string;
 }
 
-function asset(body: Buffer | string, type: string): Asset {
-  const bytes = typeof body === "string" ? Buffer.from(body) : body;
-  return { body: bytes, type, etag: `"${createHash("sha256").update(bytes).digest("base64url").slice(0, 27)}"` };
-}
-
-/** The page's script: web/page/main.ts with the client package and socket.io-client, one ES module. */
-export async function bundleLivePageScript(): Promise<string> {
-  const result = await build({
-    entryPoints: [join(PAGE_DIR, "main.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "browser",
-    target: ["es2022"],
-    minify: true,
-    legalComments: "none",
-    write: false,
-    logLevel: "silent",
-    define: { "process.env.NODE_ENV": '"production"' },
-  });
-  return result.outputFiles[0]!.text;
-}
-
-function snarkjsBrowserBuild(): Buffer {
-  // The package's exports map hides its build folder; its CommonJS entry lives in that folder.
-  const entry = createRequire(import.meta.url).resolve("snarkjs");
-  return readFileSync(join(dirname(entry), "snarkjs.min.js"));
+function readAsset(distDir: string, path: string): Asset {
+  const file = livePageFile(path);
+  const body = readFileSync(join(distDir, file));
+  return { body, type: TYPES[file.slice(file.lastIndexOf("."))]!, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
 }
 
 export interface LivePage {
+  /** The live page and every asset (GraphiQL's included), by path. */
   routes: Record<string, RouteHandler>;
+  /** GraphiQL's page, for the HTTP front to answer a browser's `GET /graphql` with. */
+  graphiql: RouteHandler;
 }
 
-export function createLivePage(deps: { logger: Logger }): LivePage {
-  let assets: Promise<Map<string, Asset>> | undefined;
+export function createLivePage(deps: { logger: Logger; distDir?: string }): LivePage {
+  const distDir = deps.distDir ?? LIVE_PAGE_DIST;
+  let assets: Map<string, Asset> | undefined;
   const load = () => {
-    // Built once, on first use: servers that never serve the page never pay for the bundle.
-    assets ??= (async () => {
-      const started = performance.now();
-      const script = await bundleLivePageScript();
-      const built = new Map<string, Asset>([
-        [LIVE_PAGE_PATHS.page, asset(readFileSync(join(PAGE_DIR, "index.html")), "text/html; charset=utf-8")],
-        [LIVE_PAGE_PATHS.script, asset(script, "text/javascript; charset=utf-8")],
-        [LIVE_PAGE_PATHS.style, asset(readFileSync(join(PAGE_DIR, "style.css")), "text/css; charset=utf-8")],
-        [LIVE_PAGE_PATHS.snarkjs, asset(snarkjsBrowserBuild(), "text/javascript; charset=utf-8")],
-      ]);
-      deps.logger.info({ ms: Math.round(performance.now() - started), scriptBytes: script.length }, "live page built");
-      return built;
-    })();
-    // A failed build is retried by the next request rather than remembered.
-    assets.catch(() => (assets = undefined));
+    // Read once, on first use; a missing build is looked for again by the next request.
+    assets ??= new Map(ALL_PATHS.map((path) => [path, readAsset(distDir, path)]));
     return assets;
   };
 
-  const serve = (path: string): RouteHandler => async (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { allow: "GET, HEAD" }).end();
-      return;
-    }
-    let file: Asset;
-    try {
-      file = (await load()).get(path)!;
-    } catch (error) {
-      deps.logger.error({ err: error }, "live page build failed");
-      res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("The live page could not be built");
-      return;
-    }
-    const headers: Record<string, string> = {
-      "content-type": file.type,
-      etag: file.etag,
-      // Revalidated on every load (a 304 costs nothing): a new deploy shows at once.
-      "cache-control": "no-cache",
-      "content-security-policy": LIVE_PAGE_CSP,
-      "cross-origin-opener-policy": "same-origin",
+  const serve =
+    (path: string): RouteHandler =>
+    (req: IncomingMessage, res: ServerResponse) => {
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        res.writeHead(405, { allow: "GET, HEAD" }).end();
+        return;
+      }
+      let file: Asset;
+      try {
+        file = load().get(path)!;
+      } catch (error) {
+        deps.logger.error({ err: error, distDir }, "the live page is not built: run `npm run build`");
+        res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("The live page is not built (npm run build)");
+        return;
+      }
+      const headers: Record<string, string> = {
+        "content-type": file.type,
+        etag: file.etag,
+        // Revalidated on every load (a 304 costs nothing): a new deploy shows at once.
+        "cache-control": "no-cache",
+        "content-security-policy": LIVE_PAGE_CSP,
+        "cross-origin-opener-policy": "same-origin",
+      };
+      if (req.headers["if-none-match"] === file.etag) {
+        res.writeHead(304, headers).end();
+        return;
+      }
+      res.writeHead(200, { ...headers, "content-length": String(file.body.length) });
+      res.end(req.method === "HEAD" ? undefined : file.body);
     };
-    if (req.headers["if-none-match"] === file.etag) {
-      res.writeHead(304, headers).end();
-      return;
-    }
-    res.writeHead(200, { ...headers, "content-length": String(file.body.length) });
-    res.end(req.method === "HEAD" ? undefined : file.body);
-  };
 
-  return { routes: Object.fromEntries(Object.values(LIVE_PAGE_PATHS).map((path) => [path, serve(path)])) };
+  const assetPaths = ALL_PATHS.filter((path) => path !== GRAPHIQL_PATHS.page);
+  return { routes: Object.fromEntries(assetPaths.map((path) => [path, serve(path)])), graphiql: serve(GRAPHIQL_PATHS.page) };
 }

@@ -45,9 +45,7 @@ describe("field mapping and Poseidon", () => {
   });
 
   it("matches circomlib's Poseidon (known vector) and rejects out-of-field inputs", () => {
-    expect(serverSeedCommitment(1n)).toBe(
-      18586133768512220936620570745912940619677854269274689475585506675881198879027n,
-    );
+    expect(serverSeedCommitment(1n)).toBe(18586133768512220936620570745912940619677854269274689475585506675881198879027n);
     expect(() => computeOutcome({ serverSeed: 1n, betId: FIELD_MODULUS, clientSeed: CLIENT_SEED })).toThrow(RangeError);
     expect(() => serverSeedCommitment(-1n)).toThrow(RangeError);
     // A bigint client seed is an already mapped field element.
@@ -69,12 +67,7 @@ describe("proveBetOutcome", () => {
   it("returns publicSignals [outcome, commitment, betId, clientSeedField] and the JS outcome", () => {
     const commitment = serverSeedCommitment(SERVER_SEED);
     const outcome = computeOutcome({ serverSeed: SERVER_SEED, betId: BET_ID, clientSeed: CLIENT_SEED });
-    expect(bet.publicSignals).toEqual([
-      outcome.toString(),
-      commitment.toString(),
-      BET_ID.toString(),
-      clientSeedToField(CLIENT_SEED).toString(),
-    ]);
+    expect(bet.publicSignals).toEqual([outcome.toString(), commitment.toString(), BET_ID.toString(), clientSeedToField(CLIENT_SEED).toString()]);
     expect(bet.outcome).toBe(outcome.toString());
     expect(bet.serverSeedHash).toBe(fieldToBytes32(commitment));
     expect(bet.serverSeedHash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -105,12 +98,8 @@ describe("proveBetOutcome", () => {
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(String((err as Error).message)).not.toContain(SERVER_SEED.toString());
-    await expect(proveBetOutcome({ serverSeed: FIELD_MODULUS, betId: BET_ID, clientSeed: CLIENT_SEED })).rejects.toThrow(
-      RangeError,
-    );
-    await expect(proveBetOutcome({ serverSeed: SERVER_SEED, betId: FIELD_MODULUS, clientSeed: CLIENT_SEED })).rejects.toThrow(
-      RangeError,
-    );
+    await expect(proveBetOutcome({ serverSeed: FIELD_MODULUS, betId: BET_ID, clientSeed: CLIENT_SEED })).rejects.toThrow(RangeError);
+    await expect(proveBetOutcome({ serverSeed: SERVER_SEED, betId: FIELD_MODULUS, clientSeed: CLIENT_SEED })).rejects.toThrow(RangeError);
   });
 
   it("cannot prove a wrong seed against another seed's commitment (the circuit refuses)", async () => {

@@ -50,12 +50,7 @@ function isG1Affine(point: unknown): boolean {
 }
 
 function isFq2(value: unknown): boolean {
-  return (
-    Array.isArray(value) &&
-    value.length === 2 &&
-    isDecimalBelow(value[0], BASE_FIELD_MODULUS) &&
-    isDecimalBelow(value[1], BASE_FIELD_MODULUS)
-  );
+  return Array.isArray(value) && value.length === 2 && isDecimalBelow(value[0], BASE_FIELD_MODULUS) && isDecimalBelow(value[1], BASE_FIELD_MODULUS);
 }
 
 function isG2Affine(point: unknown): boolean {
@@ -80,9 +75,5 @@ export function isWellFormedProof(vk: unknown, proof: unknown, publicSignals: un
   if (p.protocol !== undefined && p.protocol !== "groth16") return false;
   if (p.curve !== undefined && p.curve !== "bn128") return false;
   if (!isG1Affine(p.pi_a) || !isG2Affine(p.pi_b) || !isG1Affine(p.pi_c)) return false;
-  return (
-    Array.isArray(publicSignals) &&
-    publicSignals.length === key.nPublic &&
-    publicSignals.every((s) => isDecimalBelow(s, FIELD_MODULUS))
-  );
+  return Array.isArray(publicSignals) && publicSignals.length === key.nPublic && publicSignals.every((s) => isDecimalBelow(s, FIELD_MODULUS));
 }

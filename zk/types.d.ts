@@ -11,26 +11,10 @@ declare module "snarkjs" {
     error(msg: string): void;
   }
 
-  /** A Groth16 proof as snarkjs emits it: projective coordinates as decimal strings. */
-  export interface Groth16ProofJson {
-    pi_a: string[];
-    pi_b: string[][];
-    pi_c: string[];
-    protocol: string;
-    curve: string;
-  }
+  /** A Groth16 proof as snarkjs emits it (declared once, in zk/proof-shape.ts). */
+  export type Groth16ProofJson = import("./proof-shape.ts").SnarkjsProof;
 
-  export interface Groth16VerificationKeyJson {
-    protocol: string;
-    curve: string;
-    nPublic: number;
-    vk_alpha_1: string[];
-    vk_beta_2: string[][];
-    vk_gamma_2: string[][];
-    vk_delta_2: string[][];
-    vk_alphabeta_12: string[][][];
-    IC: string[][];
-  }
+  export type Groth16VerificationKeyJson = import("./proof-shape.ts").Groth16VerificationKey;
 
   /** Circuit input: signal name → decimal string / bigint / number (or nested arrays). */
   export type CircuitSignals = Record<string, unknown>;
@@ -42,24 +26,13 @@ declare module "snarkjs" {
       zkeyFile: string | Uint8Array,
       logger?: SnarkjsLogger,
     ): Promise<{ proof: Groth16ProofJson; publicSignals: string[] }>;
-    verify(
-      verificationKey: unknown,
-      publicSignals: unknown,
-      proof: unknown,
-      logger?: SnarkjsLogger,
-    ): Promise<boolean>;
+    verify(verificationKey: unknown, publicSignals: unknown, proof: unknown, logger?: SnarkjsLogger): Promise<boolean>;
     exportSolidityCallData(proof: unknown, publicSignals: unknown): Promise<string>;
   };
 
   export const powersOfTau: {
     newAccumulator(curve: unknown, power: number, fileName: string, logger?: SnarkjsLogger): Promise<unknown>;
-    contribute(
-      oldPtauFilename: string,
-      newPtauFilename: string,
-      name: string,
-      entropy: string,
-      logger?: SnarkjsLogger,
-    ): Promise<unknown>;
+    contribute(oldPtauFilename: string, newPtauFilename: string, name: string, entropy: string, logger?: SnarkjsLogger): Promise<unknown>;
     beacon(
       oldPtauFilename: string,
       newPtauFilename: string,
@@ -74,28 +47,11 @@ declare module "snarkjs" {
 
   export const zKey: {
     newZKey(r1csName: string, ptauName: string, zkeyName: string, logger?: SnarkjsLogger): Promise<unknown>;
-    contribute(
-      zkeyNameOld: string,
-      zkeyNameNew: string,
-      name: string,
-      entropy: string,
-      logger?: SnarkjsLogger,
-    ): Promise<unknown>;
-    beacon(
-      zkeyNameOld: string,
-      zkeyNameNew: string,
-      name: string,
-      beaconHashHex: string,
-      numIterationsExp: number,
-      logger?: SnarkjsLogger,
-    ): Promise<unknown>;
+    contribute(zkeyNameOld: string, zkeyNameNew: string, name: string, entropy: string, logger?: SnarkjsLogger): Promise<unknown>;
+    beacon(zkeyNameOld: string, zkeyNameNew: string, name: string, beaconHashHex: string, numIterationsExp: number, logger?: SnarkjsLogger): Promise<unknown>;
     verifyFromR1cs(r1csName: string, ptauName: string, zkeyName: string, logger?: SnarkjsLogger): Promise<boolean>;
     exportVerificationKey(zkeyName: string, logger?: SnarkjsLogger): Promise<Groth16VerificationKeyJson>;
-    exportSolidityVerifier(
-      zkeyName: string,
-      templates: Record<string, string>,
-      logger?: SnarkjsLogger,
-    ): Promise<string>;
+    exportSolidityVerifier(zkeyName: string, templates: Record<string, string>, logger?: SnarkjsLogger): Promise<string>;
   };
 
   export interface SnarkjsCurve {
@@ -125,4 +81,3 @@ declare module "circomlibjs" {
 
   export function buildPoseidon(): Promise<Poseidon>;
 }
-

@@ -7,12 +7,11 @@
 //
 // Defaults: the API of `npm start` (GraphQL and Socket.IO on http://127.0.0.1:4000, path /socket.io).
 // Verifies each newly settled bet's proof with snarkjs, here, against the served verification key.
+// Imports only the package's entry points ("../index.ts", "../snarkjs.ts"): client/pack.test.ts runs
+// a copy of it against the installed package, with those names replaced by the package's.
 import { parseArgs } from "node:util";
-import * as snarkjs from "snarkjs";
-import { createGraphQLClient } from "../graphql.ts";
-import { playerBetsQuery, betWithProofQuery, verificationKeyQuery } from "../operations.ts";
-import { verifyBetProof } from "../proof.ts";
-import { openBetsFeed } from "../realtime.ts";
+import { betWithProofQuery, createGraphQLClient, openBetsFeed, playerBetsQuery, verificationKeyQuery, verifyBetProof } from "../index.ts";
+import { loadGroth16, releaseGroth16 } from "../snarkjs.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -27,20 +26,25 @@ const out = (line: string) => process.stdout.write(`${new Date().toISOString()} 
 const api = createGraphQLClient({ url: `${values.api}/graphql` });
 const keys = new Map<number, Promise<string>>();
 const keyOf = (chainId: number) => {
-  if (!keys.has(chainId)) keys.set(chainId, api.request(verificationKeyQuery, { chainId }).then((r) => r.networkConfigs[0]!.verificationKey.json));
+  if (!keys.has(chainId))
+    keys.set(
+      chainId,
+      api.request(verificationKeyQuery, { chainId }).then((r) => r.networkConfigs[0]!.verificationKey.json),
+    );
   return keys.get(chainId)!;
 };
 
 async function showHistory(): Promise<void> {
   const { playerBets, pendingBetCount } = await api.request(playerBetsQuery, { wallet: wallet!, first: 5 });
   out(`${playerBets.totalCount} bets, ${pendingBetCount} pending; latest:`);
-  for (const bet of playerBets.nodes) out(`  chain ${bet.chainId} bet ${bet.betId}: ${bet.status}${bet.result ? (bet.result.won ? `, won ${bet.result.payout} wei` : ", lost") : ""}`);
+  for (const bet of playerBets.nodes)
+    out(`  chain ${bet.chainId} bet ${bet.betId}: ${bet.status}${bet.result ? (bet.result.won ? `, won ${bet.result.payout} wei` : ", lost") : ""}`);
 }
 
 async function checkProof(chainId: number, betId: string): Promise<void> {
   const { betResult } = await api.request(betWithProofQuery, { chainId, betId });
   if (!betResult) return;
-  const check = await verifyBetProof(betResult, await keyOf(chainId), snarkjs.groth16);
+  const check = await verifyBetProof(betResult, await keyOf(chainId), await loadGroth16());
   out(`    proof of bet ${betId}: ${check.verified ? "verified ✓ (snarkjs, here)" : `NOT verified (${check.reason})`}`);
 }
 
@@ -67,7 +71,7 @@ await showHistory();
 
 process.once("SIGINT", async () => {
   feed.close();
-  await (globalThis as { curve_bn128?: { terminate(): Promise<void> } }).curve_bn128?.terminate();
+  await releaseGroth16();
   out(`stopped; resume later from seq ${feed.lastSeq ?? "(none)"}`);
   process.exit(0);
 });

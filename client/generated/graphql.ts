@@ -4,18 +4,26 @@ type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
 import type { DocumentTypeDecoration } from '@graphql-typed-document-node/core';
+/** Where a bet is in its lifecycle: PENDING until it is settled with a proof or refunded after its deadline. */
 export type BetStatus =
+  /** Placed on-chain (BetPlaced), neither settled nor refunded yet. */
   | 'PENDING'
+  /** Not settled before its deadline; the stake went back to the player (BetRefunded). */
   | 'REFUNDED'
+  /** Settled with a Groth16 proof the contract verified (BetSettled); `result` holds the outcome and the proof. */
   | 'SETTLED';
 
+/** Narrows playerBets. Every field is optional; the fields given must all match. */
 export type PlayerBetsFilter = {
+  /** Only bets on this network. An unknown chainId is BAD_USER_INPUT. */
   chainId?: number | null | undefined;
+  /** Only bets of this game id, exactly as recorded by the contract; at most 64 characters. */
   game?: string | null | undefined;
   /** Unix seconds, inclusive. */
   placedFrom?: string | null | undefined;
   /** Unix seconds, exclusive. */
   placedTo?: string | null | undefined;
+  /** Only bets in one of these states. An empty list is BAD_USER_INPUT: omit the field to match every status. */
   status?: Array<BetStatus> | null | undefined;
 };
 

@@ -1,22 +1,8 @@
+import { finalizedBlockAt } from "../../core/finality.ts";
 import type { Database } from "../../core/db.ts";
+import { overallStatus, type HealthCheck, type HealthReport, type HealthStatus } from "../../core/health.ts";
 import type { Logger } from "../../core/logger.ts";
-
-export type HealthStatus = "OK" | "DEGRADED" | "DOWN";
-
-export interface HealthCheck {
-  name: string;
-  status: HealthStatus;
-  latencyMs: number | null;
-  detail: string | null;
-}
-
-/** Exactly the JSON of the `health` query's full selection; GET /health serves it as is. */
-export interface HealthReport {
-  status: HealthStatus;
-  version: string;
-  uptimeSeconds: number;
-  checks: HealthCheck[];
-}
+import { RedisUnavailableError } from "../../core/redis.ts";
 
 export interface HealthMonitorOptions {
   db: Database;
@@ -24,6 +10,7 @@ export interface HealthMonitorOptions {
   logger: Logger;
   /** Subgraphs to probe, by name (the health subgraph itself is not one of them). */
   subgraphUrls: () => Record<string, string>;
+  /** The gateway's Redis: a GuardedRedis answers at once while its users already know Redis is away. */
   redis?: { ping(): Promise<unknown> };
   maxLagBlocks: number;
   maxStalenessSeconds: number;
@@ -32,7 +19,7 @@ export interface HealthMonitorOptions {
   probeTimeoutMs?: number;
 }
 
-async function timed(name: string, probe: () => Promise<string | null | void>, failure: HealthStatus): Promise<HealthCheck> {
+async function timed(name: string, probe: () => Promise<string | null | undefined>, failure: HealthStatus): Promise<HealthCheck> {
   const started = performance.now();
   try {
     const detail = await probe();
@@ -50,16 +37,27 @@ function round(ms: number): number {
 function failureDetail(error: unknown): string {
   if (error instanceof DOMException && error.name === "TimeoutError") return "timed out";
   if (error instanceof ProbeFailure) return error.message;
+  if (error instanceof RedisUnavailableError) return error.failure;
   return "unreachable";
 }
 
 class ProbeFailure extends Error {}
 
+/**
+ * "block 250 of 1000 (25.0%)": the indexed block, the finalized block backfill runs to (head −
+ * confirmations) and the share of that range done since the BetVault deploy block (as the
+ * indexer's progress log line counts it).
+ */
+function backfillPosition(indexed: bigint, target: bigint, deployBlock: bigint): string {
+  const start = deployBlock > 0n ? deployBlock - 1n : 0n;
+  const total = target - start;
+  const done = indexed - start;
+  const permille = total <= 0n || done >= total ? 1000n : done <= 0n ? 0n : (done * 1000n) / total;
+  return `block ${indexed} of ${target > indexed ? target : indexed} (${permille / 10n}.${permille % 10n}%)`;
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([
-    promise,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new DOMException("timed out", "TimeoutError")), ms).unref()),
-  ]);
+  return Promise.race([promise, new Promise<T>((_, reject) => setTimeout(() => reject(new DOMException("timed out", "TimeoutError")), ms).unref())]);
 }
 
 export function createHealthMonitor(options: HealthMonitorOptions) {
@@ -68,7 +66,7 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
   let cached: { at: number; report: Promise<HealthReport> } | undefined;
   const localSources: (() => HealthCheck[])[] = [];
 
-  async function probeSubgraph(url: string): Promise<void> {
+  async function probeSubgraph(url: string): Promise<null> {
     const response = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -77,20 +75,30 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
     });
     if (!response.ok) throw new ProbeFailure(`HTTP ${response.status}`);
     await response.arrayBuffer();
+    return null;
   }
 
   async function indexerChecks(): Promise<HealthCheck[]> {
     const networks = await withTimeout(
-      options.db.prisma.network.findMany({ select: { name: true, cursor: true }, orderBy: { chainId: "asc" } }),
+      options.db.prisma.network.findMany({
+        select: { name: true, confirmations: true, cursor: true, contracts: { where: { name: "BetVault" }, select: { deployBlock: true } } },
+        orderBy: { chainId: "asc" },
+      }),
       timeoutMs,
     );
-    return networks.map(({ name, cursor }): HealthCheck => {
+    return networks.map(({ name, confirmations, cursor, contracts }): HealthCheck => {
       const check = (status: HealthStatus, detail: string): HealthCheck => ({ name: `indexer:${name}`, status, latencyMs: null, detail });
       if (!cursor) return check("DEGRADED", "not indexed yet");
       const lag = cursor.headBlock > cursor.indexedBlock ? cursor.headBlock - cursor.indexedBlock : 0n;
       const staleSeconds = Math.floor((Date.now() - cursor.updatedAt.getTime()) / 1000);
       const summary = `lag ${lag} blocks, last write ${staleSeconds}s ago`;
-      if (!cursor.isReady) return check("DEGRADED", `backfilling: ${summary}`);
+      if (!cursor.isReady) {
+        const deployBlock = contracts[0]?.deployBlock ?? 0n;
+        return check(
+          "DEGRADED",
+          `backfilling: ${backfillPosition(cursor.indexedBlock, finalizedBlockAt(cursor.headBlock, confirmations), deployBlock)}, ${summary}`,
+        );
+      }
       if (lag > BigInt(options.maxLagBlocks)) return check("DEGRADED", `behind the head: ${summary}`);
       if (staleSeconds > options.maxStalenessSeconds) return check("DEGRADED", `stale: ${summary}`);
       return check("OK", summary);
@@ -100,19 +108,38 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
   async function build(): Promise<HealthReport> {
     const subgraphs = Object.entries(options.subgraphUrls());
     const [database, redis, ...subgraphChecks] = await Promise.all([
-      timed("database", async () => void (await withTimeout(options.db.ping(), timeoutMs)), "DOWN"),
-      options.redis ? timed("redis", async () => void (await withTimeout(options.redis!.ping(), timeoutMs)), "DEGRADED") : undefined,
+      timed(
+        "database",
+        async () => {
+          await withTimeout(options.db.ping(), timeoutMs);
+          return null;
+        },
+        "DOWN",
+      ),
+      options.redis
+        ? timed(
+            "redis",
+            async () => {
+              await withTimeout(options.redis!.ping(), timeoutMs);
+              return null;
+            },
+            "DEGRADED",
+          )
+        : undefined,
       ...subgraphs.map(([name, url]) => timed(`subgraph:${name}`, () => probeSubgraph(url), "DOWN")),
     ]);
-    const indexers = database!.status === "OK"
-      ? await indexerChecks().catch((): HealthCheck[] => [{ name: "indexer", status: "DEGRADED", latencyMs: null, detail: "unreadable" }])
-      : [];
+    const indexers =
+      database!.status === "OK"
+        ? await indexerChecks().catch((): HealthCheck[] => [{ name: "indexer", status: "DEGRADED", latencyMs: null, detail: "unreadable" }])
+        : [];
     const checks = [database!, ...(redis ? [redis] : []), ...subgraphChecks, ...indexers, ...localSources.flatMap((source) => source())];
-    const allSubgraphsDown = subgraphChecks.length > 0 && subgraphChecks.every((c) => c.status === "DOWN");
-    const status: HealthStatus = database!.status === "DOWN" || allSubgraphsDown
-      ? "DOWN"
-      : checks.some((c) => c.status !== "OK") ? "DEGRADED" : "OK";
-    return { status, version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
+    // DOWN without the database or without every subgraph; one subgraph down only degrades.
+    return {
+      status: overallStatus(checks, [[database!], subgraphChecks]),
+      version: options.version,
+      uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
+      checks,
+    };
   }
 
   return {

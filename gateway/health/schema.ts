@@ -1,4 +1,4 @@
-import { buildFederatedSchema, loadSdl } from "../../core/subgraph.ts";
+import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
 import type { Resolvers } from "./generated/resolvers-types.ts";
 import type { HealthMonitor } from "./report.ts";
 

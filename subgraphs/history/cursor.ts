@@ -26,19 +26,39 @@ export function encodeCursor(fingerprint: string, key: SortKey): string {
   return Buffer.from(JSON.stringify(payload)).toString("base64url");
 }
 
+/** Column ranges: placedBlock is int8, placedLogIndex int4, chainId a ChainId (1 … 2^53−1). */
+const INT8_MAX = (1n << 63n) - 1n;
+const INT4_MAX = 2 ** 31 - 1;
+const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
+
+function sortKeyOf(payload: unknown, fingerprint: string): SortKey | undefined {
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return undefined;
+  const { q, b, l, c } = payload as Partial<CursorPayload>;
+  if (q !== fingerprint || typeof b !== "string" || typeof c !== "string" || typeof l !== "number") return undefined;
+  if (!DECIMAL.test(b) || !DECIMAL.test(c) || !Number.isInteger(l) || l < 0 || l > INT4_MAX) return undefined;
+  const placedBlock = BigInt(b);
+  const chainId = BigInt(c);
+  if (placedBlock > INT8_MAX || chainId < 1n || chainId > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  return { placedBlock, logIndex: l, chainId };
+}
+
+/**
+ * The sort key of a cursor this server wrote for this query (wallet, filter, order), or
+ * BAD_USER_INPUT naming `after`. Strict: every field of its type and within its column's range,
+ * and the cursor must be exactly what `encodeCursor` writes for that key (no other key order,
+ * spacing, extra keys, leading zeros or base64 variants), so an edited cursor never reaches SQL.
+ */
 export function decodeCursor(cursor: string, fingerprint: string): SortKey {
-  const invalid = () => new InputError("`after` is not a cursor of this query: cursors are valid only with the same wallet, filter and orderDirection", { argumentName: "after" });
+  const invalid = () =>
+    new InputError("`after` is not a cursor of this query: cursors are valid only with the same wallet, filter and orderDirection", { argumentName: "after" });
   if (cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let payload: Partial<CursorPayload>;
+  let payload: unknown;
   try {
-    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as Partial<CursorPayload>;
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     throw invalid();
   }
-  const { q, b, l, c } = payload;
-  if (q !== fingerprint || typeof b !== "string" || !/^\d{1,20}$/.test(b) || typeof c !== "string" || !/^\d{1,16}$/.test(c) ||
-      typeof l !== "number" || !Number.isSafeInteger(l) || l < 0) {
-    throw invalid();
-  }
-  return { placedBlock: BigInt(b), logIndex: l, chainId: BigInt(c) };
+  const key = sortKeyOf(payload, fingerprint);
+  if (!key || encodeCursor(fingerprint, key) !== cursor) throw invalid();
+  return key;
 }

@@ -7,6 +7,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturePage } from "../../bench/scale-explain.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/db.ts";
+import { testConfig } from "../../test/config.ts";
 
 const WHALE = `0x${"ab".repeat(20)}`;
 const NEWER_CHAIN = 1; // the whale's 10 000 newest bets
@@ -24,7 +25,7 @@ function nodesOf(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 }
 
-describe.runIf(process.env.TEST_DB === "postgres")("playerBets plans (PostgreSQL)", () => {
+describe.runIf(testConfig.TEST_DB === "postgres")("playerBets plans (PostgreSQL)", () => {
   let db: TestDatabase;
   let client: pg.Client;
 
@@ -33,7 +34,10 @@ describe.runIf(process.env.TEST_DB === "postgres")("playerBets plans (PostgreSQL
     client = new pg.Client({ connectionString: db.url });
     await client.connect();
     for (const chainId of [NEWER_CHAIN, OLDER_CHAIN]) {
-      await client.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES ($1, $2, 1, '{}', '00')`, [chainId, `net${chainId}`]);
+      await client.query(
+        `INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES ($1, $2, 1, '{}', '00')`,
+        [chainId, `net${chainId}`],
+      );
     }
     // The whale, plus 200 other wallets so the index is not the whale's alone.
     await client.query(`

@@ -1,4 +1,5 @@
-import type { Bet, Prisma } from "../../prisma/generated/client.ts";
+import type { Bet } from "../../prisma/generated/client.ts";
+import type { BetFilterConditions } from "./data.ts";
 
 // Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
 export type BetModel = Bet;
@@ -11,9 +12,6 @@ export interface BetConnectionModel {
   rows: BetModel[];
   hasNextPage: boolean;
   /** The wallet + filter condition without the page bound, for `totalCount`. */
-  where: Prisma.BetWhereInput;
-  /** The same condition on the per-wallet counters when the filter uses only chainId and/or status
-   * (`totalCount` then sums a handful of counter rows instead of counting the wallet's bets); null otherwise. */
-  counterWhere: Prisma.PlayerBetCountWhereInput | null;
+  conditions: BetFilterConditions;
   cursorFor(bet: BetModel): string;
 }

@@ -97,10 +97,7 @@ describe("playerBets keyset pagination", () => {
     const to = fromTo._max.placedAt! - 100n;
     const filter = `filter: { chainId: 31337, status: [SETTLED, PENDING], game: "dice", placedFrom: "${from}", placedTo: "${to}" }`;
     const { seen, total } = await walk(filter, "DESC", 50);
-    const expected = await expectedOrder(
-      { chainId: 31337n, status: { in: ["SETTLED", "PENDING"] }, game: "dice", placedAt: { gte: from, lt: to } },
-      "desc",
-    );
+    const expected = await expectedOrder({ chainId: 31337n, status: { in: ["SETTLED", "PENDING"] }, game: "dice", placedAt: { gte: from, lt: to } }, "desc");
     expect(expected.length).toBeGreaterThan(50);
     expect(seen.map((b) => `${b.chainId}:${b.betId}`)).toEqual(expected);
     expect(total).toBe(expected.length);
@@ -112,7 +109,9 @@ describe("playerBets keyset pagination", () => {
   });
 
   it("answers an empty page for a wallet with no bets, and huge time bounds without error", async () => {
-    const empty = await t.gql<Page>(`{ playerBets(wallet: "0x000000000000000000000000000000000000dead") { totalCount pageInfo { hasNextPage endCursor } edges { cursor } } }`);
+    const empty = await t.gql<Page>(
+      `{ playerBets(wallet: "0x000000000000000000000000000000000000dead") { totalCount pageInfo { hasNextPage endCursor } edges { cursor } } }`,
+    );
     expect(empty.data!.playerBets).toEqual({ totalCount: 0, pageInfo: { hasNextPage: false, endCursor: null }, edges: [] });
     const huge = (1n << 255n).toString();
     const beyond = await t.gql<Page>(`{ a: playerBets(wallet: "${t.fixtures.whale}", filter: { placedFrom: "${huge}" }) { totalCount }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Prisma } from "../../prisma/generated/client.ts";
 import { betCountDrift } from "../../test/bet-counts.ts";
 import { startTestStack, type TestStack } from "../../test/stack.ts";
+import { testConfig } from "../../test/config.ts";
 
 // playerBets.totalCount against COUNT(*) while bets are written the ways the indexer writes them:
 // multi-row INSERT … ON CONFLICT DO UPDATE (new bets, settlements, reverts to PENDING), DELETE of
@@ -103,8 +104,10 @@ describe("playerBets.totalCount from the per-wallet counters", () => {
   it("reads PlayerBetCount (one statement, no row count) for chainId / status filters, and counts rows with game or placedFrom", async () => {
     const ask = async (filter: Filter) => {
       statements.length = 0;
-      const response = await t.gql(`query ($w: Address!, $f: PlayerBetsFilter) { playerBets(wallet: $w, filter: $f, first: 1) { totalCount } }`,
-        { w: t.fixtures.whale, f: filter });
+      const response = await t.gql(`query ($w: Address!, $f: PlayerBetsFilter) { playerBets(wallet: $w, filter: $f, first: 1) { totalCount } }`, {
+        w: t.fixtures.whale,
+        f: filter,
+      });
       expect(response.errors).toBeUndefined();
       const countsBets = statements.filter((sql) => /count\(/i.test(sql) && /"Bet"/.test(sql));
       const readsCounters = statements.filter((sql) => sql.includes('"PlayerBetCount"'));
@@ -139,53 +142,58 @@ describe("playerBets.totalCount from the per-wallet counters", () => {
     // An upsert that changes neither player, chain nor status; rows moving to another player and chain.
     await upsert(local.slice(16));
     await t.db.prisma.$executeRawUnsafe(`UPDATE "Bet" SET player = '${FRESH_WALLET}' WHERE "chainId" = 31337 AND "betId" IN (${idList(local.slice(16, 18))})`);
-    await t.db.prisma.$executeRawUnsafe(`UPDATE "Bet" SET "chainId" = 1337, "betId" = "betId" + 1000 WHERE "chainId" = 31337 AND "betId" = ${local[19]!.betId}`);
+    await t.db.prisma.$executeRawUnsafe(
+      `UPDATE "Bet" SET "chainId" = 1337, "betId" = "betId" + 1000 WHERE "chainId" = 31337 AND "betId" = ${local[19]!.betId}`,
+    );
     await expectExact();
     expect(await t.db.prisma.bet.count({ where: { player: FRESH_WALLET } })).toBe(10 - 4 + 2);
   });
 
-  it.runIf(process.env.TEST_DB === "postgres")("lets two chains' writers add bets of one wallet concurrently; one chain's writers queue on its counter row without losing a count", async () => {
-    const connect = async () => {
-      const client = new pg.Client({ connectionString: t.db.url });
-      await client.connect();
-      // Waiting on a lock for this long is a failure, not a slow pass.
-      await client.query("SET lock_timeout = '30s'");
-      return client;
-    };
-    const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
-    try {
-      const before = await t.db.prisma.playerBetCount.findMany({ where: { player: t.fixtures.whale, status: "PENDING" } });
-      await a.query("BEGIN");
-      await a.query(UPSERT_BETS, [JSON.stringify(newBets(3, FIRST_NEW_ID + 100, 31337, t.fixtures.whale))]);
-      // Another chain, same wallet, while A holds its counter row: goes through and commits.
-      await b.query("BEGIN");
-      await b.query(UPSERT_BETS, [JSON.stringify(newBets(2, FIRST_NEW_ID + 100, 1337, t.fixtures.whale))]);
-      await b.query("COMMIT");
+  it.runIf(testConfig.TEST_DB === "postgres")(
+    "lets two chains' writers add bets of one wallet concurrently; one chain's writers queue on its counter row without losing a count",
+    async () => {
+      const connect = async () => {
+        const client = new pg.Client({ connectionString: t.db.url });
+        await client.connect();
+        // Waiting on a lock for this long is a failure, not a slow pass.
+        await client.query("SET lock_timeout = '30s'");
+        return client;
+      };
+      const [a, b, c] = await Promise.all([connect(), connect(), connect()]);
+      try {
+        const before = await t.db.prisma.playerBetCount.findMany({ where: { player: t.fixtures.whale, status: "PENDING" } });
+        await a.query("BEGIN");
+        await a.query(UPSERT_BETS, [JSON.stringify(newBets(3, FIRST_NEW_ID + 100, 31337, t.fixtures.whale))]);
+        // Another chain, same wallet, while A holds its counter row: goes through and commits.
+        await b.query("BEGIN");
+        await b.query(UPSERT_BETS, [JSON.stringify(newBets(2, FIRST_NEW_ID + 100, 1337, t.fixtures.whale))]);
+        await b.query("COMMIT");
 
-      // Same chain, same wallet: waits for A's counter row (a second writer of one chain is already
-      // refused by the indexer's cursor lock), then adds on top of A's count.
-      const pid = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
-      const sameChain = c.query(UPSERT_BETS, [JSON.stringify(newBets(4, FIRST_NEW_ID + 200, 31337, t.fixtures.whale))]);
-      sameChain.catch(() => undefined); // awaited below; a failure while polling must not go unhandled
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const { rows } = await b.query<{ wait: string | null }>("SELECT wait_event_type AS wait FROM pg_stat_activity WHERE pid = $1", [pid]);
-        if (rows[0]?.wait === "Lock") break;
-        if (Date.now() > deadline) throw new Error("the same-chain writer never waited for the counter row");
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        // Same chain, same wallet: waits for A's counter row (a second writer of one chain is already
+        // refused by the indexer's cursor lock), then adds on top of A's count.
+        const pid = (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid;
+        const sameChain = c.query(UPSERT_BETS, [JSON.stringify(newBets(4, FIRST_NEW_ID + 200, 31337, t.fixtures.whale))]);
+        sameChain.catch(() => undefined); // awaited below; a failure while polling must not go unhandled
+        const deadline = Date.now() + 20_000;
+        for (;;) {
+          const { rows } = await b.query<{ wait: string | null }>("SELECT wait_event_type AS wait FROM pg_stat_activity WHERE pid = $1", [pid]);
+          if (rows[0]?.wait === "Lock") break;
+          if (Date.now() > deadline) throw new Error("the same-chain writer never waited for the counter row");
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await a.query("COMMIT");
+        await sameChain;
+
+        const after = await t.db.prisma.playerBetCount.findMany({ where: { player: t.fixtures.whale, status: "PENDING" } });
+        const of = (rows: typeof before, chainId: bigint) => Number(rows.find((r) => r.chainId === chainId)?.bets ?? 0n);
+        expect(of(after, 31337n) - of(before, 31337n)).toBe(3 + 4);
+        expect(of(after, 1337n) - of(before, 1337n)).toBe(2);
+        await expectExact();
+      } finally {
+        await Promise.all([a, b, c].map((client) => client.end().catch(() => undefined)));
       }
-      await a.query("COMMIT");
-      await sameChain;
-
-      const after = await t.db.prisma.playerBetCount.findMany({ where: { player: t.fixtures.whale, status: "PENDING" } });
-      const of = (rows: typeof before, chainId: bigint) => Number(rows.find((r) => r.chainId === chainId)?.bets ?? 0n);
-      expect(of(after, 31337n) - of(before, 31337n)).toBe(3 + 4);
-      expect(of(after, 1337n) - of(before, 1337n)).toBe(2);
-      await expectExact();
-    } finally {
-      await Promise.all([a, b, c].map((client) => client.end().catch(() => undefined)));
-    }
-  });
+    },
+  );
 
   it("empties the counters when Bet is truncated", async () => {
     expect(await t.db.prisma.playerBetCount.count()).toBeGreaterThan(0);

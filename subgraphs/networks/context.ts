@@ -1,5 +1,6 @@
 import DataLoader from "dataloader";
-import type { SubgraphDeps } from "../../core/context.ts";
+import type { SubgraphDeps } from "../kit/deps.ts";
+import { contractsOf, indexingCursorsOf, networksOf } from "./data.ts";
 import type { ContractAddressModel, IndexingStatusModel, NetworkConfigModel } from "./mappers.ts";
 
 export interface NetworksContext extends SubgraphDeps {
@@ -9,24 +10,19 @@ export interface NetworksContext extends SubgraphDeps {
   cursorByChain: DataLoader<number, IndexingStatusModel["cursor"]>;
 }
 
-const toBigInts = (ids: readonly number[]) => ids.map(BigInt);
-
 export function createNetworksContext(deps: SubgraphDeps): NetworksContext {
-  const { prisma } = deps.db;
   return {
     ...deps,
     networkById: new DataLoader(async (ids) => {
-      const rows = await prisma.network.findMany({ where: { chainId: { in: toBigInts(ids) } } });
-      const byId = new Map(rows.map((row) => [Number(row.chainId), row]));
+      const byId = new Map((await networksOf(deps.db, ids)).map((row) => [Number(row.chainId), row]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
     contractsByChain: new DataLoader(async (ids) => {
-      const rows = await prisma.contract.findMany({ where: { chainId: { in: toBigInts(ids) } }, orderBy: { name: "asc" } });
+      const rows = await contractsOf(deps.db, ids);
       return ids.map((id) => rows.filter((row) => Number(row.chainId) === id));
     }),
     cursorByChain: new DataLoader(async (ids) => {
-      const rows = await prisma.indexingCursor.findMany({ where: { chainId: { in: toBigInts(ids) } } });
-      const byId = new Map(rows.map((row) => [Number(row.chainId), row]));
+      const byId = new Map((await indexingCursorsOf(deps.db, ids)).map((row) => [Number(row.chainId), row]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
   };

@@ -1,4 +1,4 @@
-import { defineSubgraph } from "../../core/subgraph.ts";
+import { defineSubgraph } from "../kit/subgraph.ts";
 import { createNetworksContext } from "./context.ts";
 import { resolvers } from "./resolvers/index.ts";
 

@@ -1,4 +1,5 @@
 // Resolvers receive rows; these are the shapes, named after the GraphQL types they back.
+import type { SnarkjsProof } from "../../zk/proof-shape.ts";
 
 /** A bet known to exist; its result is loaded (batched) only when asked for. */
 export interface BetRefModel {
@@ -26,13 +27,4 @@ export interface BetWithResult {
   result: BetResultModel | null;
   lastChangeBlock: bigint;
   status: string;
-}
-
-/** snarkjs's proof layout as stored in `BetResult.proof`. */
-export interface SnarkjsProof {
-  protocol: string;
-  curve: string;
-  pi_a: string[];
-  pi_b: string[][];
-  pi_c: string[];
 }

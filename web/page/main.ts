@@ -2,6 +2,7 @@
 // a followed wallet (live subscription first, then its history through GraphQL, so nothing falls
 // in between), and a bet's Groth16 proof verified here with snarkjs' browser build against the
 // network's served verification key. DOM built with textContent only: no HTML from data.
+import { betFinality } from "../../client/finality.ts";
 import { createGraphQLClient } from "../../client/graphql.ts";
 import type { BetFieldsFragment, BetWithProofQuery } from "../../client/generated/graphql.ts";
 import { betWithProofQuery, networksQuery, playerBetsQuery, verificationKeyQuery } from "../../client/operations.ts";
@@ -101,19 +102,28 @@ class BetTable {
 const latest = new BetTable(element("latest"), LATEST_ROWS);
 const walletBets = new BetTable(element("wallet-bets"), WALLET_ROWS);
 const networkNames = new Map<number, string>();
+/** Each network's finality depth (`NetworkConfig.confirmations`), for "n of m confirmations". */
+const networkConfirmations = new Map<number, number>();
 
 function showStatus(status: FeedStatus): void {
   const target = element("feed-status");
   target.dataset.state = status.state;
-  target.textContent = status.state === "live" ? "● live" : status.state === "connecting" ? "connecting…" : status.state === "reconnecting" ? "reconnecting…" : "closed";
+  target.textContent =
+    status.state === "live" ? "● live" : status.state === "connecting" ? "connecting…" : status.state === "reconnecting" ? "reconnecting…" : "closed";
 }
 
 async function showNetworks(): Promise<void> {
   const { networkConfigs } = await api.request(networksQuery);
-  for (const network of networkConfigs) networkNames.set(network.chainId, network.name);
+  for (const network of networkConfigs) {
+    networkNames.set(network.chainId, network.name);
+    networkConfirmations.set(network.chainId, network.confirmations);
+  }
   element("networks").textContent =
     networkConfigs
-      .map((n) => `${n.name} (chain ${n.chainId}) · head ${n.indexing.headBlock} · final ≤ ${n.indexing.finalizedBlock}${n.indexing.isReady ? "" : " · catching up"}`)
+      .map(
+        (n) =>
+          `${n.name} (chain ${n.chainId}) · head ${n.indexing.headBlock} · final ≤ ${n.indexing.finalizedBlock}${n.indexing.isReady ? "" : " · catching up"}`,
+      )
       .join("   |   ") || "no network indexed yet";
 }
 
@@ -237,8 +247,15 @@ async function openBet(chainId: number, betId: string): Promise<void> {
     return;
   }
   section.dataset.status = betResult.status;
-  const confirmations = `${betResult.confirmations} confirmation${betResult.confirmations === "1" ? "" : "s"}`;
-  field(list, "status", `${betResult.status}${betResult.finalized ? " (final)" : ` (${confirmations}, not final yet)`}`);
+  // The one finality rule (core/finality.ts through the client); the server's `finalized` until the networks are read.
+  const required = networkConfirmations.get(chainId);
+  const finality = required === undefined ? undefined : betFinality(betResult, { confirmations: required });
+  section.dataset.finalized = String(finality?.finalized ?? betResult.finalized);
+  field(
+    list,
+    "status",
+    `${betResult.status} (${finality?.label ?? (betResult.finalized ? "final" : `${betResult.confirmations} confirmations, not final yet`)})`,
+  );
   field(list, "player", betResult.player);
   field(list, "game", betResult.game);
   field(list, "stake", `${formatAmount(betResult.stake)} (${betResult.stake} wei)`);

@@ -100,22 +100,12 @@ async function main(): Promise<void> {
       assertOk(await snarkjs.powersOfTau.newAccumulator(curve, PTAU_POWER, ptau0, logger), "powersoftau new"),
     );
     await step("powers of tau: DEV contribution (beacon from DEV_ENTROPY)", async () =>
-      assertOk(
-        await snarkjs.powersOfTau.beacon(ptau0, ptau1, "DEV phase 1", beaconHash("phase1"), BEACON_ITERATIONS_EXP, logger),
-        "powersoftau beacon",
-      ),
+      assertOk(await snarkjs.powersOfTau.beacon(ptau0, ptau1, "DEV phase 1", beaconHash("phase1"), BEACON_ITERATIONS_EXP, logger), "powersoftau beacon"),
     );
-    await step("powers of tau: prepare phase 2 (slow, ~40 s)", () =>
-      snarkjs.powersOfTau.preparePhase2(ptau1, ptauFinal, logger),
-    );
-    await step("groth16 setup (new zkey)", async () =>
-      assertOk(await snarkjs.zKey.newZKey(r1cs, ptauFinal, zkey0, logger), "zkey new"),
-    );
+    await step("powers of tau: prepare phase 2 (slow, ~40 s)", () => snarkjs.powersOfTau.preparePhase2(ptau1, ptauFinal, logger));
+    await step("groth16 setup (new zkey)", async () => assertOk(await snarkjs.zKey.newZKey(r1cs, ptauFinal, zkey0, logger), "zkey new"));
     await step("phase 2: DEV contribution (beacon from DEV_ENTROPY)", async () =>
-      assertOk(
-        await snarkjs.zKey.beacon(zkey0, zkeyFinal, "DEV phase 2", beaconHash("phase2"), BEACON_ITERATIONS_EXP, logger),
-        "zkey beacon",
-      ),
+      assertOk(await snarkjs.zKey.beacon(zkey0, zkeyFinal, "DEV phase 2", beaconHash("phase2"), BEACON_ITERATIONS_EXP, logger), "zkey beacon"),
     );
     await step("verify zkey against r1cs + ptau", async () => {
       if (!(await snarkjs.zKey.verifyFromR1cs(r1cs, ptauFinal, zkeyFinal, logger))) {

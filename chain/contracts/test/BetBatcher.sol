@@ -7,7 +7,7 @@ interface IBetVaultForBatcher {
     function refundBet(uint256 betId) external;
 }
 
-/// TEST/BENCH ONLY (compiled by chain/test-contracts.ts): places, settles and refunds many bets of
+/// TEST/BENCH ONLY (compiled by test/contracts.ts): places, settles and refunds many bets of
 /// one BetVault in a single transaction, so a benchmark can create tens of thousands of events in
 /// a few blocks. The batcher itself is the player of every bet it places (it accepts payouts).
 contract BetBatcher {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-/// TEST ONLY (compiled by chain/test-contracts.ts, never deployed anywhere real): a Groth16
+/// TEST ONLY (compiled by test/contracts.ts, never deployed anywhere real): a Groth16
 /// "verifier" that accepts every proof. A BetVault deployed against it settles bets with any proof,
 /// tampered or fake: the indexer's tests check that its own verification then says
 /// `verified: false`, and the indexer benchmark settles thousands of bets without proving.

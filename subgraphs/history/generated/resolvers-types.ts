@@ -26,80 +26,119 @@ export type Scalars = {
 /** A bet as indexed from the chain. */
 export type Bet = {
   __typename?: 'Bet';
+  /** The bet's id in the network's BetVault contract (ids start at 1). */
   betId: Scalars['UInt256']['output'];
+  /** The network the bet was placed on. */
   chainId: Scalars['ChainId']['output'];
+  /** The player's seed, chosen when placing the bet. */
   clientSeed: Scalars['Bytes32']['output'];
   /** Blocks from the bet's latest state change to the indexed head, counting that block (1 in the head block). */
   confirmations: Scalars['UInt256']['output'];
-  /** The latest state change is at or below the network's finalizedBlock (head − confirmations). */
+  /** The latest state change has at least the network's confirmations (it is at or below finalizedBlock = head − confirmations + 1). */
   finalized: Scalars['Boolean']['output'];
   /** Game id as recorded by the contract. */
   game: Scalars['String']['output'];
+  /** The network the bet was placed on, with its settings and indexing progress. */
   network: NetworkConfig;
   /** Block timestamp, unix seconds. */
   placedAt: Scalars['UInt256']['output'];
+  /** Block of the BetPlaced event. */
   placedBlock: Scalars['UInt256']['output'];
+  /** Transaction of the BetPlaced event. */
   placedTx: Scalars['Bytes32']['output'];
+  /** The wallet that placed the bet. */
   player: Scalars['Address']['output'];
+  /** Block timestamp of the refund, unix seconds; null unless REFUNDED. */
   refundedAt: Maybe<Scalars['UInt256']['output']>;
+  /** Block of the BetRefunded event; null unless REFUNDED. */
   refundedBlock: Maybe<Scalars['UInt256']['output']>;
+  /** Transaction of the BetRefunded event; null unless REFUNDED. */
   refundedTx: Maybe<Scalars['Bytes32']['output']>;
   /** Commitment to the server seed, published before the bet. The seed itself is never exposed. */
   serverSeedHash: Scalars['Bytes32']['output'];
+  /** Block timestamp of the settlement, unix seconds; null unless SETTLED. */
   settledAt: Maybe<Scalars['UInt256']['output']>;
+  /** Block of the BetSettled event; null unless SETTLED. */
   settledBlock: Maybe<Scalars['UInt256']['output']>;
+  /** Transaction of the BetSettled event; null unless SETTLED. */
   settledTx: Maybe<Scalars['Bytes32']['output']>;
+  /** Amount staked, in the token's smallest unit (wei for the native coin). */
   stake: Scalars['UInt256']['output'];
+  /** Where the bet is in its lifecycle. */
   status: BetStatus;
   /** 0x0000000000000000000000000000000000000000 for the native coin. */
   token: Scalars['Address']['output'];
 };
 
+/** One page of bets (a Relay-style connection). */
 export type BetConnection = {
   __typename?: 'BetConnection';
+  /** The page's bets, each with its cursor. */
   edges: Array<BetEdge>;
+  /** The page's bets, without cursors. */
   nodes: Array<Bet>;
+  /** Whether there is a next page, and the cursor to ask for it. */
   pageInfo: PageInfo;
   /** Bets matching wallet and filter, across all pages. */
   totalCount: Scalars['Int']['output'];
 };
 
+/** A bet in a page, with its position. */
 export type BetEdge = {
   __typename?: 'BetEdge';
+  /** Opaque position of this bet: pass it as `after` to continue after it. */
   cursor: Scalars['String']['output'];
+  /** The bet. */
   node: Bet;
 };
 
+/** Where a bet is in its lifecycle: PENDING until it is settled with a proof or refunded after its deadline. */
 export type BetStatus =
+  /** Placed on-chain (BetPlaced), neither settled nor refunded yet. */
   | 'PENDING'
+  /** Not settled before its deadline; the stake went back to the player (BetRefunded). */
   | 'REFUNDED'
+  /** Settled with a Groth16 proof the contract verified (BetSettled); `result` holds the outcome and the proof. */
   | 'SETTLED';
 
+/** A network the service indexes, with its contracts and what a client needs to verify proofs itself. */
 export type NetworkConfig = {
   __typename?: 'NetworkConfig';
+  /** The network's EIP-155 chain id. */
   chainId: Scalars['ChainId']['output'];
 };
 
+/** Page order of playerBets by (placedBlock, logIndex, chainId). */
 export type OrderDirection =
+  /** Oldest first. */
   | 'ASC'
+  /** Newest first. */
   | 'DESC';
 
+/** Where a page ends. */
 export type PageInfo = {
   __typename?: 'PageInfo';
+  /** The cursor of the page's last bet (pass it as `after`); null on an empty page. */
   endCursor: Maybe<Scalars['String']['output']>;
+  /** True when more bets follow this page. */
   hasNextPage: Scalars['Boolean']['output'];
 };
 
+/** Narrows playerBets. Every field is optional; the fields given must all match. */
 export type PlayerBetsFilter = {
+  /** Only bets on this network. An unknown chainId is BAD_USER_INPUT. */
   chainId?: InputMaybe<Scalars['ChainId']['input']>;
+  /** Only bets of this game id, exactly as recorded by the contract; at most 64 characters. */
   game?: InputMaybe<Scalars['String']['input']>;
   /** Unix seconds, inclusive. */
   placedFrom?: InputMaybe<Scalars['UInt256']['input']>;
   /** Unix seconds, exclusive. */
   placedTo?: InputMaybe<Scalars['UInt256']['input']>;
+  /** Only bets in one of these states. An empty list is BAD_USER_INPUT: omit the field to match every status. */
   status?: InputMaybe<Array<BetStatus>>;
 };
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type Query = {
   __typename?: 'Query';
   /** How many of the wallet's bets are PENDING, on every network or on `chainId`. */
@@ -113,12 +152,14 @@ export type Query = {
 };
 
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryPendingBetCountArgs = {
   chainId?: InputMaybe<Scalars['ChainId']['input']>;
   wallet: Scalars['Address']['input'];
 };
 
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryPlayerBetsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<PlayerBetsFilter>;

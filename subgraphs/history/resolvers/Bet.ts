@@ -1,7 +1,8 @@
-import { betMaxAge, cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
+import { MAX_AGE } from "../../../core/max-age.ts";
+import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
 import { betDepth } from "../../../core/networks.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
-import { betKey } from "../../../core/bet-key.ts";
+import { betKey } from "../../kit/bet-key.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 
 export const Bet: BetResolvers = {

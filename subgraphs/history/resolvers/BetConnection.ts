@@ -1,3 +1,4 @@
+import { countBets } from "../data.ts";
 import type { BetConnectionResolvers } from "../generated/resolvers-types.ts";
 
 export const BetConnection: BetConnectionResolvers = {
@@ -7,12 +8,6 @@ export const BetConnection: BetConnectionResolvers = {
     const last = page.rows.at(-1);
     return { hasNextPage: page.hasNextPage, endCursor: last ? page.cursorFor(last) : null };
   },
-  // Only computed when asked for. Filters on chainId / status alone: the sum of at most
-  // (networks × 3) counter rows kept by triggers (O(1) in the wallet's bets). With game or a time
-  // range: an exact count over the wallet's index range (O(bets of the wallet)).
-  totalCount: async (page, _args, ctx) => {
-    if (!page.counterWhere) return ctx.db.prisma.bet.count({ where: page.where });
-    const { _sum } = await ctx.db.prisma.playerBetCount.aggregate({ where: page.counterWhere, _sum: { bets: true } });
-    return Number(_sum.bets ?? 0n);
-  },
+  // Only computed when asked for; what it costs depends on the filter (see countBets).
+  totalCount: (page, _args, ctx) => countBets(ctx.db, page.conditions),
 };

@@ -22,17 +22,23 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** A deployed contract the service reads. */
 export type ContractAddress = {
   __typename?: 'ContractAddress';
+  /** Where the contract is deployed. */
   address: Scalars['Address']['output'];
+  /** Block the contract was deployed in (indexing of BetVault starts there). */
   deployBlock: Scalars['UInt256']['output'];
   /** "BetVault", "Groth16Verifier", … */
   name: Scalars['String']['output'];
 };
 
+/** The indexer's progress on one network. */
 export type IndexingStatus = {
   __typename?: 'IndexingStatus';
-  /** headBlock − confirmations (or the chain's own finalized tag). */
+  /** Share of the backfill done, 0..1: blocks indexed since the BetVault deploy block over blocks from there to finalizedBlock (where backfill ends); 1 once isReady. */
+  backfillProgress: Scalars['Float']['output'];
+  /** max(headBlock − confirmations + 1, 0): a bet whose latest state change is at or below it is finalized. */
   finalizedBlock: Scalars['UInt256']['output'];
   /** Chain head as last seen by the indexer. */
   headBlock: Scalars['UInt256']['output'];
@@ -49,16 +55,21 @@ export type IndexingStatus = {
 /** A network the service indexes, with its contracts and what a client needs to verify proofs itself. */
 export type NetworkConfig = {
   __typename?: 'NetworkConfig';
+  /** The network's EIP-155 chain id. */
   chainId: Scalars['ChainId']['output'];
-  /** Depth at which data is final: a change in block b is final once b ≤ head − confirmations. */
+  /** Depth at which data is final: a change in block b is final once it has this many confirmations (head − b + 1), i.e. b ≤ head − confirmations + 1. */
   confirmations: Scalars['Int']['output'];
+  /** The contracts indexed on this network: BetVault and its Groth16Verifier. */
   contracts: Array<ContractAddress>;
+  /** How far the indexer has read this network. */
   indexing: IndexingStatus;
   /** Short name: "ethereum", "base", "localnet", … */
   name: Scalars['String']['output'];
+  /** The Groth16 verification key proofs on this network are checked against. */
   verificationKey: VerificationKey;
 };
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type Query = {
   __typename?: 'Query';
   /** Every network this service indexes, or the one with `chainId`. An unknown `chainId` is BAD_USER_INPUT. */
@@ -66,6 +77,7 @@ export type Query = {
 };
 
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryNetworkConfigsArgs = {
   chainId?: InputMaybe<Scalars['ChainId']['input']>;
 };
@@ -73,10 +85,13 @@ export type QueryNetworkConfigsArgs = {
 /** The Groth16 verification key of the network's verifier, exactly as snarkjs reads it. */
 export type VerificationKey = {
   __typename?: 'VerificationKey';
+  /** Elliptic curve of the key: "bn128" (BN254). */
   curve: Scalars['String']['output'];
   /** The verification key as JSON text, byte for byte what `sha256` covers. */
   json: Scalars['String']['output'];
+  /** Number of public signals a proof carries (4: outcome, serverSeedHash, betId, clientSeed mod p). */
   nPublic: Scalars['Int']['output'];
+  /** Proof system of the key: "groth16". */
   protocol: Scalars['String']['output'];
   /** SHA-256 of `json` exactly as served. */
   sha256: Scalars['Bytes32']['output'];
@@ -183,6 +198,7 @@ export type ResolversTypes = ResolversObject<{
   ContractAddress: ResolverTypeWrapper<ContractAddressModel>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   IndexingStatus: ResolverTypeWrapper<IndexingStatusModel>;
+  Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   NetworkConfig: ResolverTypeWrapper<NetworkConfigModel>;
@@ -199,6 +215,7 @@ export type ResolversParentTypes = ResolversObject<{
   ContractAddress: ContractAddressModel;
   String: Scalars['String']['output'];
   IndexingStatus: IndexingStatusModel;
+  Float: Scalars['Float']['output'];
   Boolean: Scalars['Boolean']['output'];
   Int: Scalars['Int']['output'];
   NetworkConfig: NetworkConfigModel;
@@ -226,6 +243,7 @@ export type ContractAddressResolvers<ContextType = NetworksContext, ParentType e
 }>;
 
 export type IndexingStatusResolvers<ContextType = NetworksContext, ParentType extends ResolversParentTypes['IndexingStatus'] = ResolversParentTypes['IndexingStatus']> = ResolversObject<{
+  backfillProgress?: Resolver<ResolversTypes['Float'], ParentType, ContextType>;
   finalizedBlock?: Resolver<ResolversTypes['UInt256'], ParentType, ContextType>;
   headBlock?: Resolver<ResolversTypes['UInt256'], ParentType, ContextType>;
   indexedBlock?: Resolver<ResolversTypes['UInt256'], ParentType, ContextType>;

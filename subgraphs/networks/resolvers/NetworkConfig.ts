@@ -1,4 +1,5 @@
-import { cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
+import { MAX_AGE } from "../../../core/max-age.ts";
+import { cacheFor } from "../../kit/cache-hints.ts";
 import type { NetworkConfigResolvers } from "../generated/resolvers-types.ts";
 
 export const NetworkConfig: NetworkConfigResolvers = {
@@ -14,5 +15,8 @@ export const NetworkConfig: NetworkConfigResolvers = {
     cacheFor(info, MAX_AGE.settings);
     return network;
   },
-  indexing: async (network, _args, ctx) => ({ cursor: await ctx.cursorByChain.load(Number(network.chainId)) }),
+  indexing: async (network, _args, ctx) => {
+    const [cursor, contracts] = await Promise.all([ctx.cursorByChain.load(Number(network.chainId)), ctx.contractsByChain.load(Number(network.chainId))]);
+    return { cursor, confirmations: network.confirmations, deployBlock: contracts.find((c) => c.name === "BetVault")?.deployBlock ?? 0n };
+  },
 };

@@ -19,23 +19,31 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** A bet as indexed from the chain. */
 export type Bet = {
   __typename?: 'Bet';
+  /** The bet's id in the network's BetVault contract (ids start at 1). */
   betId: Scalars['UInt256']['output'];
+  /** The network the bet was placed on. */
   chainId: Scalars['ChainId']['output'];
   /** The proven outcome; null unless the bet is SETTLED. */
   result: Maybe<BetResult>;
 };
 
+/** What a settlement decided, with the proof that decided it. */
 export type BetResult = {
   __typename?: 'BetResult';
   /** The random value proven by the circuit. */
   outcome: Scalars['UInt256']['output'];
+  /** Amount paid to the player, in the token's smallest unit; 0 when the bet lost. */
   payout: Scalars['UInt256']['output'];
+  /** The Groth16 proof that `outcome` comes from the committed server seed, this bet and its client seed. */
   proof: Groth16Proof;
+  /** Whether the bet won, by the game's rule applied to `outcome`. */
   won: Scalars['Boolean']['output'];
 };
 
+/** A Groth16 proof in snarkjs' JSON layout, with its public signals and the on-chain verifier's arguments. */
 export type Groth16Proof = {
   __typename?: 'Groth16Proof';
   /** "bn128" */
@@ -44,6 +52,7 @@ export type Groth16Proof = {
   piA: Array<Scalars['UInt256']['output']>;
   /** 3 × 2, snarkjs layout. */
   piB: Array<Array<Scalars['UInt256']['output']>>;
+  /** snarkjs layout, projective (3 elements). */
   piC: Array<Scalars['UInt256']['output']>;
   /** "groth16" */
   protocol: Scalars['String']['output'];
@@ -55,6 +64,7 @@ export type Groth16Proof = {
   verified: Scalars['Boolean']['output'];
 };
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type Query = {
   __typename?: 'Query';
   /** The bet, or null when no such bet is indexed. An unknown chainId is BAD_USER_INPUT. */
@@ -64,12 +74,14 @@ export type Query = {
 };
 
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryBetResultArgs = {
   betId: Scalars['UInt256']['input'];
   chainId: Scalars['ChainId']['input'];
 };
 
 
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryBetResultsArgs = {
   betIds: Array<Scalars['UInt256']['input']>;
   chainId: Scalars['ChainId']['input'];

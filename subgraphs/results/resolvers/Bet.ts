@@ -1,4 +1,5 @@
-import { betMaxAge, cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
+import { MAX_AGE } from "../../../core/max-age.ts";
+import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { refKey } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";

@@ -1,4 +1,5 @@
-import { cacheFor, MAX_AGE } from "../../../core/cache-hints.ts";
+import { MAX_AGE } from "../../../core/max-age.ts";
+import { cacheFor } from "../../kit/cache-hints.ts";
 import type { BetResultResolvers, Groth16ProofResolvers } from "../generated/resolvers-types.ts";
 
 export const BetResult: BetResultResolvers = {

@@ -1,4 +1,6 @@
-import { cacheFor, MAX_AGE } from "../../../../core/cache-hints.ts";
+import { MAX_AGE } from "../../../../core/max-age.ts";
+import { cacheFor } from "../../../kit/cache-hints.ts";
+import { allNetworks } from "../../data.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 
 export const networkConfigs: QueryResolvers["networkConfigs"] = async (_parent, { chainId }, ctx, info) => {
@@ -8,5 +10,5 @@ export const networkConfigs: QueryResolvers["networkConfigs"] = async (_parent, 
     const row = await ctx.networkById.load(chainId);
     return row ? [row] : [];
   }
-  return ctx.db.prisma.network.findMany({ orderBy: { chainId: "asc" } });
+  return allNetworks(ctx.db);
 };

@@ -1,10 +1,9 @@
-import { betMaxAge, cacheFor, MAX_AGE } from "../../../../core/cache-hints.ts";
-import { InputError } from "../../../../core/errors.ts";
+import { MAX_AGE } from "../../../../core/max-age.ts";
+import { betMaxAge, cacheFor } from "../../../kit/cache-hints.ts";
+import { checkBetIdCount } from "../../../../core/arguments.ts";
 import { refKey } from "../../context.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import type { BetRefModel } from "../../mappers.ts";
-
-const MAX_IDS = 100;
 
 export const betResult: QueryResolvers["betResult"] = async (_parent, { chainId, betId }, ctx, info) => {
   await ctx.networks.require(chainId);
@@ -16,7 +15,7 @@ export const betResult: QueryResolvers["betResult"] = async (_parent, { chainId,
 };
 
 export const betResults: QueryResolvers["betResults"] = async (_parent, { chainId, betIds }, ctx, info) => {
-  if (betIds.length > MAX_IDS) throw new InputError(`betIds takes at most ${MAX_IDS} ids`, { argumentName: "betIds" });
+  checkBetIdCount(betIds.length);
   await ctx.networks.require(chainId);
   const refs = betIds.map((betId): BetRefModel => ({ chainId, betId }));
   const found = await ctx.betWithResult.loadMany(refs.map(refKey));

@@ -1,0 +1,40 @@
+// The gateway process: Apollo Gateway in front of the subgraphs (routing URLs from the supergraph,
+// or the <NAME>_SUBGRAPH_URL variables), the live page at `/` (web/dist/, `npm run build`), and
+// with GATEWAY_SOCKETIO=1 Socket.IO at /socket.io on the same port. HOST:PORT, stops on signals.
+import { loadConfig } from "../core/config.ts";
+import { createLogger } from "../core/logger.ts";
+import { createRedisClient } from "../core/redis.ts";
+import { createGateway } from "../gateway/server.ts";
+import { REALTIME_PATH } from "../realtime/events.ts";
+import { feedCheck } from "../realtime/health.ts";
+import { startRealtime } from "../realtime/runtime.ts";
+import { createLivePage } from "../web/server.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+
+const config = loadConfig(GATEWAY_SECTIONS);
+// Read only when this gateway serves Socket.IO itself.
+const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(REALTIME_SECTIONS) : undefined;
+const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
+const db = await openConfiguredDatabase(config, logger, { migrate: false });
+// Redis is optional for serving reads: its failures degrade health, they never stop the gateway
+// (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
+const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+const gateway = createGateway({ db, logger, ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) });
+const { server } = await gateway.listen(config.HOST, config.PORT);
+// The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.
+const realtime = realtimeConfig
+  ? await startRealtime(server, {
+      db,
+      logger,
+      settings: { ...realtimeSettings(realtimeConfig), path: REALTIME_PATH.gateway },
+      redisUrl: config.REDIS_URL,
+      databaseUrl: config.DATABASE_URL,
+    })
+  : undefined;
+if (realtime) gateway.health.addChecks(() => [feedCheck(realtime.realtime.state())]);
+stopOnSignals(logger, async () => {
+  await realtime?.stop();
+  await gateway.stop();
+  redis?.disconnect();
+  await db.close();
+});

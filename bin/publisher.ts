@@ -1,0 +1,49 @@
+// The publisher as its own process: reads the outbox and feeds every realtime node through Redis.
+// Run two or more; a PostgreSQL advisory lock keeps exactly one active, the next takes over when it
+// dies. Needs DATABASE_URL and REDIS_URL (without them everything runs in one process: npm start).
+import { loadConfig } from "../core/config.ts";
+import { listen, sendJson } from "../core/http.ts";
+import { createLogger } from "../core/logger.ts";
+import { createPublisherMetrics } from "../realtime/metrics.ts";
+import { Outbox } from "../core/outbox.ts";
+import { createPublisher } from "../realtime/publisher.ts";
+import { createConfiguredFanout, createConfiguredLock } from "../realtime/runtime.ts";
+import { openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+
+const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
+const settings = realtimeSettings(config);
+const logger = createLogger({ name: "publisher", level: config.LOG_LEVEL });
+if (!config.DATABASE_URL || !config.REDIS_URL) {
+  logger.fatal("bin/publisher.ts needs DATABASE_URL and REDIS_URL: without them the publisher runs inside the node (npm start)");
+  process.exit(1);
+}
+const db = await openConfiguredDatabase(config, logger, { migrate: false });
+const fanout = createConfiguredFanout({ redisUrl: config.REDIS_URL, prefix: settings.redisPrefix, logger });
+const publisher = createPublisher({
+  db,
+  fanout,
+  logger,
+  lock: createConfiguredLock({ databaseUrl: config.DATABASE_URL, logger }),
+  pollIntervalMs: settings.pollIntervalMs,
+  prune: settings.prune,
+});
+publisher.start();
+logger.info("publisher started");
+
+const metrics = createPublisherMetrics(publisher, fanout, new Outbox(db));
+const metricsServer =
+  config.METRICS_PORT === undefined
+    ? undefined
+    : await listen(
+        (req, res) => (req.url === "/metrics" ? metrics.route(req, res) : sendJson(res, 404, { error: "not found" })),
+        config.HOST,
+        config.METRICS_PORT,
+      );
+if (metricsServer) logger.info({ url: `${metricsServer.url}/metrics` }, "publisher metrics listening");
+
+stopOnSignals(logger, async () => {
+  await metricsServer?.close(1_000);
+  await publisher.stop();
+  await fanout.close();
+  await db.close();
+});

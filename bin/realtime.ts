@@ -1,0 +1,49 @@
+// The dedicated realtime host: one realtime node on HOST:PORT, Socket.IO at REALTIME_PATH (/ws).
+// Several run behind a load balancer, sharing state through Redis (REDIS_URL); REALTIME_PUBLISHER=1
+// also runs a publisher here (one of all publishers is active).
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { loadConfig } from "../core/config.ts";
+import type { RouteHandler } from "../core/http.ts";
+import { createLogger } from "../core/logger.ts";
+import { createNodeHealth } from "../realtime/health.ts";
+import { createNodeMetrics } from "../realtime/metrics.ts";
+import { startRealtime } from "../realtime/runtime.ts";
+import { openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
+
+const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
+const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
+const db = await openConfiguredDatabase(config, logger, { migrate: false });
+
+const routes = new Map<string, RouteHandler>();
+const server = http.createServer((req, res) => {
+  const route = routes.get(new URL(req.url ?? "/", "http://localhost").pathname);
+  if (req.method === "GET" && route) return void Promise.resolve(route(req, res)).catch(() => res.destroy());
+  res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+});
+const running = await startRealtime(server, {
+  db,
+  logger,
+  settings: realtimeSettings(config),
+  redisUrl: config.REDIS_URL,
+  databaseUrl: config.DATABASE_URL,
+});
+routes.set("/health", createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION }).route);
+// Like the gateway's, for the internal network only (deploy/nginx.conf does not route /metrics).
+routes.set("/metrics", createNodeMetrics(running.realtime, running.fanout).route);
+await new Promise<void>((resolve, reject) => {
+  server.once("error", reject);
+  server.listen(config.PORT, config.HOST, () => resolve());
+});
+const { port } = server.address() as AddressInfo;
+logger.info({ url: `http://${config.HOST}:${port}`, port, path: running.realtime.path, publisher: running.publisher !== undefined }, "realtime node ready");
+
+stopOnSignals(logger, async () => {
+  // Stop accepting at once (the load balancer's next health check fails too), then drain the
+  // sockets: each is told to reconnect, and does, to another node.
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  await running.stop();
+  server.closeAllConnections();
+  await closed;
+  await db.close();
+});

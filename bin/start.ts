@@ -1,0 +1,130 @@
+// `npm start`: the whole service in one process tree on an embedded default — PGlite in DATA_DIR
+// when DATABASE_URL is unset (migrated at start), a local anvil chain with the BetVault system,
+// the operator simulator and the indexer (DEMO_MODE=chain), the three subgraphs on loopback ports,
+// the gateway on PORT (4000) with Socket.IO at /socket.io and the live page at / (built into
+// web/dist/ first when missing or stale). NETWORKS_CONFIG indexes real networks instead;
+// DEMO_MODE=fixtures serves the deterministic fixture set without a chain. REDIS_URL gives the
+// gateway and Socket.IO the shared, Redis-backed setup of production.
+import { loadConfig } from "../core/config.ts";
+import { createLogger } from "../core/logger.ts";
+import { createRedisClient } from "../core/redis.ts";
+import { readProofCache } from "../fixtures/proof-cache.ts";
+import { seedFixtures } from "../fixtures/seed.ts";
+import { loadNetworksConfig, type NetworkConfig } from "../indexer/config.ts";
+import { IndexerError } from "../indexer/errors.ts";
+import { createIndexer, type Indexer } from "../indexer/indexer.ts";
+import { REALTIME_PATH } from "../realtime/events.ts";
+import { feedCheck } from "../realtime/health.ts";
+import { startRealtime } from "../realtime/runtime.ts";
+import { ensureLivePageBuilt } from "../web/build.ts";
+import { createLivePage } from "../web/server.ts";
+import { releaseProverResources } from "../zk/groth16.ts";
+import { startDemoChain, type DemoChain } from "./demo-chain.ts";
+import { startStack } from "./stack.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals, subgraphDeps } from "./wiring.ts";
+
+const config = loadConfig([...GATEWAY_SECTIONS, ...REALTIME_SECTIONS, "indexer", "start"]);
+const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
+
+/** The networks file, validated before anything starts (a real network without its key is refused): or exit 1 naming every problem. */
+function configuredNetworks(path: string): NetworkConfig[] {
+  try {
+    return loadNetworksConfig(path);
+  } catch (error) {
+    logger.fatal({ code: error instanceof IndexerError ? error.code : undefined }, error instanceof Error ? error.message : String(error));
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}
+const configured = config.NETWORKS_CONFIG ? configuredNetworks(config.NETWORKS_CONFIG) : undefined;
+
+const rebuilt = await ensureLivePageBuilt();
+if (rebuilt) logger.info({ reason: rebuilt }, "live page built into web/dist/");
+const db = await openConfiguredDatabase(config, logger);
+logger.info({ database: db.kind, dataDir: config.DATABASE_URL ? undefined : config.DATA_DIR }, "database ready");
+
+let chain: DemoChain | undefined;
+let networks: NetworkConfig[] = [];
+if (configured) {
+  networks = configured;
+} else if (config.DEMO_MODE === "chain") {
+  chain = await startDemoChain({ logger });
+  networks = [chain.network];
+} else if (config.DEMO_MODE === "fixtures" && config.DEMO_BETS > 0 && (await db.prisma.network.count()) === 0) {
+  const summary = await seedFixtures(db, { bets: config.DEMO_BETS, proofCache: readProofCache() });
+  logger.info({ counts: summary.counts, proven: summary.proven, whale: summary.whale, sample: summary.sampleSettled }, "empty database: demo fixtures seeded");
+}
+
+let indexer: Indexer | undefined;
+if (networks.length > 0) {
+  indexer = createIndexer({
+    db,
+    logger: logger.child({ component: "indexer" }),
+    networks,
+    progressIntervalMs: config.INDEXER_PROGRESS_INTERVAL_MS,
+    onEvent: (event) => {
+      if (event.type === "reorg") logger.warn({ chainId: event.chainId, depth: event.depth }, "reorg handled");
+      if (event.type === "fatal") logger.fatal({ chainId: event.chainId, err: event.error }, "indexer stopped for this network");
+    },
+  });
+  try {
+    await indexer.start();
+  } catch (error) {
+    // E.g. a verifier that does not hold the configured verification key: nothing is served.
+    logger.fatal({ err: error, code: error instanceof IndexerError ? error.code : undefined }, "indexer failed to start");
+    await indexer.stop();
+    await db.close();
+    process.exit(1);
+  }
+}
+
+// The subgraphs' reads run under DATABASE_STATEMENT_TIMEOUT_MS on a pool of their own; the
+// indexer's writes and the migrations keep the unbounded one. PGlite has one connection: shared.
+const servingDb =
+  config.DATABASE_URL && config.DATABASE_STATEMENT_TIMEOUT_MS > 0
+    ? await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true })
+    : db;
+const deps = subgraphDeps(servingDb, logger, config);
+// With REDIS_URL the gateway is set up as in production: rate limit buckets and response cache in
+// Redis (each falling back in process while Redis is away), Redis in /health, and Socket.IO below
+// on the Redis adapter. Without it: an in-process rate limit and response cache (the cache emptied
+// with each fresh chain) and the in-memory adapter.
+const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+const stack = await startStack({
+  deps,
+  host: config.HOST,
+  port: config.PORT,
+  gateway: { ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) },
+});
+const realtime = await startRealtime(stack.http.server, {
+  db,
+  logger: logger.child({ component: "realtime" }),
+  // With Redis this process still publishes (one leader among publishers, by advisory lock).
+  settings: { ...realtimeSettings(config), path: REALTIME_PATH.gateway, publisher: true },
+  redisUrl: config.REDIS_URL,
+  databaseUrl: config.DATABASE_URL,
+  networks: deps.networks,
+});
+stack.gateway.health.addChecks(() => [feedCheck(realtime.realtime.state())]);
+logger.info(
+  {
+    page: `${stack.url}/`,
+    graphql: `${stack.url}/graphql`,
+    health: `${stack.url}/health`,
+    socketio: `${stack.url}/socket.io`,
+    redis: redis ? "rate limit, response cache and Socket.IO adapter" : "none (in process)",
+    demo: chain ? "chain" : config.DEMO_MODE,
+  },
+  "Public Bet Results API ready",
+);
+
+stopOnSignals(logger, async () => {
+  await realtime.stop();
+  await stack.stop();
+  redis?.disconnect();
+  await indexer?.stop();
+  await chain?.stop();
+  await releaseProverResources();
+  if (servingDb !== db) await servingDb.close();
+  await db.close();
+});

@@ -1,0 +1,23 @@
+// One subgraph as its own process: `tsx bin/subgraph.ts <name>`, a name of subgraphs/registry.ts.
+// Reads the shared configuration (HOST:PORT, the database), listens, stops on signals.
+import { loadConfig } from "../core/config.ts";
+import { createLogger } from "../core/logger.ts";
+import { SUBGRAPHS, subgraphNamed } from "../subgraphs/registry.ts";
+import { openConfiguredDatabase, stopOnSignals, subgraphDeps } from "./wiring.ts";
+
+const name = process.argv[2] ?? "";
+const entry = subgraphNamed(name);
+if (!entry) {
+  process.stderr.write(`usage: tsx bin/subgraph.ts <${SUBGRAPHS.map((s) => s.name).join("|")}> (got ${JSON.stringify(name)})\n`);
+  process.exit(2);
+}
+
+const config = loadConfig(["shared"]);
+const logger = createLogger({ name: entry.name, level: config.LOG_LEVEL });
+const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
+const subgraph = (await entry.load())(subgraphDeps(db, logger, config));
+await subgraph.listen(config.HOST, config.PORT);
+stopOnSignals(logger, async () => {
+  await subgraph.stop();
+  await db.close();
+});

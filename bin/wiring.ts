@@ -1,0 +1,173 @@
+// Configuration → the options of the database, the gateway and the realtime tier, written once.
+// Every composition root uses it: the processes in bin/, the in-process stack of `npm start`, the
+// tests' stack (test/stack.ts) and the benchmarks' servers (bench/).
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+import * as clientOperations from "../client/operations.ts";
+import type { Config } from "../core/config.ts";
+import { DEFAULT_COMPRESSION } from "../core/compression.ts";
+import { openDatabase, type Database } from "../core/db.ts";
+import type { Logger } from "../core/logger.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { guardRedis, type GuardedRedis } from "../core/redis.ts";
+import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../gateway/rate-limit.ts";
+import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
+import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
+import type { RealtimeSettings } from "../realtime/runtime.ts";
+import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
+import { SUBGRAPHS } from "../subgraphs/registry.ts";
+
+/** The sections a gateway reads. */
+export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
+/** The sections a realtime node reads (a publisher's included: a node may run one). */
+export const REALTIME_SECTIONS = ["realtime", "publisher"] as const;
+
+/** The service version reported by `health.version`: the package version. */
+export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+
+/**
+ * PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR.
+ * `statementTimeout`: the serving side's connections (subgraphs), whose statements run under
+ * DATABASE_STATEMENT_TIMEOUT_MS; the indexer's writes and migrations do not.
+ */
+export function openConfiguredDatabase(
+  config: Config<"shared">,
+  logger: Logger,
+  options: { migrate?: boolean; statementTimeout?: boolean } = {},
+): Promise<Database> {
+  return openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.DATABASE_URL ? undefined : config.DATA_DIR,
+    logger,
+    migrate: options.migrate ?? config.DATABASE_MIGRATE_ON_START,
+    poolSize: config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: options.statementTimeout ? config.DATABASE_STATEMENT_TIMEOUT_MS : undefined,
+  });
+}
+
+export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">): SubgraphDeps {
+  return { db, logger, networks: new NetworkDirectory(db), production: config.NODE_ENV === "production" };
+}
+
+/** Subgraph routing URLs from the environment (one variable per subgraph of the registry), overriding the supergraph's. */
+export function subgraphUrlOverrides(config: Config<"subgraphs">): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  for (const { name, urlVariable } of SUBGRAPHS) {
+    const url = config[urlVariable];
+    if (url) overrides[name] = url;
+  }
+  return overrides;
+}
+
+/**
+ * The configured query limits and per-client rate limit: shared through Redis when the gateway has
+ * it (falling back to in-process buckets while Redis is away or slow), else in process.
+ */
+export function gatewayProtection(config: Config<"gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
+  const policy: RateLimitPolicy = { limit: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, burst: config.RATE_LIMIT_BURST };
+  return {
+    limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
+    rateLimit:
+      policy.limit === 0
+        ? undefined
+        : {
+            store: shared
+              ? createFallbackRateLimitStore({
+                  shared: createRedisRateLimitStore(shared.redis, policy),
+                  local: createMemoryRateLimitStore(policy),
+                  logger: shared.logger,
+                })
+              : createMemoryRateLimitStore(policy),
+            policy,
+            trustProxyHops: config.TRUST_PROXY_HOPS,
+          },
+  };
+}
+
+/** The configured response cache: in Redis when the gateway has it, else the in-process LRU; none when off. */
+export function responseCacheStore(config: Config<"gateway">, services: { redis?: Redis | GuardedRedis; logger: Logger }): ResponseCacheStore | undefined {
+  if (!config.RESPONSE_CACHE) return undefined;
+  if (services.redis) return new RedisResponseCacheStore(services.redis, { logger: services.logger, prefix: config.RESPONSE_CACHE_REDIS_PREFIX });
+  return createMemoryResponseCacheStore({ maxEntries: config.RESPONSE_CACHE_MAX_ENTRIES, maxBytes: config.RESPONSE_CACHE_MAX_MB * 1024 * 1024 });
+}
+
+/** What the configuration decides of a gateway: everything but its database, logger, extra routes and GraphiQL page. */
+export type GatewaySettings = Omit<GatewayDeps, "db" | "logger" | "routes" | "graphiql">;
+
+/**
+ * A gateway's settings from its configuration. `redis` (optional: its failures only degrade health)
+ * shares the rate limit and the response cache between replicas and is checked by /health; all
+ * three use it through one GuardedRedis with REDIS_COMMAND_TIMEOUT_MS as the deadline, so they
+ * agree on whether Redis is there.
+ */
+export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]>, services: { logger: Logger; redis?: Redis }): GatewaySettings {
+  const redis = services.redis ? guardRedis(services.redis, { timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
+  return {
+    production: config.NODE_ENV === "production",
+    version: SERVICE_VERSION,
+    supergraphPath: config.SUPERGRAPH_PATH,
+    subgraphUrls: subgraphUrlOverrides(config),
+    redis,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
+    health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
+    ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),
+    responseCache: responseCacheStore(config, { redis, logger: services.logger }),
+    responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
+    knownOperations: clientOperationNames(),
+  };
+}
+
+/** The operation names the client package sends: always their own metric label (core/metrics.ts). */
+export function clientOperationNames(): string[] {
+  const names = new Set<string>();
+  for (const document of Object.values(clientOperations)) {
+    for (const match of String(document).matchAll(/\b(?:query|mutation|subscription)\s+([A-Za-z_][A-Za-z0-9_]*)/g)) names.add(match[1]!);
+  }
+  return [...names];
+}
+
+/** A realtime node's settings (and its publisher's) from the REALTIME_* variables. */
+export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
+  const retention = { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
+  return {
+    path: config.REALTIME_PATH,
+    redisPrefix: config.REALTIME_REDIS_PREFIX,
+    publisher: config.REALTIME_PUBLISHER,
+    transports: config.REALTIME_TRANSPORTS === "websocket" ? ["websocket"] : ["polling", "websocket"],
+    limits: {
+      maxSubscriptions: config.REALTIME_MAX_SUBSCRIPTIONS,
+      maxChainIds: config.REALTIME_MAX_CHAIN_IDS,
+      eventsPerSecond: config.REALTIME_EVENTS_PER_SECOND,
+      maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
+      maxBufferedBytes: config.REALTIME_MAX_BUFFERED_BYTES,
+    },
+    retention,
+    // The replay window decides what the active publisher may delete.
+    prune: { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention },
+    pingIntervalMs: config.REALTIME_PING_INTERVAL_MS,
+    pingTimeoutMs: config.REALTIME_PING_TIMEOUT_MS,
+    pollIntervalMs: config.REALTIME_POLL_INTERVAL_MS,
+    feedTimeoutMs: config.REALTIME_FEED_TIMEOUT_MS,
+    drainGraceMs: config.REALTIME_DRAIN_GRACE_MS,
+  };
+}
+
+/** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
+export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", handler);
+  process.once("SIGTERM", handler);
+}

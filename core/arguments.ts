@@ -1,0 +1,20 @@
+import { InputError } from "./errors.ts";
+
+// Argument ranges of the contract, checked in one place by the gateway (before the cost of an
+// operation is measured) and by the subgraphs (which may be reached directly): the same rule
+// gives the same message, naming the argument, wherever it is applied.
+
+/** `first` of a connection: 1..100. */
+export const MAX_PAGE_SIZE = 100;
+/** Ids in one `betResults`. */
+export const MAX_BET_IDS = 100;
+
+export function checkPageSize(first: number): void {
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
+    throw new InputError(`first must be from 1 to ${MAX_PAGE_SIZE}`, { argumentName: "first" });
+  }
+}
+
+export function checkBetIdCount(count: number): void {
+  if (count > MAX_BET_IDS) throw new InputError(`betIds takes at most ${MAX_BET_IDS} ids`, { argumentName: "betIds" });
+}

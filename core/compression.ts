@@ -1,0 +1,67 @@
+import type { IncomingMessage } from "node:http";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
+
+// Response compression for answers the client accepts compressed (RFC 9110 Accept-Encoding with
+// q-values): Brotli first, then gzip. Small answers go as they are (the headers would outweigh
+// the saving). Brotli runs at a low quality level: dynamic answers are compressed once per
+// request, and levels above ~5 cost several times the CPU for a few percent of bytes
+// (bench/compression.ts prints the figures).
+
+export type ContentEncoding = "br" | "gzip";
+
+export interface CompressionSettings {
+  /** Answers smaller than this many bytes are sent uncompressed; 0 turns compression off. */
+  minBytes: number;
+  /** Brotli quality, 0–11. */
+  brotliQuality: number;
+  /** gzip level, 1–9. */
+  gzipLevel: number;
+}
+
+export const DEFAULT_COMPRESSION: CompressionSettings = { minBytes: 1024, brotliQuality: 4, gzipLevel: 6 };
+
+const brotli = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+/** The encoding to answer with, from an Accept-Encoding header; undefined: identity. */
+export function negotiateEncoding(acceptEncoding: string | undefined): ContentEncoding | undefined {
+  if (!acceptEncoding) return undefined;
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(",")) {
+    const [name, ...parameters] = part.trim().toLowerCase().split(";");
+    if (!name) continue;
+    // A malformed weight (`q=x`) counts as "not acceptable" rather than as the default 1.
+    const q = parameters.map((p) => /^\s*q\s*=\s*(.*?)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+    const weight = q === undefined ? 1 : /^(0(\.\d{0,3})?|1(\.0{0,3})?)$/.test(q) ? Number(q) : 0;
+    weights.set(name.trim(), weight);
+  }
+  const weightOf = (encoding: ContentEncoding) => weights.get(encoding) ?? weights.get("*") ?? 0;
+  const [best] = (["br", "gzip"] as const).filter((encoding) => weightOf(encoding) > 0).sort((a, b) => weightOf(b) - weightOf(a));
+  return best;
+}
+
+/**
+ * `body` compressed as the request accepts, or undefined to send it as it is. The caller sets
+ * `Vary: Accept-Encoding` either way (a cache must not serve one client's encoding to another).
+ */
+export async function compressFor(
+  req: IncomingMessage,
+  body: string | Buffer,
+  settings: CompressionSettings,
+): Promise<{ encoding: ContentEncoding; bytes: Buffer } | undefined> {
+  if (settings.minBytes <= 0 || Buffer.byteLength(body) < settings.minBytes) return undefined;
+  const encoding = negotiateEncoding(req.headers["accept-encoding"]);
+  if (!encoding) return undefined;
+  const bytes =
+    encoding === "br"
+      ? await brotli(body, {
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality,
+            [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+            [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(body),
+          },
+        })
+      : await gzipAsync(body, { level: settings.gzipLevel });
+  return { encoding, bytes };
+}

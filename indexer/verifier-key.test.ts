@@ -1,0 +1,81 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Address } from "viem";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger } from "../core/logger.ts";
+import { startTestChain, type TestChain } from "../test/chain.ts";
+import { deployPermissiveVerifier } from "../test/contracts.ts";
+import { DEFAULT_VERIFICATION_KEY_PATH, type NetworkConfig } from "./config.ts";
+import { IndexerConfigError } from "./errors.ts";
+import { loadVerificationKey } from "./proofs.ts";
+import { createChainRpc } from "./rpc.ts";
+import { checkVerifierKey, verificationKeyWords } from "./verifier-key.ts";
+
+// The configured verification key must be the one the deployed Groth16Verifier holds: the
+// snarkjs verifier template compiles every key coordinate into its bytecode as a 32-byte constant.
+
+let chain: TestChain;
+let permissive: Address;
+const dir = mkdtempSync(join(tmpdir(), "verifier-key-"));
+const warnings: Record<string, unknown>[] = [];
+const logger = createLogger({ level: "warn", destination: { write: (line: string) => void warnings.push(JSON.parse(line) as Record<string, unknown>) } });
+
+beforeAll(async () => {
+  chain = await startTestChain({ chainId: 8453 });
+  await chain.test.setAutomine(true);
+  permissive = await deployPermissiveVerifier({ rpcUrl: chain.anvil.rpcUrl });
+}, 120_000);
+afterAll(async () => {
+  await chain?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function check(network: NetworkConfig, keyPath = DEFAULT_VERIFICATION_KEY_PATH) {
+  const rpc = createChainRpc({ http: network.rpc.http, address: network.contracts.BetVault.address, chainId: network.chainId, logger, attempts: 1 });
+  return checkVerifierKey({ network, rpc, key: loadVerificationKey(keyPath), logger });
+}
+
+function withVerifier(network: NetworkConfig, address: Address): NetworkConfig {
+  return { ...network, contracts: { ...network.contracts, Groth16Verifier: { ...network.contracts.Groth16Verifier, address } } };
+}
+
+describe("checkVerifierKey", () => {
+  it("accepts the key the deployed verifier was generated from", async () => {
+    await expect(check(chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH }))).resolves.toBeUndefined();
+  });
+
+  it("refuses, naming the verifier and the key, a verifier that holds another key (chain 8453)", async () => {
+    const network = withVerifier(chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH }), permissive);
+    await expect(check(network)).rejects.toThrow(IndexerConfigError);
+    await expect(check(network)).rejects.toThrow(new RegExp(`Groth16Verifier ${permissive}.*verificationKeyPath`));
+  });
+
+  it("refuses a key that differs from the verifier's in one coordinate", async () => {
+    const key = JSON.parse(readFileSync(DEFAULT_VERIFICATION_KEY_PATH, "utf8")) as { IC: string[][] };
+    const ic = key.IC[key.IC.length - 1] as string[];
+    ic[1] = (BigInt(ic[1] as string) + 1n).toString();
+    const other = join(dir, "other.json");
+    writeFileSync(other, JSON.stringify(key));
+    await expect(check(chain.network({ verificationKeyPath: other }), other)).rejects.toThrow(/1 of 24 constants/);
+  });
+
+  it("refuses an address without code", async () => {
+    const network = withVerifier(chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH }), "0x000000000000000000000000000000000000dead");
+    await expect(check(network)).rejects.toThrow(/no contract code/);
+  });
+
+  it("on a local development chain only warns (test verifiers accept any proof)", async () => {
+    warnings.length = 0;
+    const network = { ...withVerifier(chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH }), permissive), chainId: 31337 };
+    await expect(check(network)).resolves.toBeUndefined();
+    expect(warnings.some((line) => line.level === 40 && String(line.msg).includes("verification key"))).toBe(true);
+  });
+
+  it("lists every coordinate of the key once: alpha, beta, gamma, delta, IC", () => {
+    const { key } = loadVerificationKey(DEFAULT_VERIFICATION_KEY_PATH);
+    const words = verificationKeyWords(key);
+    expect(words).toHaveLength(2 + 3 * 4 + 2 * key.IC.length);
+    expect(words.every((w) => /^[0-9a-f]{64}$/.test(w))).toBe(true);
+  });
+});

@@ -1,0 +1,100 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { InputError } from "../../core/errors.ts";
+import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
+
+// A cursor is accepted only as the server writes it: canonical base64url of canonical JSON, each
+// field of its type and within the range of its column; anything else is BAD_USER_INPUT on `after`.
+
+const fingerprint = queryFingerprint(["0xwallet", null, null, null, null, null, "DESC"]);
+const key = { placedBlock: 123456n, logIndex: 7, chainId: 31337n };
+const issued = encodeCursor(fingerprint, key);
+const payload = JSON.parse(Buffer.from(issued, "base64url").toString("utf8")) as Record<string, unknown>;
+const reencode = (edited: unknown) => Buffer.from(JSON.stringify(edited)).toString("base64url");
+
+function expectRefused(cursor: string) {
+  let thrown: unknown;
+  try {
+    decodeCursor(cursor, fingerprint);
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(InputError);
+  expect((thrown as InputError).extensions).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "after" });
+}
+
+const INT8_MAX = (1n << 63n) - 1n;
+const INT4_MAX = 2 ** 31 - 1;
+
+describe("cursors", () => {
+  it("decodes what it encodes", () => {
+    expect(decodeCursor(issued, fingerprint)).toEqual(key);
+    const extreme = { placedBlock: INT8_MAX, logIndex: INT4_MAX, chainId: BigInt(Number.MAX_SAFE_INTEGER) };
+    expect(decodeCursor(encodeCursor(fingerprint, extreme), fingerprint)).toEqual(extreme);
+  });
+
+  it.each([
+    ["b: 20 digits", { b: "99999999999999999999" }],
+    ["b: past int8", { b: (INT8_MAX + 1n).toString() }],
+    ["b: hex", { b: "0x10" }],
+    ["b: negative", { b: "-1" }],
+    ["b: leading zero", { b: "0123456" }],
+    ["b: a number", { b: 123456 }],
+    ["l: 2^40", { l: 2 ** 40 }],
+    ["l: past int4", { l: INT4_MAX + 1 }],
+    ["l: 1.5", { l: 1.5 }],
+    ["l: -1", { l: -1 }],
+    ["l: a string", { l: "7" }],
+    ["c: zero", { c: "0" }],
+    ["c: past 2^53", { c: "9007199254740992" }],
+    ["c: hex", { c: "0x10" }],
+    ["c: leading zero", { c: "031337" }],
+    ["q: another query", { q: queryFingerprint(["other"]) }],
+    ["an extra key", { x: 1 }],
+    ["a missing key", { l: undefined }],
+  ])("refuses an edited cursor (%s)", (_what, edit) => {
+    expectRefused(reencode({ ...payload, ...edit }));
+  });
+
+  it("refuses a cursor re-encoded in another shape (key order, spacing, padding)", () => {
+    const { q, b, l, c } = payload;
+    expectRefused(reencode({ b, q, l, c }));
+    expectRefused(Buffer.from(JSON.stringify(payload, null, 1)).toString("base64url"));
+    expectRefused(Buffer.from(JSON.stringify(payload)).toString("base64"));
+    expectRefused(`${issued}A`);
+    expectRefused(issued.slice(0, -2));
+  });
+
+  it("accepts an edited cursor only when it is one the server could have written", () => {
+    const value = fc.oneof(
+      fc.bigInt({ min: -(1n << 70n), max: 1n << 70n }).map(String),
+      fc.stringMatching(/^[0-9]{1,25}$/),
+      fc.integer(),
+      fc.double(),
+      fc.constantFrom(2 ** 40, 2 ** 53, 1.5, -1, "0x10", "-1", "", null, true, [], {}),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom("q", "b", "l", "c"), value, (field, edited) => {
+        const cursor = reencode({ ...payload, [field]: edited });
+        let decoded: ReturnType<typeof decodeCursor> | undefined;
+        let error: unknown;
+        try {
+          decoded = decodeCursor(cursor, fingerprint);
+        } catch (thrown) {
+          error = thrown;
+        }
+        if (decoded) {
+          expect(encodeCursor(fingerprint, decoded)).toBe(cursor);
+          expect(decoded.placedBlock >= 0n && decoded.placedBlock <= INT8_MAX).toBe(true);
+          expect(Number.isInteger(decoded.logIndex) && decoded.logIndex >= 0 && decoded.logIndex <= INT4_MAX).toBe(true);
+          expect(decoded.chainId >= 1n && decoded.chainId <= BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
+        } else {
+          expect(error).toBeInstanceOf(InputError);
+          expect((error as InputError).extensions.argumentName).toBe("after");
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

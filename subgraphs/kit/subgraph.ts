@@ -1,0 +1,100 @@
+import type { IncomingMessage } from "node:http";
+import { ApolloServer, type BaseContext } from "@apollo/server";
+import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
+import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
+import type { DocumentNode } from "graphql";
+import { createErrorFormatter } from "../../core/errors.ts";
+import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
+import type { Logger } from "../../core/logger.ts";
+import { MAX_AGE } from "../../core/max-age.ts";
+import { createServiceMetrics } from "../../core/metrics.ts";
+import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
+import type { SubgraphDeps } from "./deps.ts";
+
+export interface SubgraphOptions<TContext extends BaseContext> {
+  name: string;
+  typeDefs: DocumentNode;
+  /** The codegen-typed resolver map of the subgraph (`Resolvers` from its generated types). */
+  resolvers: object;
+  /** Builds a fresh context (with its request-scoped DataLoaders) for every request. */
+  context: () => TContext;
+  logger: Logger;
+  production: boolean;
+  maxBodyBytes?: number;
+}
+
+/** What a composition root needs of a subgraph: its name, and to run it. */
+export interface RunnableSubgraph {
+  name: string;
+  listen(host: string, port: number): Promise<RunningHttpServer>;
+  stop(): Promise<void>;
+}
+
+export interface Subgraph<TContext extends BaseContext> extends RunnableSubgraph {
+  server: ApolloServer<TContext>;
+}
+
+/** Builds a subgraph from its dependencies (what subgraphs/registry.ts lists), named as it is built. */
+export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { subgraphName: string };
+
+/** One way to build every subgraph: Federation schema, shared error masking, shared HTTP front. */
+export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
+  const logger = options.logger.child({ subgraph: options.name });
+  const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
+  const server = new ApolloServer<TContext>({
+    schema: buildFederatedSchema(options.typeDefs, options.resolvers),
+    formatError: createErrorFormatter({ production: options.production, logger }),
+    includeStacktraceInErrorResponses: false,
+    // Introspection answers in every mode, as at the gateway (Apollo turns it off under NODE_ENV=production).
+    introspection: true,
+    // No Apollo usage reporting here: federated traces would only cost time per request.
+    // Fields without a hint may change with the next block (core/max-age.ts).
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControl({ defaultMaxAge: MAX_AGE.live }), metrics.plugin],
+    logger,
+  });
+  let http: RunningHttpServer | undefined;
+  let started: Promise<void> | undefined;
+  return {
+    name: options.name,
+    server,
+    async listen(host, port) {
+      started ??= server.start();
+      await started;
+      const listener = createGraphQLRequestListener<TContext>({
+        server,
+        maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+        context: async (_req: IncomingMessage) => options.context(),
+        routes: { "/metrics": metrics.route },
+      });
+      http = await listen(listener, host, port);
+      logger.info({ url: `${http.url}/graphql` }, "subgraph listening");
+      return http;
+    },
+    async stop() {
+      await http?.close();
+      await server.stop();
+    },
+  };
+}
+
+/** A subgraph's whole definition: its SDL file, its resolvers and how a request's context is made. */
+export function defineSubgraph<TContext extends BaseContext>(definition: {
+  name: string;
+  sdl: URL;
+  resolvers: object;
+  createContext: (deps: SubgraphDeps) => TContext;
+}) {
+  const typeDefs = loadSdl(definition.sdl);
+  return Object.assign(
+    (deps: SubgraphDeps) =>
+      createSubgraph<TContext>({
+        name: definition.name,
+        typeDefs,
+        resolvers: definition.resolvers,
+        context: () => definition.createContext(deps),
+        logger: deps.logger,
+        production: deps.production,
+      }),
+    { typeDefs, subgraphName: definition.name },
+  );
+}

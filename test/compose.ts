@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+
+// docker-compose.yml as Compose reads it: YAML merge keys resolved and `${VAR:-default}`
+// interpolated (from `env`, else the default), so tests see the values a container gets.
+
+export interface ComposeHealthcheck {
+  test: string[];
+  interval?: string;
+  timeout?: string;
+  retries?: number;
+  start_period?: string;
+}
+
+export interface ComposeService {
+  command?: string[];
+  entrypoint?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  image?: string;
+  build?: string;
+  volumes?: string[];
+  healthcheck?: ComposeHealthcheck;
+  profiles?: string[];
+  deploy?: { replicas?: number };
+}
+
+export interface ComposeFile {
+  services: Record<string, ComposeService>;
+}
+
+/** `${NAME}`, `${NAME:-default}` and `${NAME-default}` as Compose interpolates them; `$$` is a literal `$`. */
+export function interpolate(text: string, env: Record<string, string | undefined> = {}): string {
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}/g,
+    (match, name: string | undefined, operator: string | undefined, fallback: string | undefined) => {
+      if (match === "$$") return "$";
+      const value = env[name!];
+      if (operator === ":-") return value ? value : (fallback ?? "");
+      if (operator === "-") return value ?? fallback ?? "";
+      return value ?? "";
+    },
+  );
+}
+
+export function loadCompose(path = "docker-compose.yml", env: Record<string, string | undefined> = {}): ComposeFile {
+  return parse(interpolate(readFileSync(path, "utf8"), env), { merge: true }) as ComposeFile;
+}
+
+/** PostgreSQL's default `superuser_reserved_connections`. */
+export const SUPERUSER_RESERVED_CONNECTIONS = 3;
+
+/**
+ * The most PostgreSQL connections one process of a service opens: its pool, one per LISTEN
+ * (realtime nodes and publishers follow the outbox's NOTIFY), one for the publisher's lock, one
+ * for the migration's own client.
+ */
+export function connectionsPerProcess(service: ComposeService): number {
+  if (!service.environment?.DATABASE_URL) return 0;
+  const script = service.command?.[2];
+  if (script === "bin/migrate.ts") return 1;
+  const pool = Number(service.environment.DATABASE_POOL_SIZE ?? 10);
+  const publisher = script === "bin/publisher.ts" || (script === "bin/realtime.ts" && ["1", "true"].includes(service.environment.REALTIME_PUBLISHER ?? ""));
+  const listen = script === "bin/realtime.ts" || script === "bin/publisher.ts" ? 1 : 0;
+  return pool + listen + (publisher ? 1 : 0);
+}
+
+/** The whole topology's connections at most: every replica of every service (profiles included). */
+export function connectionBudget(compose: ComposeFile): number {
+  return Object.values(compose.services).reduce((sum, service) => sum + (service.deploy?.replicas ?? 1) * connectionsPerProcess(service), 0);
+}
