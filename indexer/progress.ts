@@ -5,6 +5,7 @@
  * window and says when the next report is due, so that progress is reported at a steady pace
  * (one report per interval) however many batches commit in between.
  */
+import { backfillPercent, backfillRatio } from "../core/backfill.ts";
 
 export interface ProgressSample {
   /** When the commit happened (milliseconds, any monotonic clock). */
@@ -44,9 +45,7 @@ export function computeProgress({ startBlock, targetBlock, window, now }: Progre
   const first = window[0];
   const last = window[window.length - 1];
   if (!first || !last) throw new RangeError("computeProgress needs at least one sample");
-  const total = targetBlock - startBlock;
-  const done = last.block - startBlock;
-  const ratio = total <= 0n || done >= total ? 1 : done <= 0n ? 0 : Number((done * 1_000_000n) / total) / 1_000_000;
+  const ratio = backfillRatio({ startBlock, targetBlock, indexedBlock: last.block });
   const seconds = (Math.max(now, last.at) - first.at) / 1000;
   const blocks = Number(last.block - first.block);
   const measured = window.length >= 2 && seconds > 0 && blocks >= 0;
@@ -55,7 +54,7 @@ export function computeProgress({ startBlock, targetBlock, window, now }: Progre
   const eventsPerSecond = measured ? events / seconds : null;
   const left = targetBlock > last.block ? Number(targetBlock - last.block) : 0;
   const etaSeconds = left === 0 ? 0 : blocksPerSecond ? Math.ceil(left / blocksPerSecond) : null;
-  return { block: last.block, targetBlock, ratio, percent: Math.floor(ratio * 1000) / 10, blocksPerSecond, eventsPerSecond, etaSeconds };
+  return { block: last.block, targetBlock, ratio, percent: Number(backfillPercent(ratio)), blocksPerSecond, eventsPerSecond, etaSeconds };
 }
 
 export class BackfillProgressTracker {

@@ -16,6 +16,7 @@
  * - Progress: while backfilling, one `progress` event and info line per `progressIntervalMs`.
  */
 import type { Hex } from "viem";
+import { backfillStartBlock } from "../core/backfill.ts";
 import { finalizedBlockAt } from "../core/finality.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkEntry } from "../core/networks.ts";
@@ -333,7 +334,7 @@ export class NetworkSync {
     if (mode === "backfill" && !this.ready) {
       const start = this.deps.network.contracts.BetVault.deployBlock;
       const at = performance.now();
-      this.progress.record({ at, startBlock: start > 0n ? start - 1n : 0n, block: to.number, targetBlock: state.finalizedBlock, events: events.length });
+      this.progress.record({ at, startBlock: backfillStartBlock(start), block: to.number, targetBlock: state.finalizedBlock, events: events.length });
       this.reportProgress();
     }
     this.published(state, to.number);

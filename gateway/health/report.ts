@@ -1,4 +1,5 @@
 import { finalizedBlockAt } from "../../core/finality.ts";
+import { backfillPercent, backfillRatio, backfillStartBlock } from "../../core/backfill.ts";
 import type { Database } from "../../core/db.ts";
 import { overallStatus, type HealthCheck, type HealthReport, type HealthStatus } from "../../core/health.ts";
 import type { Logger } from "../../core/logger.ts";
@@ -43,17 +44,10 @@ function failureDetail(error: unknown): string {
 
 class ProbeFailure extends Error {}
 
-/**
- * "block 250 of 1000 (25.0%)": the indexed block, the finalized block backfill runs to (head −
- * confirmations) and the share of that range done since the BetVault deploy block (as the
- * indexer's progress log line counts it).
- */
+/** "block 250 of 1000 (25.0%)": the indexed block, the finalized block backfill runs to, and the share done. */
 function backfillPosition(indexed: bigint, target: bigint, deployBlock: bigint): string {
-  const start = deployBlock > 0n ? deployBlock - 1n : 0n;
-  const total = target - start;
-  const done = indexed - start;
-  const permille = total <= 0n || done >= total ? 1000n : done <= 0n ? 0n : (done * 1000n) / total;
-  return `block ${indexed} of ${target > indexed ? target : indexed} (${permille / 10n}.${permille % 10n}%)`;
+  const ratio = backfillRatio({ startBlock: backfillStartBlock(deployBlock), targetBlock: target, indexedBlock: indexed });
+  return `block ${indexed} of ${target > indexed ? target : indexed} (${backfillPercent(ratio)}%)`;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,3 +1,4 @@
+import { backfillRatio, backfillStartBlock } from "../../../core/backfill.ts";
 import { finalizedBlockAt } from "../../../core/finality.ts";
 import type { IndexingStatusResolvers } from "../generated/resolvers-types.ts";
 
@@ -19,13 +20,12 @@ export const IndexingStatus: IndexingStatusResolvers = {
   backfillProgress: ({ cursor, confirmations, deployBlock }) => {
     if (!cursor) return 0;
     if (cursor.isReady) return 1;
-    // From the block before the deploy block (where the cursor starts) to the finalized block,
-    // by the one rule (core/finality.ts) at the recorded head, as finalizedBlock answers.
-    const start = deployBlock > 0n ? deployBlock - 1n : 0n;
-    const total = finalizedBlockAt(cursor.headBlock, confirmations) - start;
-    const done = cursor.indexedBlock - start;
-    if (total <= 0n || done >= total) return 1;
-    return done <= 0n ? 0 : Number((done * 1_000_000n) / total) / 1_000_000;
+    // The share finalizedBlock answers, by the one rule the indexer's log line and /health use.
+    return backfillRatio({
+      startBlock: backfillStartBlock(deployBlock),
+      targetBlock: finalizedBlockAt(cursor.headBlock, confirmations),
+      indexedBlock: cursor.indexedBlock,
+    });
   },
   updatedAt: ({ cursor }) => cursor?.updatedAt.toISOString() ?? NEVER,
 };
