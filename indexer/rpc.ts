@@ -21,6 +21,8 @@ import type { Logger } from "../core/logger.ts";
 import { EVENT_TOPICS } from "../chain/betvault.ts";
 import { ChainInconsistentError, IndexerError, withRetry, type RetryOptions } from "./errors.ts";
 
+const VERIFIER_GETTER_ABI = [{ type: "function", name: "verifier", stateMutability: "view", inputs: [], outputs: [{ name: "", type: "address" }] }] as const;
+
 export interface BlockHeader {
   number: bigint;
   hash: Hex;
@@ -53,6 +55,8 @@ export interface ChainRpc {
   logsOfBlock(blockHash: Hex): Promise<ChainLog[]>;
   /** The runtime bytecode at `address` ("0x" when there is no contract). */
   code(address: Hex): Promise<Hex>;
+  /** The verifier BetVault calls to judge settlements (its immutable `verifier()`). */
+  betVaultVerifier(): Promise<Hex>;
   /**
    * Calls `onHead` on every new head a WebSocket subscription reports and `onError` when the
    * subscription fails (viem reconnects); false when no ws URL is configured.
@@ -189,6 +193,7 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
       }, retry),
     logs: (fromBlock, toBlock) => logsInRange(fromBlock, toBlock),
     code: (address) => withRetry(async () => (await client.getCode({ address })) ?? "0x", retry),
+    betVaultVerifier: () => withRetry(() => client.readContract({ address: options.address, abi: VERIFIER_GETTER_ABI, functionName: "verifier" }), retry),
     logsOfBlock: (blockHash) => withRetry(async () => (await getLogs({ blockHash })).map(parseLog), retry),
     watchHeads(onHead, onError) {
       if (!options.ws) return false;

@@ -5,6 +5,7 @@ import type { Address } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../core/logger.ts";
 import { startTestChain, type TestChain } from "../test/chain.ts";
+import { deployBetSystem } from "../chain/deploy.ts";
 import { deployPermissiveVerifier } from "../test/contracts.ts";
 import { DEFAULT_VERIFICATION_KEY_PATH, type NetworkConfig } from "./config.ts";
 import { IndexerConfigError } from "./errors.ts";
@@ -58,6 +59,32 @@ describe("checkVerifierKey", () => {
     const other = join(dir, "other.json");
     writeFileSync(other, JSON.stringify(key));
     await expect(check(chain.network({ verificationKeyPath: other }), other)).rejects.toThrow(/1 of 24 constants/);
+  });
+
+  it("refuses a verifier that holds the key but is not the one BetVault calls (chain 8453)", async () => {
+    // A second, genuine verifier with the same key: its bytecode passes, yet BetVault judges
+    // settlements with its own verifier, so the configured address proves nothing about the chain.
+    const other = await deployBetSystem({ rpcUrl: chain.anvil.rpcUrl });
+    const network = withVerifier(chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH }), other.verifier);
+    await expect(check(network)).rejects.toThrow(IndexerConfigError);
+    await expect(check(network)).rejects.toThrow(
+      new RegExp(`BetVault .* calls the verifier 0x[0-9a-fA-F]{40}, not the configured Groth16Verifier ${other.verifier}`),
+    );
+  });
+
+  it("counts a key constant only as a whole PUSH32 operand, not as hex that happens to contain it", async () => {
+    const { key } = loadVerificationKey(DEFAULT_VERIFICATION_KEY_PATH);
+    const network = chain.network({ verificationKeyPath: DEFAULT_VERIFICATION_KEY_PATH });
+    const verifier = network.contracts.Groth16Verifier.address;
+    const rpc = (code: string) => ({ code: async () => code as `0x${string}`, betVaultVerifier: async () => verifier });
+    const run = (code: string) => checkVerifierKey({ network, rpc: rpc(code), key: loadVerificationKey(DEFAULT_VERIFICATION_KEY_PATH), logger });
+    const words = verificationKeyWords(key);
+    // Every word as a PUSH32 (0x7f) operand: the template's shape.
+    await expect(run(`0x${words.map((w) => `7f${w}`).join("50")}`)).resolves.toBeUndefined();
+    // The same digits half a byte off (inside other operands): not a constant of this contract.
+    await expect(run(`0x0${words.map((w) => `7f${w}`).join("50")}0`)).rejects.toThrow(/24 of 24 constants/);
+    // The words without their PUSH32 opcode.
+    await expect(run(`0x${words.join("00")}`)).rejects.toThrow(/24 of 24 constants/);
   });
 
   it("refuses an address without code", async () => {
