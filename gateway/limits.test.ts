@@ -101,6 +101,17 @@ describe("query cost", () => {
     expect(result.cost).toBeLessThan(5000);
   });
 
+  it("prices introspection by what it returns: the whole schema several times over is refused", () => {
+    // One full introspection answers every type, field and argument (tens of KB); aliased many
+    // times in one request it would cost the server megabytes of JSON for the price of a few leaves.
+    const full = getIntrospectionQuery();
+    const fragments = full.slice(full.indexOf("fragment FullType"));
+    const one = measure(`{ __schema { types { ...FullType } } } ${fragments}`);
+    expect(one.cost).toBeGreaterThan(Object.keys(schema.getTypeMap()).length); // more than one per type returned
+    const aliases = Array.from({ length: 5 }, (_, i) => `s${i}: __schema { types { ...FullType } }`);
+    expect(() => measure(`{ ${aliases.join(" ")} } ${fragments}`)).toThrow(/cost \d+ exceeds/);
+  });
+
   it("stops measuring a fragment bomb at the limit instead of expanding it", () => {
     const levels = Array.from({ length: 30 }, (_, i) => `fragment F${i} on Query { a${i}: networkConfigs { name } ...F${i + 1} ...F${i + 1} }`);
     const bomb = `{ ...F0 } ${levels.join(" ")} fragment F30 on Query { __typename }`;

@@ -7,7 +7,12 @@ import {
   isListType,
   isObjectType,
   isInterfaceType,
+  isEnumType,
+  isInputObjectType,
+  isUnionType,
   Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
   valueFromASTUntyped,
   type DocumentNode,
   type FieldNode,
@@ -32,7 +37,9 @@ import { ErrorCode, InputError } from "../core/errors.ts";
 // - each database statement a field runs costs FIELD_COST, a `totalCount` that no counter serves
 //   (a `game` or placed-time filter counts the wallet's rows) FILTERED_COUNT_COST, and a page under
 //   a filter no single index serves in page order SCAN_PAGE_COST.
-// Introspection stays cheap and open: its fields cost 1 each and do not count towards depth.
+// Introspection stays open and does not count towards depth, but is priced like the rest by what it
+// returns: its lists are as long as the schema's own (every type, then the fields of a type on
+// average, and so on), so one full introspection fits the budget and many aliased copies do not.
 
 export interface QueryLimits {
   maxDepth: number;
@@ -62,6 +69,9 @@ const FILTERED_COUNT_COST = 500;
 /** A page no single index serves in page order (a placed-time range, several statuses, two
  * narrowing filters; see `filterOf`): it may read much of the wallet's history; priced like a count. */
 const SCAN_PAGE_COST = 200;
+/** Introspection objects are a few names each: four cost 1, so a full introspection takes about a
+ * quarter of the default budget and a handful of aliased copies exceed it. */
+const INTROSPECTION_OBJECTS_PER_UNIT = 4;
 /** Default page size of a connection field without `first`. */
 const DEFAULT_PAGE = 20;
 
@@ -149,6 +159,46 @@ function filterOf(filter: unknown): { game: boolean; timeRange: boolean; scans: 
   return { game: game != null, timeRange, scans: timeRange || statuses > 1 || narrowings > 1 };
 }
 
+/** Sizes of the introspection lists of a schema: how many of each a full introspection returns, per parent. */
+function introspectionListSizes(schema: GraphQLSchema): Map<string, number> {
+  const types = Object.values(schema.getTypeMap());
+  let fields = 0;
+  let args = 0;
+  let enumValues = 0;
+  let inputFields = 0;
+  let related = 0;
+  for (const type of types) {
+    if (isObjectType(type) || isInterfaceType(type)) {
+      const own = Object.values(type.getFields());
+      fields += own.length;
+      args += own.reduce((sum, field) => sum + field.args.length, 0);
+      related += type.getInterfaces().length;
+    } else if (isEnumType(type)) enumValues += type.getValues().length;
+    else if (isInputObjectType(type)) inputFields += Object.keys(type.getFields()).length;
+    else if (isUnionType(type)) related += type.getTypes().length;
+  }
+  const directives = schema.getDirectives();
+  const per = (total: number, over: number) => Math.max(1, Math.ceil(total / Math.max(1, over)));
+  return new Map([
+    ["__Schema.types", types.length],
+    ["__Schema.directives", directives.length],
+    ["__Type.fields", per(fields, types.length)],
+    ["__Type.enumValues", per(enumValues, types.length)],
+    ["__Type.inputFields", per(inputFields, types.length)],
+    ["__Type.interfaces", per(related, types.length)],
+    ["__Type.possibleTypes", per(related, types.length)],
+    ["__Field.args", per(args, fields)],
+    [
+      "__Directive.args",
+      per(
+        directives.reduce((sum, d) => sum + d.args.length, 0),
+        directives.length,
+      ),
+    ],
+  ]);
+}
+const introspectionSizes = new WeakMap<GraphQLSchema, Map<string, number>>();
+
 interface ConnectionScope {
   size: number;
   countsRows: boolean;
@@ -170,6 +220,8 @@ export function measureOperation(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   const values = effectiveVariables(operation, variables);
+  let sizes = introspectionSizes.get(schema);
+  if (!sizes) introspectionSizes.set(schema, (sizes = introspectionListSizes(schema)));
   const measure: OperationMeasure = { depth: 0, aliases: 0, cost: 0 };
   const charge = (amount: number) => {
     measure.cost += amount;
@@ -202,7 +254,9 @@ export function measureOperation(
       }
       if (selection.alias && ++measure.aliases > limits.maxAliases) throw new LimitExceeded("aliases", limits.maxAliases, measure.aliases);
       const introspection = selection.name.value.startsWith("__") || parent.name.startsWith("__");
-      const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[selection.name.value] : undefined;
+      const name = selection.name.value;
+      const meta = name === "__schema" ? SchemaMetaFieldDef : name === "__type" ? TypeMetaFieldDef : undefined;
+      const definition = meta ?? (isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined);
       const fieldDepth = introspection ? depth : depth + 1;
       if (fieldDepth > measure.depth) {
         measure.depth = fieldDepth;
@@ -210,7 +264,11 @@ export function measureOperation(
       }
       if (introspection || !definition) {
         charge(1);
-        if (selection.selectionSet && definition) walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, multiplier, connection);
+        if (!selection.selectionSet || !definition) continue;
+        const size = isListType(getNullableType(definition.type)) ? (sizes.get(`${parent.name}.${name}`) ?? UNBOUNDED_LIST_SIZE) : 1;
+        const instances = multiplier * size;
+        charge(Math.ceil(instances / INTROSPECTION_OBJECTS_PER_UNIT));
+        walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, instances, connection);
         continue;
       }
       const coordinate = `${parent.name}.${selection.name.value}`;
