@@ -6,10 +6,11 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { buildLivePage, ensureLivePageBuilt, livePageStaleness } from "./build.ts";
-import { createLivePage, LIVE_PAGE_CSP, LIVE_PAGE_PATHS, type LivePage } from "./server.ts";
+import { createLivePage, GRAPHIQL_PATHS, LIVE_PAGE_CSP, LIVE_PAGE_PATHS, type LivePage } from "./server.ts";
 
 let dir: string;
 const servers: http.Server[] = [];
@@ -126,5 +127,36 @@ describe("the build (web/dist/)", () => {
       return !(name in pkg.dependencies) && (!entry || entry.dev === true);
     });
     expect(devOnly).toEqual([]);
+  });
+
+  it("sends the assets compressed when the browser accepts it (GraphiQL's script is over a megabyte as it is)", async () => {
+    // A raw request: fetch() would ask for and undo the encoding itself, hiding what was sent.
+    const get = (path: string, acceptEncoding?: string, method = "GET") =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const request = http.request(`${url}${path}`, { method, headers: acceptEncoding ? { "accept-encoding": acceptEncoding } : {} }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => resolve({ headers: response.headers, body: Buffer.concat(chunks) }));
+        });
+        request.on("error", reject).end();
+      });
+    for (const path of [GRAPHIQL_PATHS.script, LIVE_PAGE_PATHS.script, LIVE_PAGE_PATHS.snarkjs]) {
+      const plain = await get(path);
+      expect(plain.headers["content-encoding"], path).toBeUndefined();
+      expect(plain.headers.vary, path).toMatch(/accept-encoding/i);
+      const br = await get(path, "gzip, deflate, br");
+      expect(br.headers["content-encoding"], path).toBe("br");
+      expect(Number(br.headers["content-length"])).toBe(br.body.length);
+      expect(br.body.length, path).toBeLessThan(plain.body.length * 0.4);
+      expect(brotliDecompressSync(br.body).equals(plain.body), path).toBe(true);
+      const gz = await get(path, "gzip");
+      expect(gz.headers["content-encoding"], path).toBe("gzip");
+      expect(gunzipSync(gz.body).equals(plain.body), path).toBe(true);
+      // Each representation has its own validator, and a HEAD says what a GET would send.
+      expect(new Set([plain.headers.etag, br.headers.etag, gz.headers.etag]).size).toBe(3);
+      const head = await get(path, "br", "HEAD");
+      expect(head.headers["content-length"]).toBe(br.headers["content-length"]);
+      expect(head.body.length).toBe(0);
+    }
   });
 });

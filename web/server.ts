@@ -9,6 +9,9 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip } from "node:zlib";
+import { type ContentEncoding, negotiateEncoding } from "../core/compression.ts";
 import type { RouteHandler } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 
@@ -60,16 +63,44 @@ export function livePageFile(path: string): string {
   return path.slice(1);
 }
 
-interface Asset {
+/** Files smaller than this go as they are: the encoding would save less than its headers cost. */
+const MIN_COMPRESSED_BYTES = 1024;
+
+interface Representation {
   body: Buffer;
-  type: string;
   etag: string;
+}
+
+interface Asset extends Representation {
+  type: string;
+  /** Compressed once, on the first request that accepts each encoding; then served from memory. */
+  encoded: Map<ContentEncoding, Promise<Representation>>;
+}
+
+const brotli = promisify(brotliCompress);
+const gzipAsync = promisify(gzip);
+
+// Static files are compressed once, so harder than per-request answers (core/compression.ts);
+// Brotli's top levels (10–11) cost seconds for a megabyte of script for a few percent more.
+function encode(asset: Asset, encoding: ContentEncoding): Promise<Representation> {
+  let encoded = asset.encoded.get(encoding);
+  if (!encoded) {
+    const bytes =
+      encoding === "br"
+        ? brotli(asset.body, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: asset.body.length } })
+        : gzipAsync(asset.body, { level: 9 });
+    // A validator per representation (RFC 9110 §8.8.3): a cache must not answer a br ETag with gzip bytes.
+    encoded = bytes.then((body) => ({ body, etag: `${asset.etag.slice(0, -1)}-${encoding}"` }));
+    asset.encoded.set(encoding, encoded);
+  }
+  return encoded;
 }
 
 function readAsset(distDir: string, path: string): Asset {
   const file = livePageFile(path);
   const body = readFileSync(join(distDir, file));
-  return { body, type: TYPES[file.slice(file.lastIndexOf("."))]!, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
+  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+  return { body, type: TYPES[file.slice(file.lastIndexOf("."))]!, etag, encoded: new Map() };
 }
 
 export interface LivePage {
@@ -90,7 +121,7 @@ export function createLivePage(deps: { logger: Logger; distDir?: string }): Live
 
   const serve =
     (path: string): RouteHandler =>
-    (req: IncomingMessage, res: ServerResponse) => {
+    async (req: IncomingMessage, res: ServerResponse) => {
       if (req.method !== "GET" && req.method !== "HEAD") {
         res.writeHead(405, { allow: "GET, HEAD" }).end();
         return;
@@ -103,20 +134,32 @@ export function createLivePage(deps: { logger: Logger; distDir?: string }): Live
         res.writeHead(500, { "content-type": "text/plain; charset=utf-8" }).end("The live page is not built (npm run build)");
         return;
       }
+      const encoding = file.body.length >= MIN_COMPRESSED_BYTES ? negotiateEncoding(req.headers["accept-encoding"]) : undefined;
+      let sent: Representation = file;
+      if (encoding) {
+        try {
+          sent = await encode(file, encoding);
+        } catch (error) {
+          file.encoded.delete(encoding);
+          deps.logger.warn({ err: error, path, encoding }, "compressing a page asset failed: sending it as it is");
+        }
+      }
       const headers: Record<string, string> = {
         "content-type": file.type,
-        etag: file.etag,
+        etag: sent.etag,
+        vary: "accept-encoding",
+        ...(sent !== file && encoding ? { "content-encoding": encoding } : {}),
         // Revalidated on every load (a 304 costs nothing): a new deploy shows at once.
         "cache-control": "no-cache",
         "content-security-policy": LIVE_PAGE_CSP,
         "cross-origin-opener-policy": "same-origin",
       };
-      if (req.headers["if-none-match"] === file.etag) {
+      if (req.headers["if-none-match"] === sent.etag) {
         res.writeHead(304, headers).end();
         return;
       }
-      res.writeHead(200, { ...headers, "content-length": String(file.body.length) });
-      res.end(req.method === "HEAD" ? undefined : file.body);
+      res.writeHead(200, { ...headers, "content-length": String(sent.body.length) });
+      res.end(req.method === "HEAD" ? undefined : sent.body);
     };
 
   const assetPaths = ALL_PATHS.filter((path) => path !== GRAPHIQL_PATHS.page);
