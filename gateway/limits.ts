@@ -220,8 +220,8 @@ export function measureOperation(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   const values = effectiveVariables(operation, variables);
-  let sizes = introspectionSizes.get(schema);
-  if (!sizes) introspectionSizes.set(schema, (sizes = introspectionListSizes(schema)));
+  const sizes = introspectionSizes.get(schema) ?? introspectionListSizes(schema);
+  introspectionSizes.set(schema, sizes);
   const measure: OperationMeasure = { depth: 0, aliases: 0, cost: 0 };
   const charge = (amount: number) => {
     measure.cost += amount;
