@@ -95,7 +95,7 @@ export const CONFIG_VARIABLES = {
           .map((url) => url.trim())
           .filter((url) => url !== ""),
       )
-      .refine((urls) => urls.every((url) => /^postgres(ql)?:\/\/[^/]/.test(url) && URL.canParse(url)), "must be postgres:// URLs, comma-separated"),
+      .refine((urls) => urls.every((url) => /^postgres(ql)?:\/\/[^/\s][^\s]*$/.test(url) && URL.canParse(url)), "must be postgres:// URLs, comma-separated"),
     undefined,
     "subgraphs: PostgreSQL streaming replicas to read from, comma-separated `postgres://…` URLs (the indexer, the outbox and migrations always use `DATABASE_URL`); see read replicas in docs/guides/operating.md",
   ),

@@ -167,9 +167,14 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
   const check = async () => {
     const [primary, ...results] = await Promise.allSettled([primaryProbe.read(), ...replicas.map((r) => r.probe.read())]);
     if (primary?.status === "fulfilled") {
+      // The primary's own head went back since its last check (a reorg, a reset): that is the truth
+      // now, not a routing artefact, so the floor follows it down. Only then: a reading merely older
+      // than a head served meanwhile must not lower the floor.
+      for (const [chainId, head] of primary.value) {
+        const before = primaryHeads?.get(chainId);
+        if (before !== undefined && head < before && (floor.get(chainId) ?? -1n) > head) floor.set(chainId, head);
+      }
       primaryHeads = primary.value;
-      // The primary's own head went back (a reorg, a reset): that is the truth now, not a routing artefact.
-      for (const [chainId, head] of primaryHeads) if ((floor.get(chainId) ?? -1n) > head) floor.set(chainId, head);
     }
     results.forEach((result, i) => {
       const { view } = replicas[i]!;
