@@ -80,6 +80,8 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       DATABASE_READ_CHECK_INTERVAL_MS: "200",
       DATABASE_READ_CONNECT_TIMEOUT_MS: "500",
       DATABASE_POOL_SIZE: "4",
+      // A stalled replica holds a read for statement timeout + connect timeout before the primary answers it.
+      DATABASE_STATEMENT_TIMEOUT_MS: "1500",
     });
     const logger = silentLogger();
     serving = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
@@ -88,6 +90,7 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
   });
 
   afterAll(async () => {
+    cluster?.replica.freeze(false);
     await stack?.stop();
     await reads?.close();
     await serving?.close();
@@ -163,6 +166,40 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     );
     const served = betReadsOnReplica();
     expect(await request()).toBe(await primaryHead());
+    expect(betReadsOnReplica()).toBeGreaterThan(served);
+    expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("skips a stalled replica (it keeps its sockets but never answers) without an error, and uses it again once it answers", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    cluster.replica.freeze(true);
+    try {
+      // Reads already sent to it wait for the client's deadline, then run on the primary.
+      const started = performance.now();
+      for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+      await eventually(
+        () => replicaState() === "down",
+        5_000,
+        () => `the stalled replica skipped (state ${replicaState()})`,
+      );
+      expect(performance.now() - started).toBeLessThan(10_000);
+      const served = betReadsOnReplica();
+      for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+      expect(betReadsOnReplica()).toBe(served);
+    } finally {
+      cluster.replica.freeze(false);
+    }
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the thawed replica serving (state ${replicaState()})`,
+    );
+    const served = betReadsOnReplica();
+    for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
     expect(betReadsOnReplica()).toBeGreaterThan(served);
     expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });

@@ -3,7 +3,7 @@
 // both run by pg_ctl — as the `postgres` OS user when the tests run as root (PostgreSQL refuses
 // root). `destroy()` stops each by the pid in its postmaster.pid and removes the directory.
 import { execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, PRIVATE_POSTGRES_INSTALL, postgresProgram, privatePostgresAvailable } from "./private-postgres.ts";
@@ -33,6 +33,8 @@ export interface ClusterNode {
   start(): void;
   /** Its server log so far: every statement, each line prefixed with the client's application_name and ": ". */
   log(): string;
+  /** Freezes (SIGSTOP) or thaws (SIGCONT) its postmaster and every process under it: a stalled server that keeps its sockets open. */
+  freeze(frozen: boolean): void;
   /** Fast shutdown by the pid of its postmaster; waits until it is gone. No-op when not running. */
   stop(): Promise<void>;
 }
@@ -71,6 +73,23 @@ function node(dir: string, name: string, port: number): ClusterNode {
       return false;
     }
   };
+  /** The postmaster and its descendants (backends, walreceiver, …), by the parent pids in /proc. */
+  const tree = (root: number): number[] => {
+    const parents = new Map<number, number>();
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        // "pid (comm) state ppid …": comm may hold spaces, so parse after its closing parenthesis.
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      } catch {
+        // gone meanwhile
+      }
+    }
+    const found = [root];
+    for (let i = 0; i < found.length; i++) for (const [pid, parent] of parents) if (parent === found[i]) found.push(pid);
+    return found;
+  };
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     port,
@@ -79,6 +98,11 @@ function node(dir: string, name: string, port: number): ClusterNode {
       return existsSync(file) ? readFileSync(file, "utf8") : "";
     },
     start: () => run("pg_ctl", "-D", data, "-w", "-t", "60", "-l", join(dir, `${name}.log`), "-o", `-p ${port} -k ${dir}`, "start"),
+    freeze(frozen) {
+      const pid = pidOf();
+      if (pid === undefined) throw new Error(`${name} is not running`);
+      for (const member of tree(pid)) process.kill(member, frozen ? "SIGSTOP" : "SIGCONT");
+    },
     async stop() {
       const pid = pidOf();
       if (pid === undefined || !alive(pid)) return;
