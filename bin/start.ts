@@ -21,7 +21,16 @@ import { createLivePage } from "../web/server.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { startDemoChain, type DemoChain } from "./demo-chain.ts";
 import { startStack } from "./stack.ts";
-import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals, subgraphDeps } from "./wiring.ts";
+import {
+  GATEWAY_SECTIONS,
+  gatewaySettings,
+  openConfiguredDatabase,
+  openReadReplicas,
+  REALTIME_SECTIONS,
+  realtimeSettings,
+  stopOnSignals,
+  subgraphDeps,
+} from "./wiring.ts";
 
 const config = loadConfig([...GATEWAY_SECTIONS, ...REALTIME_SECTIONS, "indexer", "start"]);
 const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
@@ -84,7 +93,10 @@ const servingDb =
   config.DATABASE_URL && config.DATABASE_STATEMENT_TIMEOUT_MS > 0
     ? await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true })
     : db;
-const deps = subgraphDeps(servingDb, logger, config);
+// Read replicas (DATABASE_READ_URLS) serve the subgraphs only: the indexer, the outbox and the
+// realtime tier stay on the primary.
+const reads = await openReadReplicas(config, servingDb, logger);
+const deps = subgraphDeps(servingDb, logger, config, reads);
 // With REDIS_URL the gateway is set up as in production: rate limit buckets and response cache in
 // Redis (each falling back in process while Redis is away), Redis in /health, and Socket.IO below
 // on the Redis adapter. Without it: an in-process rate limit and response cache (the cache emptied
@@ -121,6 +133,7 @@ logger.info(
 stopOnSignals(logger, async () => {
   await realtime.stop();
   await stack.stop();
+  await reads?.close();
   redis?.disconnect();
   await indexer?.stop();
   await chain?.stop();

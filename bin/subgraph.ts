@@ -3,7 +3,7 @@
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { SUBGRAPHS, subgraphNamed } from "../subgraphs/registry.ts";
-import { openConfiguredDatabase, stopOnSignals, subgraphDeps } from "./wiring.ts";
+import { openConfiguredDatabase, openReadReplicas, stopOnSignals, subgraphDeps } from "./wiring.ts";
 
 const name = process.argv[2] ?? "";
 const entry = subgraphNamed(name);
@@ -15,9 +15,11 @@ if (!entry) {
 const config = loadConfig(["shared"]);
 const logger = createLogger({ name: entry.name, level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
-const subgraph = (await entry.load())(subgraphDeps(db, logger, config));
+const reads = await openReadReplicas(config, db, logger);
+const subgraph = (await entry.load())(subgraphDeps(db, logger, config, reads));
 await subgraph.listen(config.HOST, config.PORT);
 stopOnSignals(logger, async () => {
   await subgraph.stop();
+  await reads?.close();
   await db.close();
 });

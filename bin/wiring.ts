@@ -9,6 +9,7 @@ import { DEFAULT_COMPRESSION } from "../core/compression.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../gateway/rate-limit.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
@@ -45,8 +46,28 @@ export function openConfiguredDatabase(
   });
 }
 
-export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">): SubgraphDeps {
-  return { db, logger, networks: new NetworkDirectory(db), production: config.NODE_ENV === "production" };
+/**
+ * The subgraphs' read replicas (DATABASE_READ_URLS) in front of `primary`, the serving database of
+ * DATABASE_URL; undefined without replicas. One per process: every subgraph of it shares the router.
+ */
+export async function openReadReplicas(config: Config<"shared">, primary: Database, logger: Logger): Promise<ReadRouter | undefined> {
+  if (config.DATABASE_READ_URLS.length === 0) return undefined;
+  if (!config.DATABASE_URL) throw new Error("DATABASE_READ_URLS needs DATABASE_URL: replicas follow a PostgreSQL primary, not PGlite");
+  return createReadRouter({
+    primary,
+    primaryUrl: config.DATABASE_URL,
+    replicaUrls: config.DATABASE_READ_URLS,
+    maxLagBlocks: config.DATABASE_READ_MAX_LAG_BLOCKS,
+    checkIntervalMs: config.DATABASE_READ_CHECK_INTERVAL_MS,
+    connectTimeoutMs: config.DATABASE_READ_CONNECT_TIMEOUT_MS,
+    poolSize: config.DATABASE_POOL_SIZE,
+    statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+    logger: logger.child({ component: "read-replicas" }),
+  });
+}
+
+export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">, reads?: ReadRouter): SubgraphDeps {
+  return { db, logger, networks: new NetworkDirectory(db), production: config.NODE_ENV === "production", ...(reads ? { reads } : {}) };
 }
 
 /** Subgraph routing URLs from the environment (one variable per subgraph of the registry), overriding the supergraph's. */

@@ -180,3 +180,22 @@ describe("indexer, start, tooling, test, bench", () => {
     expect(problemsOf(() => loadConfig(["bench"], { BENCH_SERVE_BETS: "99" }))).toContain("BENCH_SERVE_BETS");
   });
 });
+
+describe("DATABASE_READ_URLS", () => {
+  it("is a comma-separated list of postgres:// URLs, blanks dropped; unset or empty: none", () => {
+    expect(loadConfig(["shared"], {}).DATABASE_READ_URLS).toEqual([]);
+    expect(loadConfig(["shared"], { DATABASE_READ_URLS: "" }).DATABASE_READ_URLS).toEqual([]);
+    expect(loadConfig(["shared"], { DATABASE_READ_URLS: " postgres://r@a:5432/bets , postgresql://r@b/bets," }).DATABASE_READ_URLS).toEqual([
+      "postgres://r@a:5432/bets",
+      "postgresql://r@b/bets",
+    ]);
+  });
+
+  it("refuses anything that is not a postgres:// URL", () => {
+    for (const value of ["redis://a:6379", "postgres://", "a,b", "postgres://r@a/bets;postgres://r@b/bets x"])
+      expect(
+        problemsOf(() => loadConfig(["shared"], { DATABASE_READ_URLS: value })),
+        value,
+      ).toContain("DATABASE_READ_URLS: must be postgres:// URLs");
+  });
+});

@@ -84,6 +84,39 @@ export const CONFIG_VARIABLES = {
     "5000",
     "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
   ),
+  DATABASE_READ_URLS: variable(
+    "shared",
+    z
+      .string()
+      .optional()
+      .transform((v) =>
+        (v ?? "")
+          .split(",")
+          .map((url) => url.trim())
+          .filter((url) => url !== ""),
+      )
+      .refine((urls) => urls.every((url) => /^postgres(ql)?:\/\/[^/\s][^\s]*$/.test(url) && URL.canParse(url)), "must be postgres:// URLs, comma-separated"),
+    undefined,
+    "subgraphs: PostgreSQL streaming replicas to read from, comma-separated `postgres://…` URLs (the indexer, the outbox and migrations always use `DATABASE_URL`); see read replicas in docs/guides/operating.md",
+  ),
+  DATABASE_READ_MAX_LAG_BLOCKS: variable(
+    "shared",
+    nonNegativeInt,
+    "12",
+    "subgraphs: a replica whose indexed head is further behind the primary's on any chain is skipped (reads go to another replica or the primary)",
+  ),
+  DATABASE_READ_CHECK_INTERVAL_MS: variable(
+    "shared",
+    positiveInt.min(100),
+    "1000",
+    "subgraphs: how often each replica's indexed heads (and the primary's) are read; a replica without an answer for three intervals is skipped",
+  ),
+  DATABASE_READ_CONNECT_TIMEOUT_MS: variable(
+    "shared",
+    positiveInt,
+    "1000",
+    "subgraphs: connect timeout of replica connections and deadline of a check; a read the replica cannot answer is retried on the primary",
+  ),
   REDIS_URL: variable(
     "shared",
     optionalUrl(/^rediss?:\/\//, "must be a redis:// URL"),

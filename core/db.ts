@@ -47,6 +47,50 @@ export interface OpenDatabaseOptions {
    * PGlite ignores it: one embedded connection in this process, nothing could cancel a statement.
    */
   statementTimeoutMs?: number;
+  /** PostgreSQL only: how long a new connection may take (default 5000 ms). */
+  connectTimeoutMs?: number;
+  /** PostgreSQL only: the client abandons a statement without an answer after this long (a stalled server). Unset: never. */
+  queryTimeoutMs?: number;
+  /** PostgreSQL only: `application_name` of the pool's connections (pg_stat_activity). */
+  applicationName?: string;
+  /**
+   * PostgreSQL only, for a read replica (core/read-replicas.ts): a statement outside a transaction
+   * that cannot reach this server (refused, reset, timed out, shut down, cancelled by a recovery
+   * conflict) runs again on `database` — another PostgreSQL database opened here — and
+   * `onFailover` is told. Reads only: a statement is sent twice at most.
+   */
+  fallback?: { database: Database; onFailover(error: unknown): void };
+}
+
+/** Each PostgreSQL database's pool, for `fallback`. */
+const pools = new WeakMap<Database, pg.Pool>();
+
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENOTFOUND", "EPIPE", "57P01", "57P02", "57P03", "40001"]);
+
+/** True when `error` says the server could not be reached or dropped the statement, not that the statement was wrong. */
+export function isUnreachable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  if (typeof code === "string" && (UNREACHABLE_CODES.has(code) || code.startsWith("08"))) return true;
+  return /timeout exceeded when trying to connect|Connection terminated|Query read timeout|connect ECONNREFUSED/i.test(error.message);
+}
+
+/**
+ * Sends `pool`'s statements to `target` when `pool`'s server cannot be reached. adapter-pg runs every
+ * statement outside a transaction as `pool.query(config)`, one QueryConfig: that is the call wrapped.
+ */
+function failOver(pool: pg.Pool, target: pg.Pool, onFailover: (error: unknown) => void): void {
+  const own = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
+  const failing = async (config: pg.QueryConfig): Promise<pg.QueryResult> => {
+    try {
+      return await own(config);
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+      onFailover(error);
+      return target.query(config);
+    }
+  };
+  pool.query = failing as typeof pool.query;
 }
 
 /** A Prisma client over a driver adapter, emitting query events only when someone listens. */
@@ -69,18 +113,25 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   const pool = new pg.Pool({
     connectionString,
     max: options.poolSize ?? 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.queryTimeoutMs ? { query_timeout: options.queryTimeoutMs } : {}),
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
     // adapter-pg ignores `?schema=`; its `schema` option qualifies Prisma's queries, and the
     // search_path makes raw queries (`$queryRaw`) land in the same schema.
     ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
   });
   pool.on("error", (error) => logger?.warn({ err: error }, "idle PostgreSQL connection failed"));
+  if (options.fallback) {
+    const target = pools.get(options.fallback.database);
+    if (!target) throw new TypeError("openDatabase: `fallback` must be a PostgreSQL database opened by openDatabase");
+    failOver(pool, target, options.fallback.onFailover);
+  }
   const prisma = createClient(new PrismaPg(pool, schema ? { schema } : undefined), options.onQuery);
 
   logger?.info({ kind: "postgres", host: safeHost(connectionString), schema: schema ?? "public" }, "database opened");
   let closed: Promise<void> | undefined;
-  return {
+  const database: Database = {
     prisma,
     kind: "postgres",
     ping: () => ping(prisma),
@@ -93,6 +144,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
       return closed;
     },
   };
+  pools.set(database, pool);
+  return database;
 }
 
 async function openPglite(options: OpenDatabaseOptions): Promise<Database> {

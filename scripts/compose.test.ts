@@ -4,7 +4,7 @@ import { REALTIME_SECTIONS } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { loadNetworksConfig } from "../indexer/config.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
-import { connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
+import { type ComposeService, connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
@@ -190,5 +190,54 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
     for (const name of ["gateway-a", "gateway-b"]) expect(loadConfig(["gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
     expect(location("= /metrics")).toContain("return 404;");
     expect(location("/")).toContain("proxy_pass http://gateways;");
+  });
+});
+
+describe("docker-compose.yml's replica profile (read replicas)", () => {
+  // What the header tells an operator to put in .env to turn the replica on.
+  const readUrl = /DATABASE_READ_URLS=(\S+)/.exec(readFileSync("docker-compose.yml", "utf8"))?.[1] ?? "";
+  const withReplica = loadCompose("docker-compose.yml", { DATABASE_READ_URLS: readUrl.replace("<reader-password>", "reader") });
+  const replica = withReplica.services["postgres-replica"]!;
+  const subgraphNames = SUBGRAPHS.map((subgraph) => subgraph.name);
+
+  it("runs postgres-replica under the replica profile: the primary's image, copied by pg_basebackup as the replication role of the init script", () => {
+    expect(replica.profiles).toEqual(["replica"]);
+    expect(replica.image).toBe(withReplica.services.postgres!.image);
+    expect(replica.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
+    const script = replica.entrypoint?.[1] ?? "";
+    const mounted = replica.volumes?.find((volume) => volume.endsWith(`:${script}:ro`))?.split(":")[0] ?? "";
+    expect(existsSync(mounted), `${script} is not mounted from the repository`).toBe(true);
+    expect(readFileSync(mounted, "utf8")).toMatch(/pg_basebackup .*-R/);
+    const init = readFileSync("deploy/postgres/init-replication.sh", "utf8");
+    expect(init).toContain(`DB_REPLICATION_USER:-${replica.environment!.REPLICATION_USER}`);
+    expect(withReplica.services.postgres!.volumes).toContain("./deploy/postgres/init-replication.sh:/docker-entrypoint-initdb.d/20-replication.sh:ro");
+    expect(replica.environment!.REPLICATION_PASSWORD).toBe(withReplica.services.postgres!.environment!.DB_REPLICATION_PASSWORD);
+  });
+
+  it("points only the subgraphs' reads at the replica, as the reader role; writers and the gateway stay on postgres", () => {
+    for (const [name, service] of Object.entries(withReplica.services)) {
+      const urls = service.environment?.DATABASE_READ_URLS;
+      if (!subgraphNames.includes(name)) {
+        expect(urls, name).toBeUndefined();
+        continue;
+      }
+      const config = loadConfig(["shared"], service.environment!);
+      expect(config.DATABASE_READ_URLS.map((url) => new URL(url)).map((url) => [url.username, url.host, url.pathname])).toEqual([
+        ["bets_reader", "postgres-replica:5432", "/bets"],
+      ]);
+      expect(new URL(config.DATABASE_URL!).host).toBe("postgres:5432");
+    }
+    // Without the profile the variable is empty: every read on postgres.
+    for (const name of subgraphNames) expect(loadConfig(["shared"], compose.services[name]!.environment!).DATABASE_READ_URLS).toEqual([]);
+  });
+
+  it("keeps both servers' connections under max_connections, the replica's no lower than the primary's", () => {
+    const maxOf = (service: ComposeService) => Number(/max_connections=(\d+)/.exec(service.command!.join(" "))?.[1]);
+    const primaryMax = maxOf(withReplica.services.postgres!);
+    expect(maxOf(replica)).toBeGreaterThanOrEqual(primaryMax);
+    expect(connectionBudget(withReplica)).toBeLessThanOrEqual(primaryMax - SUPERUSER_RESERVED_CONNECTIONS);
+    // On the replica: each subgraph's pool and its check connection.
+    const onReplica = subgraphNames.reduce((sum, name) => sum + Number(withReplica.services[name]!.environment!.DATABASE_POOL_SIZE) + 1, 0);
+    expect(onReplica).toBeLessThanOrEqual(maxOf(replica) - SUPERUSER_RESERVED_CONNECTIONS);
   });
 });

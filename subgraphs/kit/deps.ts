@@ -1,6 +1,7 @@
 import type { Database } from "../../core/db.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { NetworkDirectory } from "../../core/networks.ts";
+import type { ReadRouter } from "../../core/read-replicas.ts";
 
 /** What every subgraph is built from: passed in by a composition root (bin/) or a test, never read from globals. */
 export interface SubgraphDeps {
@@ -8,4 +9,10 @@ export interface SubgraphDeps {
   logger: Logger;
   networks: NetworkDirectory;
   production: boolean;
+  /**
+   * Read replicas (DATABASE_READ_URLS): each request's `db` is the one the router picks, a replica in
+   * step or the primary. One router per process, shared by every subgraph in it, so that its floor
+   * (the highest indexed head served) holds across them. Unset: every read on `db`.
+   */
+  reads?: ReadRouter;
 }

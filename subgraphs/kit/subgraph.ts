@@ -91,7 +91,8 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         name: definition.name,
         typeDefs,
         resolvers: definition.resolvers,
-        context: () => definition.createContext(deps),
+        // Each request reads from one server, picked when its context is made.
+        context: () => definition.createContext(deps.reads ? { ...deps, db: deps.reads.pick() } : deps),
         logger: deps.logger,
         production: deps.production,
       }),

@@ -22,7 +22,10 @@ export function createNetworksContext(deps: SubgraphDeps): NetworksContext {
       return ids.map((id) => rows.filter((row) => Number(row.chainId) === id));
     }),
     cursorByChain: new DataLoader(async (ids) => {
-      const byId = new Map((await indexingCursorsOf(deps.db, ids)).map((row) => [Number(row.chainId), row]));
+      const cursors = await indexingCursorsOf(deps.db, ids);
+      // The heads this request shows: later requests of this process read from no server behind them.
+      deps.reads?.observe(cursors);
+      const byId = new Map(cursors.map((row) => [Number(row.chainId), row]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
   };

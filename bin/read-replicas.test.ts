@@ -1,0 +1,206 @@
+// Read replicas end to end, over a real PostgreSQL streaming replica (test/replica.ts): the stack of
+// `npm start` (three subgraphs + gateway in one process) wired from the configuration as every
+// composition root wires it, DATABASE_URL on the primary and DATABASE_READ_URLS on the replica.
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadConfig } from "../core/config.ts";
+import { openDatabase, type Database } from "../core/db.ts";
+import { silentLogger } from "../core/logger.ts";
+import { READ_APPLICATION_NAME, type ReadRouter } from "../core/read-replicas.ts";
+import { readProofCache } from "../fixtures/proof-cache.ts";
+import { seedFixtures } from "../fixtures/seed.ts";
+import { eventually } from "../test/eventually.ts";
+import { createReplicatedCluster, type ReplicatedCluster, replicaService } from "../test/replica.ts";
+import { describeWith } from "../test/services.ts";
+import { testGatewaySettings } from "../test/stack.ts";
+import { startStack, type RunningStack } from "./stack.ts";
+import { openConfiguredDatabase, openReadReplicas, subgraphDeps } from "./wiring.ts";
+
+const MAX_LAG = 5;
+
+describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streaming replica", () => {
+  let cluster: ReplicatedCluster;
+  let writer: Database;
+  let serving: Database;
+  let reads: ReadRouter;
+  let stack: RunningStack;
+  let chainId: bigint;
+  let wallet: string;
+  /** Every indexed head a client was shown, in order, per request. */
+  const seen: bigint[] = [];
+
+  const sql = async <T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<T>(text)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+
+  /** One request through the gateway: the indexed head of the chain and the wallet's bet count. Fails on any error. */
+  const request = async (): Promise<bigint> => {
+    const response = await fetch(`${stack.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        query: `query ($c: ChainId, $w: Address!) { networkConfigs(chainId: $c) { indexing { indexedBlock } } playerBets(wallet: $w, first: 1) { totalCount } }`,
+        variables: { c: Number(chainId), w: wallet },
+      }),
+    });
+    const body = (await response.json()) as { data?: { networkConfigs: { indexing: { indexedBlock: string } }[] }; errors?: unknown[] };
+    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    const head = BigInt(body.data!.networkConfigs[0]!.indexing.indexedBlock);
+    seen.push(head);
+    return head;
+  };
+
+  const advancePrimary = (blocks: number) =>
+    writer.prisma.indexingCursor.update({ where: { chainId }, data: { indexedBlock: { increment: blocks }, headBlock: { increment: blocks } } });
+  const primaryHead = async () => (await writer.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId } })).indexedBlock;
+  const replicaState = () => reads.status()[0]!.state;
+  /** Statements reading bets that this service's connections ran on the replica (its log: test/replica.ts). */
+  const betReadsOnReplica = () =>
+    cluster.replica
+      .log()
+      .split("\n")
+      .filter((line) => line.startsWith(`${READ_APPLICATION_NAME}: `) && /"(Bet|PlayerBetCount)"/.test(line)).length;
+
+  beforeAll(async () => {
+    cluster = await createReplicatedCluster();
+    writer = await openDatabase({ url: cluster.primary.url, migrate: true });
+    const fixtures = await seedFixtures(writer, { bets: 30, proofCache: readProofCache() });
+    wallet = fixtures.whale;
+    chainId = (await writer.prisma.indexingCursor.findFirstOrThrow({ orderBy: { chainId: "asc" } })).chainId;
+    const config = loadConfig(["shared"], {
+      DATABASE_URL: cluster.primary.url,
+      DATABASE_READ_URLS: ` ${cluster.replica.url} `,
+      DATABASE_READ_MAX_LAG_BLOCKS: String(MAX_LAG),
+      DATABASE_READ_CHECK_INTERVAL_MS: "200",
+      DATABASE_READ_CONNECT_TIMEOUT_MS: "500",
+      DATABASE_POOL_SIZE: "4",
+      // A stalled replica holds a read for statement timeout + connect timeout before the primary answers it.
+      DATABASE_STATEMENT_TIMEOUT_MS: "1500",
+    });
+    const logger = silentLogger();
+    serving = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
+    reads = (await openReadReplicas(config, serving, logger))!;
+    stack = await startStack({ deps: subgraphDeps(serving, logger, config, reads), host: "127.0.0.1", port: 0, gateway: testGatewaySettings() });
+  });
+
+  afterAll(async () => {
+    cluster?.replica.freeze(false);
+    await stack?.stop();
+    await reads?.close();
+    await serving?.close();
+    await writer?.close();
+    await cluster?.destroy();
+  });
+
+  it("serves reads from the replica once it has replayed the primary", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    expect(betReadsOnReplica()).toBe(0);
+    expect(await request()).toBe(await primaryHead());
+    expect(betReadsOnReplica()).toBeGreaterThan(0);
+
+    // With replay paused and the primary one block ahead (within the lag limit), answers keep the
+    // replica's head: they come from the replica, not the primary.
+    await sql(cluster.replica.url, "SELECT pg_wal_replay_pause()");
+    const before = await primaryHead();
+    await advancePrimary(1);
+    await reads.check();
+    expect(replicaState()).toBe("serving");
+    for (let i = 0; i < 3; i++) expect(await request()).toBe(before);
+  });
+
+  it("skips a replica lagging beyond DATABASE_READ_MAX_LAG_BLOCKS, and the head never goes back", async () => {
+    const start = await primaryHead();
+    // Step by step past the limit; between steps the routing sees the lag as of its last check.
+    for (let step = 0; step < MAX_LAG + 2; step++) {
+      await advancePrimary(1);
+      await request();
+    }
+    await eventually(
+      () => replicaState() === "lagging",
+      5_000,
+      () => `the replica skipped as lagging (state ${replicaState()})`,
+    );
+    const top = await primaryHead();
+    expect(top).toBe(start + BigInt(MAX_LAG + 2));
+    expect(await request()).toBe(top);
+    // The floor: whatever the routing decides from here, no answer is behind the head served.
+    for (let i = 0; i < 5; i++) expect(await request()).toBe(top);
+
+    await sql(cluster.replica.url, "SELECT pg_wal_replay_resume()");
+    await eventually(
+      () => replicaState() === "serving",
+      10_000,
+      () => `the caught-up replica serving again (state ${replicaState()})`,
+    );
+    expect(await request()).toBe(top);
+    expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("answers from the primary, without an error, while the replica is down, and uses it again once it is back", async () => {
+    await cluster.replica.stop();
+    // Straight away, before any check noticed: the reads that fail on the replica run on the primary.
+    for (let i = 0; i < 5; i++) expect(await request()).toBe(await primaryHead());
+    await eventually(
+      () => replicaState() === "down",
+      5_000,
+      () => `the stopped replica down (state ${replicaState()})`,
+    );
+    await advancePrimary(2);
+    for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+
+    cluster.replica.start();
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the restarted replica serving (state ${replicaState()})`,
+    );
+    const served = betReadsOnReplica();
+    expect(await request()).toBe(await primaryHead());
+    expect(betReadsOnReplica()).toBeGreaterThan(served);
+    expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("skips a stalled replica (it keeps its sockets but never answers) without an error, and uses it again once it answers", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    cluster.replica.freeze(true);
+    try {
+      // Reads already sent to it wait for the client's deadline, then run on the primary.
+      const started = performance.now();
+      for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+      await eventually(
+        () => replicaState() === "down",
+        5_000,
+        () => `the stalled replica skipped (state ${replicaState()})`,
+      );
+      expect(performance.now() - started).toBeLessThan(10_000);
+      const served = betReadsOnReplica();
+      for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+      expect(betReadsOnReplica()).toBe(served);
+    } finally {
+      cluster.replica.freeze(false);
+    }
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the thawed replica serving (state ${replicaState()})`,
+    );
+    const served = betReadsOnReplica();
+    for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
+    expect(betReadsOnReplica()).toBeGreaterThan(served);
+    expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+});
