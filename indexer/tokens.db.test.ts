@@ -115,6 +115,16 @@ describe("token metadata", () => {
     expect(callsTo(tokens.usdc!)).toHaveLength(2);
   });
 
+  it("retries a call the node fails to answer (not a revert) instead of storing the fallback", async () => {
+    const flaky = await deployTestToken({ rpcUrl: chain.anvil.rpcUrl, symbol: "FLKY", decimals: 4 });
+    await place(flaky);
+    proxy.failNext("eth_call", 6);
+    await indexOnce();
+    const row = await db.prisma.token.findUniqueOrThrow({ where: { chainId_address: { chainId: 31337n, address: flaky.toLowerCase() } } });
+    expect(row).toMatchObject({ symbol: "FLKY", decimals: 4 });
+    expect(callsTo(flaky).length).toBeGreaterThan(2);
+  });
+
   it("leaves no bet without its token row", async () => {
     const orphans = await db.prisma.$queryRaw<{ n: bigint }[]>`
       SELECT count(*) AS n FROM "Bet" b LEFT JOIN "Token" t ON t."chainId" = b."chainId" AND t.address = b.token WHERE t.address IS NULL`;

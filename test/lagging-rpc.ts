@@ -21,6 +21,8 @@ export interface LaggingRpc {
   lagTo(block: bigint | null): void;
   /** How many head requests (eth_blockNumber, getBlockByNumber("latest")) were answered with the lagging head. */
   laggedHeads(): number;
+  /** Answers the next `count` requests of `method` with a retryable node error (-32005, limit exceeded) instead of forwarding them. */
+  failNext(method: string, count: number): void;
   /** Every request received so far (method and params), in arrival order. */
   requests(): readonly { method: string; params: unknown[] }[];
   close(): Promise<void>;
@@ -38,6 +40,7 @@ export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
   let head: bigint | null = null;
   let lagged = 0;
   const received: { method: string; params: unknown[] }[] = [];
+  const failures = new Map<string, number>();
 
   const forward = async (request: RpcRequest): Promise<unknown> => {
     const response = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
@@ -46,6 +49,11 @@ export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
 
   const answer = async (request: RpcRequest): Promise<unknown> => {
     received.push({ method: request.method, params: request.params ?? [] });
+    const failing = failures.get(request.method) ?? 0;
+    if (failing > 0) {
+      failures.set(request.method, failing - 1);
+      return { jsonrpc: "2.0", id: request.id, error: { code: -32005, message: "limit exceeded" } };
+    }
     const reply = (result: unknown) => ({ jsonrpc: "2.0", id: request.id, result });
     if (head === null) return forward(request);
     const params = request.params ?? [];
@@ -92,6 +100,9 @@ export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
     },
     laggedHeads: () => lagged,
     requests: () => received,
+    failNext(method, count) {
+      failures.set(method, count);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
