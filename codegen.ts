@@ -57,6 +57,7 @@ const MAPPERS: Record<string, Record<string, string>> = {
     BetConnection: "../mappers.ts#BetConnectionModel",
     BetEdge: "../mappers.ts#BetEdgeModel",
     NetworkConfig: "../mappers.ts#NetworkRefModel",
+    Token: "../mappers.ts#TokenModel",
   },
   results: {
     Bet: "../mappers.ts#BetRefModel",

@@ -236,6 +236,11 @@ async function prepare(client: pg.Client, options: ScaleOptions): Promise<ChainP
       address(`${c.chainId}:Groth16Verifier`),
       c.firstBlock - 1,
     ]);
+    // The bets' two tokens (the native coin and one ERC-20, as the INSERT of "Bet" names them).
+    await client.query(
+      `INSERT INTO "Token" ("chainId", address, symbol, decimals) VALUES ($1, '${NATIVE}', 'ETH', 18), ($1, '0x' || substr(md5('token' || $1::bigint), 1, 40), 'USDC', 6)`,
+      [c.chainId],
+    );
     await client.query(
       `INSERT INTO "IndexingCursor" ("chainId", "indexedBlock", "indexedBlockHash", "headBlock", "finalizedBlock", "isReady", "updatedAt")
       VALUES ($1, $2, $3, $2, $4, true, now())`,

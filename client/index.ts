@@ -4,6 +4,7 @@ export { createGraphQLClient, GraphQLRequestError, type GraphQLClient, type Grap
 export * from "./operations.ts";
 export type * from "./generated/graphql.ts";
 export { betFinality, type BetFinality } from "./finality.ts";
+export { formatAmount, parseAmount, type AmountToken, type FormatAmountOptions } from "./amount.ts";
 export { openBetsFeed, type BetsFeed, type BetsFeedOptions, type FeedStats, type FeedStatus, type FeedSubscription, type UpdateMeta } from "./realtime.ts";
 export type { BetRef, BetUpdatePayload, SubscribedPayload } from "./realtime.ts";
 export { expectedPublicSignals, toSnarkjsProof, verifyBetProof, type Groth16Verify, type ProofCheck, type VerifiableBet } from "./proof.ts";

@@ -35,6 +35,15 @@ export const betFieldsFragment = graphql(`
   }
 `);
 
+/** A token's symbol and decimals: what formatAmount needs to show a bet's amounts. */
+export const tokenFieldsFragment = graphql(`
+  fragment TokenFields on Token {
+    address
+    symbol
+    decimals
+  }
+`);
+
 export const networksQuery = graphql(`
   query Networks {
     networkConfigs {
@@ -77,6 +86,9 @@ export const betWithProofQuery = graphql(`
   query BetWithProof($chainId: ChainId!, $betId: UInt256!) {
     betResult(chainId: $chainId, betId: $betId) {
       ...BetFields
+      tokenInfo {
+        ...TokenFields
+      }
       result {
         proof {
           protocol
@@ -88,6 +100,17 @@ export const betWithProofQuery = graphql(`
           solidityCalldata
           verified
         }
+      }
+    }
+  }
+`);
+
+/** A bet's token (symbol and decimals), for a bet known only from the feed (its payload has the address only). */
+export const betTokenQuery = graphql(`
+  query BetToken($chainId: ChainId!, $betId: UInt256!) {
+    betResult(chainId: $chainId, betId: $betId) {
+      tokenInfo {
+        ...TokenFields
       }
     }
   }
@@ -113,6 +136,9 @@ export const playerBetsQuery = graphql(`
       }
       nodes {
         ...BetFields
+        tokenInfo {
+          ...TokenFields
+        }
       }
     }
     pendingBetCount(wallet: $wallet)

@@ -36,6 +36,7 @@ describe("parseNetworksConfig", () => {
       batchSize: DEFAULTS.batchSize,
       pollingIntervalMs: DEFAULTS.pollingIntervalMs,
       resetOnChainMismatch: false,
+      nativeCurrency: { symbol: "ETH", decimals: 18 },
     });
   });
 
@@ -124,5 +125,32 @@ describe("fallback RPC URLs", () => {
     expect(() => parseNetworksConfig({ networks: [{ ...network, rpc: { http: "https://a.example", fallback: ["wss://b.example"] } }] }, dir)).toThrow(
       /networks\.0\.rpc\.fallback\.0/,
     );
+  });
+});
+
+describe("nativeCurrency (Bet.tokenInfo of bets in the native coin)", () => {
+  it("takes the network's symbol and decimals, and ETH / 18 when it names none", () => {
+    const [custom, plain] = parseNetworksConfig(
+      {
+        networks: [
+          { ...network, nativeCurrency: { symbol: "POL", decimals: 18 } },
+          { ...network, chainId: 31337, name: "localnet" },
+        ],
+      },
+      dir,
+    );
+    expect(custom?.nativeCurrency).toEqual({ symbol: "POL", decimals: 18 });
+    expect(plain?.nativeCurrency).toEqual({ symbol: "ETH", decimals: 18 });
+  });
+
+  it("refuses an empty symbol, decimals outside a uint8 and unknown keys", () => {
+    for (const nativeCurrency of [
+      { symbol: "", decimals: 18 },
+      { symbol: "X", decimals: 256 },
+      { symbol: "X", decimals: 1.5 },
+      { symbol: "X", decimals: 2, name: "x" },
+    ]) {
+      expect(() => parseNetworksConfig({ networks: [{ ...network, nativeCurrency }] }, dir)).toThrow(/networks\.0\.nativeCurrency/);
+    }
   });
 });

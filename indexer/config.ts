@@ -28,7 +28,15 @@ export const DEFAULTS = {
   pollingIntervalMs: 1_000,
   /** Wipe and re-index a network whose chain no longer contains the indexed history (a restarted dev chain). */
   resetOnChainMismatch: false,
+  /** The native coin of a network that does not name its own (the coin of anvil, hardhat and geth --dev): set it on any chain whose coin is not ETH. */
+  nativeCurrency: { symbol: "ETH", decimals: 18 },
 } as const;
+
+/** What the native coin (token address 0x0…0) is called and how many decimals its amounts have. */
+export interface NativeCurrency {
+  symbol: string;
+  decimals: number;
+}
 
 export interface ContractConfig {
   address: Address;
@@ -49,6 +57,8 @@ export interface NetworkConfig {
   batchSize: number;
   pollingIntervalMs: number;
   resetOnChainMismatch: boolean;
+  /** The native coin, served as `Bet.tokenInfo` of bets in it; default ETH / 18. */
+  nativeCurrency: NativeCurrency;
 }
 
 const blockNumber = z.union([
@@ -98,6 +108,14 @@ const networkInput = z
     batchSize: z.number().int().min(1).max(1_000_000).optional(),
     pollingIntervalMs: z.number().int().min(10).max(600_000).optional(),
     resetOnChainMismatch: z.boolean().optional(),
+    nativeCurrency: z
+      .object({
+        symbol: z.string().min(1).max(32),
+        // ERC-20 decimals are a uint8; amounts are formatted exactly for any of them.
+        decimals: z.number().int().min(0).max(255),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -146,6 +164,7 @@ function resolveNetwork(n: z.output<typeof networkInput>, defaults: { batchSize?
     batchSize: n.batchSize ?? defaults.batchSize ?? DEFAULTS.batchSize,
     pollingIntervalMs: n.pollingIntervalMs ?? defaults.pollingIntervalMs ?? DEFAULTS.pollingIntervalMs,
     resetOnChainMismatch: n.resetOnChainMismatch ?? DEFAULTS.resetOnChainMismatch,
+    nativeCurrency: n.nativeCurrency ?? { ...DEFAULTS.nativeCurrency },
   };
 }
 

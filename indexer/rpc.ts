@@ -5,7 +5,10 @@
  * still fails is thrown as a classified IndexerError.
  */
 import {
+  BaseError,
   BlockNotFoundError,
+  ExecutionRevertedError,
+  RpcRequestError,
   createPublicClient,
   fallback,
   http,
@@ -57,6 +60,8 @@ export interface ChainRpc {
   code(address: Hex): Promise<Hex>;
   /** The verifier BetVault calls to judge settlements (its immutable `verifier()`). */
   betVaultVerifier(): Promise<Hex>;
+  /** eth_call of `data` on `to` at the latest block: the return data, or null when the call reverts. */
+  call(to: Hex, data: Hex): Promise<Hex | null>;
   /**
    * Calls `onHead` on every new head a WebSocket subscription reports and `onError` when the
    * subscription fails (viem reconnects); false when no ws URL is configured.
@@ -117,6 +122,11 @@ function parseLog(log: RpcLog): ChainLog {
 /** Error texts providers use when a getLogs range or result is too large. */
 const RANGE_TOO_LARGE =
   /more than \d+ results|query returned more than|block range|range (is )?too (large|wide)|too many (logs|results|blocks)|limit exceeded|exceed(s|ed)? .*(limit|max)|response size/i;
+
+/** The node ran the call and it reverted (an answer, not a failure: retrying cannot change it). */
+function isRevert(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((e) => e instanceof ExecutionRevertedError || (e instanceof RpcRequestError && e.code === 3)) !== null;
+}
 
 export function createChainRpc(options: ChainRpcOptions): ChainRpc {
   const timeout = options.timeoutMs ?? 15_000;
@@ -194,6 +204,15 @@ export function createChainRpc(options: ChainRpcOptions): ChainRpc {
     logs: (fromBlock, toBlock) => logsInRange(fromBlock, toBlock),
     code: (address) => withRetry(async () => (await client.getCode({ address })) ?? "0x", retry),
     betVaultVerifier: () => withRetry(() => client.readContract({ address: options.address, abi: VERIFIER_GETTER_ABI, functionName: "verifier" }), retry),
+    call: (to, data) =>
+      withRetry(async () => {
+        try {
+          return (await client.call({ to, data })).data ?? "0x";
+        } catch (error) {
+          if (isRevert(error)) return null;
+          throw error;
+        }
+      }, retry),
     logsOfBlock: (blockHash) => withRetry(async () => (await getLogs({ blockHash })).map(parseLog), retry),
     watchHeads(onHead, onError) {
       if (!options.ws) return false;

@@ -51,6 +51,16 @@ export interface CommitInfo {
   events: number;
 }
 
+/** A Token row (indexer/tokens.ts): lowercase address, 0x0…0 for the native coin. */
+export interface TokenRow {
+  chainId: bigint;
+  address: string;
+  symbol: string;
+  decimals: number;
+}
+
+const NATIVE = "0x0000000000000000000000000000000000000000";
+
 export interface StoreHooks {
   /** Runs inside a commit's transaction after every write (outbox included), right before COMMIT: tests inject crashes and delays here. */
   beforeCommit?: (info: CommitInfo) => void | Promise<void>;
@@ -113,6 +123,9 @@ export class IndexerStore {
           update: { address: c.address, deployBlock: c.deployBlock },
         });
       }
+      // The native coin's row follows the configuration (the only token not read from the chain).
+      const native = { symbol: network.nativeCurrency.symbol, decimals: network.nativeCurrency.decimals };
+      await tx.token.upsert({ where: { chainId_address: { chainId, address: NATIVE } }, create: { chainId, address: NATIVE, ...native }, update: native });
       const cursor = await tx.indexingCursor.upsert({
         where: { chainId },
         create: { chainId, indexedBlock: start, indexedBlockHash: "", headBlock: start, finalizedBlock: 0n, isReady: false, updatedAt: new Date() },
@@ -160,6 +173,12 @@ export class IndexerStore {
     return found;
   }
 
+  /** Which of `addresses` already have a Token row. */
+  async storedTokens(chainId: number, addresses: readonly string[]): Promise<Set<string>> {
+    const rows = await this.prisma.token.findMany({ where: { chainId: BigInt(chainId), address: { in: [...addresses] } }, select: { address: true } });
+    return new Set(rows.map((r) => r.address));
+  }
+
   /** Refreshes head, finalized block, readiness and updatedAt without moving the cursor. */
   async touchCursor(chainId: number, state: CursorState): Promise<void> {
     await this.prisma.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { ...state, updatedAt: new Date() } });
@@ -168,14 +187,15 @@ export class IndexerStore {
   // ------------------------------------------------------------------------------------ commit
 
   /**
-   * One transaction: the bets (final state), results, block hashes, the cursor moved from `from`
-   * to `to`, and the outbox rows. Block rows below `pruneBelow` are dropped.
+   * One transaction: the new tokens' rows, the bets (final state), results, block hashes, the
+   * cursor moved from `from` to `to`, and the outbox rows. Block rows below `pruneBelow` are dropped.
    */
   async commit(input: {
     chainId: number;
     from: BlockRef;
     to: BlockRef;
     blocks: readonly BlockRef[];
+    tokens?: readonly TokenRow[];
     bets: readonly Bet[];
     results: readonly BetResult[];
     updates: readonly BetUpdateRow[];
@@ -186,6 +206,8 @@ export class IndexerStore {
     const chainId = BigInt(input.chainId);
     await this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, input.chainId, input.from);
+      // Before the bets: no bet is ever visible without its token.
+      if (input.tokens?.length) await tx.token.createMany({ data: [...input.tokens], skipDuplicates: true });
       await upsertBets(tx, input.bets);
       await insertResults(tx, input.results);
       if (input.blocks.length > 0) await tx.indexedBlock.createMany({ data: input.blocks.map((b) => ({ chainId, number: b.number, hash: b.hash })) });
@@ -252,7 +274,8 @@ export class IndexerStore {
 
   /**
    * Forgets everything indexed for a network (a new deployment, or a dev chain that restarted):
-   * every bet gets a REMOVED update, then bets, results and block rows are deleted and the cursor
+   * every bet gets a REMOVED update, then bets, results, block rows and the rows of tokens other
+   * than the native coin are deleted and the cursor
    * goes back to block `start` (hash "" until re-anchored).
    */
   async reset(chainId: number, start: bigint, network: NetworkEntry): Promise<number> {
@@ -263,6 +286,8 @@ export class IndexerStore {
       await tx.betResult.deleteMany({ where: { chainId: id } });
       await tx.bet.deleteMany({ where: { chainId: id } });
       await tx.indexedBlock.deleteMany({ where: { chainId: id } });
+      // Another chain may hold other contracts at the same addresses: read them again (the native coin's row stays).
+      await tx.token.deleteMany({ where: { chainId: id, address: { not: NATIVE } } });
       await tx.indexingCursor.updateMany({
         where: { chainId: id },
         // `resets` keys the gateway's response cache: answers cached from the old data become unreachable.

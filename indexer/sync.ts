@@ -30,6 +30,7 @@ import { BackfillProgressTracker, progressFields, progressMessage, type Backfill
 import { settlementProof, type ProofVerifier, type SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
+import { TokenMetadata } from "./tokens.ts";
 
 export type IndexerEvent =
   | { type: "block"; chainId: number; mode: "backfill" | "follow"; fromBlock: bigint; toBlock: bigint; events: number; headBlock: bigint }
@@ -94,22 +95,19 @@ export class NetworkSync {
    */
   private readonly pendingBets = new Map<string, Bet>();
   private readonly progress: BackfillProgressTracker;
+  /** Which tokens have a row; reads the new ones from the chain (indexer/tokens.ts). */
+  private readonly tokens: TokenMetadata;
 
   constructor(private readonly deps: NetworkSyncDeps) {
     this.chainId = deps.network.chainId;
+    this.tokens = new TokenMetadata({ chainId: this.chainId, rpc: deps.rpc, store: deps.store });
     this.progress = new BackfillProgressTracker({ intervalMs: deps.progressIntervalMs, windowMs: Math.max(60_000, 6 * deps.progressIntervalMs) });
   }
 
   status(): NetworkStatus {
-    return {
-      chainId: this.chainId,
-      name: this.deps.network.name,
-      indexedBlock: this.cursor?.number ?? null,
-      indexedBlockHash: this.cursor?.hash ?? null,
-      headBlock: this.cursor ? this.head : null,
-      isReady: this.ready,
-      failed: this.failed,
-    };
+    const { cursor } = this;
+    const at = { indexedBlock: cursor?.number ?? null, indexedBlockHash: cursor?.hash ?? null, headBlock: cursor ? this.head : null };
+    return { chainId: this.chainId, name: this.deps.network.name, ...at, isReady: this.ready, failed: this.failed };
   }
 
   /** Runs until the signal aborts or a non-retryable failure. Never rejects. */
@@ -261,14 +259,8 @@ export class NetworkSync {
   }
 
   private entry(state: CursorState): NetworkEntry {
-    const { network } = this.deps;
-    return {
-      chainId: network.chainId,
-      name: network.name,
-      confirmations: network.confirmations,
-      headBlock: state.headBlock,
-      finalizedBlock: state.finalizedBlock,
-    };
+    const { chainId, name, confirmations } = this.deps.network;
+    return { chainId, name, confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
   }
 
   private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
@@ -281,12 +273,14 @@ export class NetworkSync {
     const proved = performance.now();
     const state = this.cursorState(to.number);
     const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network: this.entry(state) });
+    const tokens = await this.tokens.newTokens(applied.bets.map((b) => b.token));
     const prepared = performance.now();
     await store.commit({
       chainId: this.chainId,
       from,
       to,
       blocks: [to],
+      tokens,
       bets: applied.bets,
       results: applied.results,
       updates: applied.updates,
@@ -313,6 +307,7 @@ export class NetworkSync {
     }
     this.cursor = to;
     this.lastWrite = Date.now();
+    this.tokens.committed(tokens);
     for (const bet of applied.bets) {
       const key = betIdKey(bet.betId);
       this.pendingBets.delete(key);
@@ -448,6 +443,7 @@ export class NetworkSync {
         this.deps.emit({ type: "reset", chainId: this.chainId, removed, reason: details });
         this.cursor = undefined;
         this.pendingBets.clear();
+        this.tokens.forget();
         this.progress.reset();
         this.ready = false;
         this.finalized = 0n;

@@ -223,6 +223,42 @@ describe(`runtime migrator (${kind})`, () => {
     }
   });
 
+  it("gives the bets already there their Token rows when the tokens migration is applied", async () => {
+    const tokensMigration = names.findIndex((name) => name.endsWith("_tokens"));
+    expect(tokensMigration).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const target = await emptyTarget();
+    try {
+      for (const m of migrations.slice(0, tokensMigration)) {
+        mkdirSync(join(dir, m.name));
+        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
+      }
+      await target.migrate({ migrationsDir: dir });
+      await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
+        VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);
+      const native = "0x0000000000000000000000000000000000000000";
+      await target.query(`
+        INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
+                           "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
+        SELECT 1 + i % 2, i, 'p', CASE WHEN i % 3 = 0 THEN '0x00000000000000000000000000000000000000aa' ELSE '${native}' END, 1, 'dice', 'c', 's',
+               'PENDING', i, 0, 'h', 't', i, i
+          FROM generate_series(1, 30) AS i`);
+      await target.migrate();
+      const tokens = await target.query<{ chainId: string; address: string; symbol: string; decimals: number }>(
+        `SELECT "chainId"::text AS "chainId", address, symbol, decimals FROM "Token" ORDER BY 1, 2`,
+      );
+      expect(tokens).toEqual(
+        ["1", "2"].flatMap((chainId) => [
+          { chainId, address: native, symbol: "ETH", decimals: 18 },
+          { chainId, address: "0x00000000000000000000000000000000000000aa", symbol: "UNKNOWN", decimals: 0 },
+        ]),
+      );
+    } finally {
+      await target.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("creates the partial index on (player, chainId) WHERE status = 'PENDING'", async () => {
     const target = await migratedTarget();
     try {

@@ -1,7 +1,8 @@
 /**
  * TEST/BENCH-ONLY contracts (chain/contracts/test/), compiled on demand with solc-js and deployed
- * with viem: a permissive Groth16 verifier (accepts any proof) and a batcher that places, settles
- * and refunds many bets per transaction. Never deploy them on a real network.
+ * with viem: a permissive Groth16 verifier (accepts any proof), a batcher that places, settles
+ * and refunds many bets per transaction, an ERC-20 token's metadata calls (well-behaved or not) and
+ * an emitter of BetPlaced events in any token. Never deploy them on a real network.
  *
  * The ABIs are written here in human-readable form so viem types every call;
  * contracts.test.ts checks them against the compiler's output.
@@ -24,9 +25,23 @@ export const betBatcherAbi = parseAbi([
   "receive() external payable",
 ]);
 
+export const testTokenAbi = parseAbi([
+  "constructor(string symbol_, uint8 decimals_, uint8 kind_)",
+  "function decimals() view returns (uint8)",
+  "fallback() external",
+]);
+
+export const betEmitterAbi = parseAbi([
+  "event BetPlaced(uint256 indexed betId, address indexed player, address token, uint256 stake, string game, bytes32 clientSeed, bytes32 serverSeedHash, uint64 deadline)",
+  "function nextBetId() view returns (uint256)",
+  "function place(address token, uint256 stake)",
+]);
+
 export const TEST_CONTRACTS = {
   PermissiveVerifier: { file: "PermissiveVerifier.sol", abi: permissiveVerifierAbi },
   BetBatcher: { file: "BetBatcher.sol", abi: betBatcherAbi },
+  TestToken: { file: "TestToken.sol", abi: testTokenAbi },
+  BetEmitter: { file: "BetEmitter.sol", abi: betEmitterAbi },
 } as const;
 export type TestContractName = keyof typeof TEST_CONTRACTS;
 
@@ -52,15 +67,26 @@ export interface TestDeployOptions {
 }
 
 async function deploy(name: TestContractName, options: TestDeployOptions, args: readonly Address[]): Promise<Address> {
+  const { bytecode } = compileTestContract(name);
+  return deployWith(name, options, (wallet) =>
+    name === "BetBatcher"
+      ? wallet.deployContract({ abi: betBatcherAbi, bytecode, args: [args[0] ?? "0x"] as const })
+      : name === "BetEmitter"
+        ? wallet.deployContract({ abi: betEmitterAbi, bytecode })
+        : wallet.deployContract({ abi: permissiveVerifierAbi, bytecode }),
+  );
+}
+
+async function deployWith(
+  name: TestContractName,
+  options: TestDeployOptions,
+  send: (wallet: ReturnType<typeof walletClientFor>) => Promise<Hex>,
+): Promise<Address> {
   const chain = localChain(await fetchChainId(options.rpcUrl), options.rpcUrl);
   const account = privateKeyToAccount(options.deployerPrivateKey ?? DEV_OPERATOR_KEY);
   const wallet = walletClientFor(chain, options.rpcUrl, account, { pollingInterval: 50 });
   const pub = publicClientFor(chain, options.rpcUrl, { pollingInterval: 50 });
-  const { bytecode } = compileTestContract(name);
-  const hash =
-    name === "BetBatcher"
-      ? await wallet.deployContract({ abi: betBatcherAbi, bytecode, args: [args[0] ?? "0x"] as const })
-      : await wallet.deployContract({ abi: permissiveVerifierAbi, bytecode });
+  const hash = await send(wallet);
   const receipt = await pub.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success" || !receipt.contractAddress) throw new Error(`${name} deployment failed`);
   return receipt.contractAddress;
@@ -74,4 +100,20 @@ export function deployPermissiveVerifier(options: TestDeployOptions): Promise<Ad
 /** A BetBatcher for `betVault` (it is the player of the bets it places). */
 export function deployBetBatcher(options: TestDeployOptions & { betVault: Address }): Promise<Address> {
   return deploy("BetBatcher", options, [options.betVault]);
+}
+
+/** How a TestToken answers `symbol()` / `decimals()`. */
+export type TestTokenKind = "erc20" | "bytes32-symbol" | "reverting-symbol" | "reverting-decimals";
+const TOKEN_KINDS: Record<TestTokenKind, number> = { erc20: 0, "bytes32-symbol": 1, "reverting-symbol": 2, "reverting-decimals": 3 };
+
+/** A TestToken: the metadata calls of an ERC-20 token (no balances), well-behaved or not. */
+export function deployTestToken(options: TestDeployOptions & { symbol: string; decimals: number; kind?: TestTokenKind }): Promise<Address> {
+  const { bytecode } = compileTestContract("TestToken");
+  const args = [options.symbol, options.decimals, TOKEN_KINDS[options.kind ?? "erc20"]] as const;
+  return deployWith("TestToken", options, (wallet) => wallet.deployContract({ abi: testTokenAbi, bytecode, args }));
+}
+
+/** A BetEmitter: point a network's BetVault at it to index BetPlaced events in any token. */
+export function deployBetEmitter(options: TestDeployOptions): Promise<Address> {
+  return deploy("BetEmitter", options, []);
 }

@@ -2,8 +2,8 @@
  * A JSON-RPC proxy in front of a node (anvil) that can pretend to lag: while `lagTo(n)` holds, it
  * answers as a node whose head is block n — eth_blockNumber says n, eth_getBlockByNumber("latest")
  * is block n, a block above n is null (not there yet), eth_getLogs ranges end at n. Everything else
- * is forwarded. Batched requests (JSON arrays) are answered element by element. Listens on
- * 127.0.0.1, a free port.
+ * is forwarded. Batched requests (JSON arrays) are answered element by element. Every request is
+ * recorded (`requests()`), so tests can count the calls of a kind. Listens on 127.0.0.1, a free port.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,6 +21,10 @@ export interface LaggingRpc {
   lagTo(block: bigint | null): void;
   /** How many head requests (eth_blockNumber, getBlockByNumber("latest")) were answered with the lagging head. */
   laggedHeads(): number;
+  /** Answers the next `count` requests of `method` with a retryable node error (-32005, limit exceeded) instead of forwarding them. */
+  failNext(method: string, count: number): void;
+  /** Every request received so far (method and params), in arrival order. */
+  requests(): readonly { method: string; params: unknown[] }[];
   close(): Promise<void>;
 }
 
@@ -35,6 +39,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
 export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
   let head: bigint | null = null;
   let lagged = 0;
+  const received: { method: string; params: unknown[] }[] = [];
+  const failures = new Map<string, number>();
 
   const forward = async (request: RpcRequest): Promise<unknown> => {
     const response = await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(request) });
@@ -42,6 +48,12 @@ export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
   };
 
   const answer = async (request: RpcRequest): Promise<unknown> => {
+    received.push({ method: request.method, params: request.params ?? [] });
+    const failing = failures.get(request.method) ?? 0;
+    if (failing > 0) {
+      failures.set(request.method, failing - 1);
+      return { jsonrpc: "2.0", id: request.id, error: { code: -32005, message: "limit exceeded" } };
+    }
     const reply = (result: unknown) => ({ jsonrpc: "2.0", id: request.id, result });
     if (head === null) return forward(request);
     const params = request.params ?? [];
@@ -87,6 +99,10 @@ export async function startLaggingRpc(upstream: string): Promise<LaggingRpc> {
       head = block;
     },
     laggedHeads: () => lagged,
+    requests: () => received,
+    failNext(method, count) {
+      failures.set(method, count);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -53,6 +53,8 @@ describe.skipIf(skip)(title, () => {
     const settled = page.locator("#latest tr[data-status='SETTLED']").first();
     await settled.waitFor({ timeout: 90_000 });
     const betId = await settled.getAttribute("data-bet-id");
+    // Stakes in whole tokens with the symbol once the token is read (Bet.tokenInfo: the demo chain's native coin, ETH / 18).
+    await expect.poll(() => settled.locator("td").nth(2).textContent(), { timeout: 30_000 }).toMatch(/^\d+(\.\d{1,4})? ETH$/);
     await settled.click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await page.click("#verify");
@@ -60,6 +62,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => result.getAttribute("data-state"), { timeout: 45_000 }).toMatch(/^(verified|not-verified|error)$/);
     expect(await result.textContent()).toBe("verified ✓");
     expect(await result.getAttribute("data-state")).toBe("verified");
+    expect(await page.locator("#detail").textContent()).toMatch(/\d+(\.\d+)? ETH \(\d+ in units of 10\^-18\)/);
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}live-page.png`, fullPage: true });

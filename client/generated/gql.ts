@@ -16,25 +16,33 @@ import * as types from './graphql.ts';
  */
 type Documents = {
     "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n": typeof types.BetFieldsFragmentDoc,
+    "\n  fragment TokenFields on Token {\n    address\n    symbol\n    decimals\n  }\n": typeof types.TokenFieldsFragmentDoc,
     "\n  query Networks {\n    networkConfigs {\n      chainId\n      name\n      confirmations\n      contracts {\n        name\n        address\n        deployBlock\n      }\n      indexing {\n        indexedBlock\n        headBlock\n        finalizedBlock\n        isReady\n      }\n    }\n  }\n": typeof types.NetworksDocument,
     "\n  query VerificationKey($chainId: ChainId!) {\n    networkConfigs(chainId: $chainId) {\n      chainId\n      verificationKey {\n        protocol\n        curve\n        nPublic\n        json\n        sha256\n      }\n    }\n  }\n": typeof types.VerificationKeyDocument,
-    "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n": typeof types.BetWithProofDocument,
+    "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      tokenInfo {\n        ...TokenFields\n      }\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n": typeof types.BetWithProofDocument,
+    "\n  query BetToken($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      tokenInfo {\n        ...TokenFields\n      }\n    }\n  }\n": typeof types.BetTokenDocument,
     "\n  query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {\n    betResults(chainId: $chainId, betIds: $betIds) {\n      ...BetFields\n    }\n  }\n": typeof types.BetsDocument,
-    "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": typeof types.PlayerBetsDocument,
+    "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": typeof types.PlayerBetsDocument,
 };
 const documents: Documents = {
     "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n": types.BetFieldsFragmentDoc,
+    "\n  fragment TokenFields on Token {\n    address\n    symbol\n    decimals\n  }\n": types.TokenFieldsFragmentDoc,
     "\n  query Networks {\n    networkConfigs {\n      chainId\n      name\n      confirmations\n      contracts {\n        name\n        address\n        deployBlock\n      }\n      indexing {\n        indexedBlock\n        headBlock\n        finalizedBlock\n        isReady\n      }\n    }\n  }\n": types.NetworksDocument,
     "\n  query VerificationKey($chainId: ChainId!) {\n    networkConfigs(chainId: $chainId) {\n      chainId\n      verificationKey {\n        protocol\n        curve\n        nPublic\n        json\n        sha256\n      }\n    }\n  }\n": types.VerificationKeyDocument,
-    "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n": types.BetWithProofDocument,
+    "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      tokenInfo {\n        ...TokenFields\n      }\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n": types.BetWithProofDocument,
+    "\n  query BetToken($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      tokenInfo {\n        ...TokenFields\n      }\n    }\n  }\n": types.BetTokenDocument,
     "\n  query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {\n    betResults(chainId: $chainId, betIds: $betIds) {\n      ...BetFields\n    }\n  }\n": types.BetsDocument,
-    "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": types.PlayerBetsDocument,
+    "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": types.PlayerBetsDocument,
 };
 
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n"): typeof import('./graphql.ts').BetFieldsFragmentDoc;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  fragment TokenFields on Token {\n    address\n    symbol\n    decimals\n  }\n"): typeof import('./graphql.ts').TokenFieldsFragmentDoc;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -46,7 +54,11 @@ export function graphql(source: "\n  query VerificationKey($chainId: ChainId!) {
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n"): typeof import('./graphql.ts').BetWithProofDocument;
+export function graphql(source: "\n  query BetWithProof($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      ...BetFields\n      tokenInfo {\n        ...TokenFields\n      }\n      result {\n        proof {\n          protocol\n          curve\n          piA\n          piB\n          piC\n          publicSignals\n          solidityCalldata\n          verified\n        }\n      }\n    }\n  }\n"): typeof import('./graphql.ts').BetWithProofDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query BetToken($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      tokenInfo {\n        ...TokenFields\n      }\n    }\n  }\n"): typeof import('./graphql.ts').BetTokenDocument;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -54,7 +66,7 @@ export function graphql(source: "\n  query Bets($chainId: ChainId!, $betIds: [UI
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n"): typeof import('./graphql.ts').PlayerBetsDocument;
+export function graphql(source: "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n"): typeof import('./graphql.ts').PlayerBetsDocument;
 
 
 export function graphql(source: string) {

@@ -29,6 +29,8 @@ export type PlayerBetsFilter = {
 
 export type BetFieldsFragment = { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null };
 
+export type TokenFieldsFragment = { address: string, symbol: string, decimals: number };
+
 export type NetworksQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -47,7 +49,15 @@ export type BetWithProofQueryVariables = Exact<{
 }>;
 
 
-export type BetWithProofQuery = { betResult: { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { protocol: string, curve: string, piA: Array<string>, piB: Array<Array<string>>, piC: Array<string>, publicSignals: Array<string>, solidityCalldata: string, verified: boolean } } | null } | null };
+export type BetWithProofQuery = { betResult: { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string, proof: { protocol: string, curve: string, piA: Array<string>, piB: Array<Array<string>>, piC: Array<string>, publicSignals: Array<string>, solidityCalldata: string, verified: boolean } } | null } | null };
+
+export type BetTokenQueryVariables = Exact<{
+  chainId: number;
+  betId: string;
+}>;
+
+
+export type BetTokenQuery = { betResult: { tokenInfo: { address: string, symbol: string, decimals: number } } | null };
 
 export type BetsQueryVariables = Exact<{
   chainId: number;
@@ -65,7 +75,7 @@ export type PlayerBetsQueryVariables = Exact<{
 }>;
 
 
-export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null }> } };
+export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string } | null }> } };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -114,6 +124,13 @@ export const BetFieldsFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"BetFields"}) as unknown as TypedDocumentString<BetFieldsFragment, unknown>;
+export const TokenFieldsFragmentDoc = new TypedDocumentString(`
+    fragment TokenFields on Token {
+  address
+  symbol
+  decimals
+}
+    `, {"fragmentName":"TokenFields"}) as unknown as TypedDocumentString<TokenFieldsFragment, unknown>;
 export const NetworksDocument = new TypedDocumentString(`
     query Networks {
   networkConfigs {
@@ -152,6 +169,9 @@ export const BetWithProofDocument = new TypedDocumentString(`
     query BetWithProof($chainId: ChainId!, $betId: UInt256!) {
   betResult(chainId: $chainId, betId: $betId) {
     ...BetFields
+    tokenInfo {
+      ...TokenFields
+    }
     result {
       proof {
         protocol
@@ -192,7 +212,25 @@ export const BetWithProofDocument = new TypedDocumentString(`
     won
     payout
   }
+}
+fragment TokenFields on Token {
+  address
+  symbol
+  decimals
 }`) as unknown as TypedDocumentString<BetWithProofQuery, BetWithProofQueryVariables>;
+export const BetTokenDocument = new TypedDocumentString(`
+    query BetToken($chainId: ChainId!, $betId: UInt256!) {
+  betResult(chainId: $chainId, betId: $betId) {
+    tokenInfo {
+      ...TokenFields
+    }
+  }
+}
+    fragment TokenFields on Token {
+  address
+  symbol
+  decimals
+}`) as unknown as TypedDocumentString<BetTokenQuery, BetTokenQueryVariables>;
 export const BetsDocument = new TypedDocumentString(`
     query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {
   betResults(chainId: $chainId, betIds: $betIds) {
@@ -236,6 +274,9 @@ export const PlayerBetsDocument = new TypedDocumentString(`
     }
     nodes {
       ...BetFields
+      tokenInfo {
+        ...TokenFields
+      }
     }
   }
   pendingBetCount(wallet: $wallet)
@@ -266,4 +307,9 @@ export const PlayerBetsDocument = new TypedDocumentString(`
     won
     payout
   }
+}
+fragment TokenFields on Token {
+  address
+  symbol
+  decimals
 }`) as unknown as TypedDocumentString<PlayerBetsQuery, PlayerBetsQueryVariables>;

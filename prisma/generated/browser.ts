@@ -42,6 +42,15 @@ export type IndexingCursor = Prisma.IndexingCursorModel
  */
 export type IndexedBlock = Prisma.IndexedBlockModel
 /**
+ * Model Token
+ * What a bet's token is called and how many decimals its amounts have (`Bet.tokenInfo`), read from
+ * the chain once per token by the indexer (ERC-20 `symbol()`/`decimals()`) and written in the same
+ * transaction as the first bet in it; the native coin (address 0x0…0) comes from the network's
+ * `nativeCurrency` setting, rewritten at every indexer start. A call that reverts (a non-standard
+ * token) stores the fallback "UNKNOWN" / 0 (indexer/tokens.ts).
+ */
+export type Token = Prisma.TokenModel
+/**
  * Model Bet
  * The indexed bet (history subgraph). Every state change keeps its block number and hash so a
  * reorg rolls back with one query.

@@ -1,12 +1,14 @@
 import DataLoader from "dataloader";
 import { betKey } from "../kit/bet-key.ts";
 import type { SubgraphDeps } from "../kit/deps.ts";
-import { betsByKeys } from "./data.ts";
-import type { BetModel } from "./mappers.ts";
+import { betsByKeys, tokenKey, tokensByKeys } from "./data.ts";
+import type { BetModel, TokenModel } from "./mappers.ts";
 
 export interface HistoryContext extends SubgraphDeps {
   /** Bets by "chainId:betId", one query per batch. */
   betByKey: DataLoader<string, BetModel | null>;
+  /** Tokens by "chainId:address" (tokenKey), one query for every token of a page. */
+  tokenByKey: DataLoader<string, TokenModel | null>;
 }
 
 export function createHistoryContext(deps: SubgraphDeps): HistoryContext {
@@ -14,6 +16,10 @@ export function createHistoryContext(deps: SubgraphDeps): HistoryContext {
     ...deps,
     betByKey: new DataLoader(async (keys) => {
       const byKey = new Map((await betsByKeys(deps.db, keys)).map((row) => [betKey(row.chainId, row.betId.toFixed(0)), row]));
+      return keys.map((key) => byKey.get(key) ?? null);
+    }),
+    tokenByKey: new DataLoader(async (keys) => {
+      const byKey = new Map((await tokensByKeys(deps.db, keys)).map((row) => [tokenKey(row.chainId, row.address), row]));
       return keys.map((key) => byKey.get(key) ?? null);
     }),
   };

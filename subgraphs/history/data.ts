@@ -1,5 +1,5 @@
 import type { Database } from "../../core/db.ts";
-import type { Bet, BetStatus, Prisma } from "../../prisma/generated/client.ts";
+import type { Bet, BetStatus, Prisma, Token } from "../../prisma/generated/client.ts";
 import { betIdsByChain } from "../kit/bet-key.ts";
 import type { SortKey } from "./cursor.ts";
 
@@ -12,6 +12,21 @@ export function betsByKeys(db: Database, keys: readonly string[]): Promise<Bet[]
   return db.prisma.bet.findMany({
     where: { OR: [...betIdsByChain(keys)].map(([chainId, betIds]) => ({ chainId, betId: { in: betIds } })) },
   });
+}
+
+/** "chainId:address" of a Token row (the DataLoader key). */
+export const tokenKey = (chainId: bigint | number, address: string) => `${chainId}:${address}`;
+
+/** Tokens by "chainId:address" key (a DataLoader batch: every token of a page): one `chainId = … AND address IN (…)` clause per chain. */
+export function tokensByKeys(db: Database, keys: readonly string[]): Promise<Token[]> {
+  const byChain = new Map<bigint, string[]>();
+  for (const key of keys) {
+    const [chainId = "", address = ""] = key.split(":");
+    const list = byChain.get(BigInt(chainId)) ?? [];
+    list.push(address);
+    byChain.set(BigInt(chainId), list);
+  }
+  return db.prisma.token.findMany({ where: { OR: [...byChain].map(([chainId, addresses]) => ({ chainId, address: { in: addresses } })) } });
 }
 
 export interface BetFilter {

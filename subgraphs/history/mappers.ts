@@ -1,8 +1,9 @@
-import type { Bet } from "../../prisma/generated/client.ts";
+import type { Bet, Token } from "../../prisma/generated/client.ts";
 import type { BetFilterConditions } from "./data.ts";
 
 // Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
 export type BetModel = Bet;
+export type TokenModel = Token;
 export type NetworkRefModel = { chainId: bigint | number };
 export interface BetEdgeModel {
   cursor: string;

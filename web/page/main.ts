@@ -2,10 +2,11 @@
 // a followed wallet (live subscription first, then its history through GraphQL, so nothing falls
 // in between), and a bet's Groth16 proof verified here with snarkjs' browser build against the
 // network's served verification key. DOM built with textContent only: no HTML from data.
+import { formatAmount } from "../../client/amount.ts";
 import { betFinality } from "../../client/finality.ts";
 import { createGraphQLClient } from "../../client/graphql.ts";
-import type { BetFieldsFragment, BetWithProofQuery } from "../../client/generated/graphql.ts";
-import { betWithProofQuery, networksQuery, playerBetsQuery, verificationKeyQuery } from "../../client/operations.ts";
+import type { BetFieldsFragment, BetWithProofQuery, TokenFieldsFragment } from "../../client/generated/graphql.ts";
+import { betTokenQuery, betWithProofQuery, networksQuery, playerBetsQuery, verificationKeyQuery } from "../../client/operations.ts";
 import { verifyBetProof, type Groth16Verify } from "../../client/proof.ts";
 import { openBetsFeed, type BetsFeed, type BetUpdatePayload, type FeedStatus } from "../../client/realtime.ts";
 
@@ -34,15 +35,43 @@ function shortHex(value: string): string {
   return value.length > 14 ? `${value.slice(0, 6)}…${value.slice(-4)}` : value;
 }
 
-/** Wei (decimal string) → a short decimal in whole coins. */
-function formatAmount(wei: string): string {
-  const value = BigInt(wei);
-  const unit = 10n ** 18n;
-  const fraction = (value % unit).toString().padStart(18, "0").slice(0, 4).replace(/0+$/, "");
-  return fraction ? `${value / unit}.${fraction}` : `${value / unit}`;
+/** Token metadata by "chainId:address", learnt from GraphQL reads (the feed's payloads carry the address only). */
+const tokens = new Map<string, TokenInfo>();
+const tokenLookups = new Set<string>();
+
+/** An amount in whole tokens (at most 4 fraction digits, cut toward zero) with the symbol; in smallest units until the token is known. */
+function amountText(chainId: number, token: string, amount: string): string {
+  const info = tokens.get(`${chainId}:${token}`);
+  return info ? formatAmount(amount, info, { maxFractionDigits: 4, withSymbol: true }) : `${amount} units`;
 }
 
-type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "stake" | "status"> & { result: { won: boolean; payout: string } | null };
+/** Reads the token of a feed bet once per token, then shows every amount in it in whole tokens. */
+function learnToken(chainId: number, betId: string, token: string): void {
+  const key = `${chainId}:${token}`;
+  if (tokens.has(key) || tokenLookups.has(key)) return;
+  tokenLookups.add(key);
+  api
+    .request(betTokenQuery, { chainId, betId })
+    .then(({ betResult }) => {
+      if (betResult) rememberToken(chainId, betResult.tokenInfo);
+    })
+    .catch(() => undefined)
+    .finally(() => tokenLookups.delete(key));
+}
+
+function rememberToken(chainId: number, info: TokenInfo): void {
+  const key = `${chainId}:${info.address}`;
+  if (tokens.has(key)) return;
+  tokens.set(key, info);
+  latest.refreshAmounts();
+  walletBets.refreshAmounts();
+}
+
+type TokenInfo = TokenFieldsFragment;
+type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "token" | "stake" | "status"> & {
+  tokenInfo?: TokenInfo;
+  result: { won: boolean; payout: string } | null;
+};
 type Origin = "live" | "replay" | "read";
 const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
 
@@ -72,6 +101,16 @@ class BetTable {
     this.put(bet, bet.status, "read", undefined, false);
   }
 
+  /** Re-renders every amount cell (a token became known). */
+  refreshAmounts(): void {
+    for (const row of this.rows.values()) {
+      for (const td of row.cells) {
+        const { amount, prefix } = td.dataset;
+        if (amount !== undefined) td.textContent = `${prefix ?? ""}${amountText(Number(row.dataset.chainId), row.dataset.token ?? "", amount)}`;
+      }
+    }
+  }
+
   private put(bet: ShownBet, status: string, origin: Origin, seq: string | undefined, onTop: boolean): void {
     const key = `${bet.chainId}:${bet.betId}`;
     const row = document.createElement("tr");
@@ -79,9 +118,13 @@ class BetTable {
     if (seq) row.dataset.seq = seq;
     cell(row, `#${bet.betId}`);
     cell(row, shortHex(bet.player));
-    cell(row, formatAmount(bet.stake));
+    if (bet.tokenInfo) rememberToken(bet.chainId, bet.tokenInfo);
+    else learnToken(bet.chainId, bet.betId, bet.token);
+    row.dataset.token = bet.token;
+    amountCell(row, bet.stake, "");
     cell(row, status, `status-${status}`);
-    cell(row, bet.result ? (bet.result.won ? `won ${formatAmount(bet.result.payout)}` : "lost") : "");
+    if (bet.result?.won) amountCell(row, bet.result.payout, "won ");
+    else cell(row, bet.result ? "lost" : "");
     if (origin === "live") row.className = "fresh";
     const previous = this.rows.get(key);
     if (previous && !onTop) previous.replaceWith(row);
@@ -97,6 +140,14 @@ class BetTable {
       last.remove();
     }
   }
+}
+
+/** A cell showing an amount of the row's token, re-rendered once the token is known (refreshAmounts). */
+function amountCell(row: HTMLTableRowElement, amount: string, prefix: string): void {
+  cell(row, amountText(Number(row.dataset.chainId), row.dataset.token ?? "", amount));
+  const td = row.cells[row.cells.length - 1]!;
+  Object.assign(td.dataset, { amount, prefix });
+  td.textContent = `${prefix}${td.textContent}`;
 }
 
 const latest = new BetTable(element("latest"), LATEST_ROWS);
@@ -258,7 +309,9 @@ async function openBet(chainId: number, betId: string): Promise<void> {
   );
   field(list, "player", betResult.player);
   field(list, "game", betResult.game);
-  field(list, "stake", `${formatAmount(betResult.stake)} (${betResult.stake} wei)`);
+  rememberToken(chainId, betResult.tokenInfo);
+  const { symbol, decimals } = betResult.tokenInfo;
+  field(list, "stake", `${formatAmount(betResult.stake, betResult.tokenInfo)} ${symbol} (${betResult.stake} in units of 10^-${decimals})`);
   field(list, "placed", `block ${betResult.placedBlock} · ${new Date(Number(betResult.placedAt) * 1000).toISOString()} · tx ${betResult.placedTx}`);
   if (betResult.settledBlock) field(list, "settled", `block ${betResult.settledBlock} · tx ${betResult.settledTx}`);
   if (betResult.refundedBlock) field(list, "refunded", `block ${betResult.refundedBlock} · tx ${betResult.refundedTx}`);
@@ -270,7 +323,7 @@ async function openBet(chainId: number, betId: string): Promise<void> {
     return;
   }
   field(list, "outcome", result.outcome);
-  field(list, "result", result.won ? `won ${formatAmount(result.payout)}` : "lost");
+  field(list, "result", result.won ? `won ${formatAmount(result.payout, betResult.tokenInfo)} ${symbol}` : "lost");
   field(list, "public signals", result.proof.publicSignals.join(", "));
   field(list, "service says", result.proof.verified ? "verified (not used here)" : "not verified (not used here)");
   verify.disabled = false;

@@ -55,6 +55,7 @@ export const ModelName = {
   Contract: 'Contract',
   IndexingCursor: 'IndexingCursor',
   IndexedBlock: 'IndexedBlock',
+  Token: 'Token',
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
   BetResult: 'BetResult',
@@ -119,6 +120,16 @@ export const IndexedBlockScalarFieldEnum = {
 } as const
 
 export type IndexedBlockScalarFieldEnum = (typeof IndexedBlockScalarFieldEnum)[keyof typeof IndexedBlockScalarFieldEnum]
+
+
+export const TokenScalarFieldEnum = {
+  chainId: 'chainId',
+  address: 'address',
+  symbol: 'symbol',
+  decimals: 'decimals'
+} as const
+
+export type TokenScalarFieldEnum = (typeof TokenScalarFieldEnum)[keyof typeof TokenScalarFieldEnum]
 
 
 export const BetScalarFieldEnum = {

@@ -224,6 +224,7 @@ export type NetworkWhereInput = {
   cursor?: Prisma.XOR<Prisma.IndexingCursorNullableScalarRelationFilter, Prisma.IndexingCursorWhereInput> | null
   bets?: Prisma.BetListRelationFilter
   blocks?: Prisma.IndexedBlockListRelationFilter
+  tokens?: Prisma.TokenListRelationFilter
 }
 
 export type NetworkOrderByWithRelationInput = {
@@ -236,6 +237,7 @@ export type NetworkOrderByWithRelationInput = {
   cursor?: Prisma.IndexingCursorOrderByWithRelationInput
   bets?: Prisma.BetOrderByRelationAggregateInput
   blocks?: Prisma.IndexedBlockOrderByRelationAggregateInput
+  tokens?: Prisma.TokenOrderByRelationAggregateInput
 }
 
 export type NetworkWhereUniqueInput = Prisma.AtLeast<{
@@ -251,6 +253,7 @@ export type NetworkWhereUniqueInput = Prisma.AtLeast<{
   cursor?: Prisma.XOR<Prisma.IndexingCursorNullableScalarRelationFilter, Prisma.IndexingCursorWhereInput> | null
   bets?: Prisma.BetListRelationFilter
   blocks?: Prisma.IndexedBlockListRelationFilter
+  tokens?: Prisma.TokenListRelationFilter
 }, "chainId" | "name">
 
 export type NetworkOrderByWithAggregationInput = {
@@ -287,6 +290,7 @@ export type NetworkCreateInput = {
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateInput = {
@@ -299,6 +303,7 @@ export type NetworkUncheckedCreateInput = {
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUpdateInput = {
@@ -311,6 +316,7 @@ export type NetworkUpdateInput = {
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateInput = {
@@ -323,6 +329,7 @@ export type NetworkUncheckedUpdateInput = {
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateManyInput = {
@@ -450,6 +457,20 @@ export type NetworkUpdateOneRequiredWithoutBlocksNestedInput = {
   update?: Prisma.XOR<Prisma.XOR<Prisma.NetworkUpdateToOneWithWhereWithoutBlocksInput, Prisma.NetworkUpdateWithoutBlocksInput>, Prisma.NetworkUncheckedUpdateWithoutBlocksInput>
 }
 
+export type NetworkCreateNestedOneWithoutTokensInput = {
+  create?: Prisma.XOR<Prisma.NetworkCreateWithoutTokensInput, Prisma.NetworkUncheckedCreateWithoutTokensInput>
+  connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutTokensInput
+  connect?: Prisma.NetworkWhereUniqueInput
+}
+
+export type NetworkUpdateOneRequiredWithoutTokensNestedInput = {
+  create?: Prisma.XOR<Prisma.NetworkCreateWithoutTokensInput, Prisma.NetworkUncheckedCreateWithoutTokensInput>
+  connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutTokensInput
+  upsert?: Prisma.NetworkUpsertWithoutTokensInput
+  connect?: Prisma.NetworkWhereUniqueInput
+  update?: Prisma.XOR<Prisma.XOR<Prisma.NetworkUpdateToOneWithWhereWithoutTokensInput, Prisma.NetworkUpdateWithoutTokensInput>, Prisma.NetworkUncheckedUpdateWithoutTokensInput>
+}
+
 export type NetworkCreateNestedOneWithoutBetsInput = {
   create?: Prisma.XOR<Prisma.NetworkCreateWithoutBetsInput, Prisma.NetworkUncheckedCreateWithoutBetsInput>
   connectOrCreate?: Prisma.NetworkCreateOrConnectWithoutBetsInput
@@ -473,6 +494,7 @@ export type NetworkCreateWithoutContractsInput = {
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutContractsInput = {
@@ -484,6 +506,7 @@ export type NetworkUncheckedCreateWithoutContractsInput = {
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutContractsInput = {
@@ -511,6 +534,7 @@ export type NetworkUpdateWithoutContractsInput = {
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutContractsInput = {
@@ -522,6 +546,7 @@ export type NetworkUncheckedUpdateWithoutContractsInput = {
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateWithoutCursorInput = {
@@ -533,6 +558,7 @@ export type NetworkCreateWithoutCursorInput = {
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutCursorInput = {
@@ -544,6 +570,7 @@ export type NetworkUncheckedCreateWithoutCursorInput = {
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
   blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutCursorInput = {
@@ -571,6 +598,7 @@ export type NetworkUpdateWithoutCursorInput = {
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutCursorInput = {
@@ -582,6 +610,7 @@ export type NetworkUncheckedUpdateWithoutCursorInput = {
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateWithoutBlocksInput = {
@@ -593,6 +622,7 @@ export type NetworkCreateWithoutBlocksInput = {
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutBlocksInput = {
@@ -604,6 +634,7 @@ export type NetworkUncheckedCreateWithoutBlocksInput = {
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutBlocksInput = {
@@ -631,6 +662,7 @@ export type NetworkUpdateWithoutBlocksInput = {
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutBlocksInput = {
@@ -642,6 +674,71 @@ export type NetworkUncheckedUpdateWithoutBlocksInput = {
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUncheckedUpdateManyWithoutNetworkNestedInput
+}
+
+export type NetworkCreateWithoutTokensInput = {
+  chainId: bigint | number
+  name: string
+  confirmations: number
+  verificationKeyJson: string
+  verificationKeySha256: string
+  contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
+  cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
+  bets?: Prisma.BetCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
+}
+
+export type NetworkUncheckedCreateWithoutTokensInput = {
+  chainId: bigint | number
+  name: string
+  confirmations: number
+  verificationKeyJson: string
+  verificationKeySha256: string
+  contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
+  cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
+  bets?: Prisma.BetUncheckedCreateNestedManyWithoutNetworkInput
+  blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
+}
+
+export type NetworkCreateOrConnectWithoutTokensInput = {
+  where: Prisma.NetworkWhereUniqueInput
+  create: Prisma.XOR<Prisma.NetworkCreateWithoutTokensInput, Prisma.NetworkUncheckedCreateWithoutTokensInput>
+}
+
+export type NetworkUpsertWithoutTokensInput = {
+  update: Prisma.XOR<Prisma.NetworkUpdateWithoutTokensInput, Prisma.NetworkUncheckedUpdateWithoutTokensInput>
+  create: Prisma.XOR<Prisma.NetworkCreateWithoutTokensInput, Prisma.NetworkUncheckedCreateWithoutTokensInput>
+  where?: Prisma.NetworkWhereInput
+}
+
+export type NetworkUpdateToOneWithWhereWithoutTokensInput = {
+  where?: Prisma.NetworkWhereInput
+  data: Prisma.XOR<Prisma.NetworkUpdateWithoutTokensInput, Prisma.NetworkUncheckedUpdateWithoutTokensInput>
+}
+
+export type NetworkUpdateWithoutTokensInput = {
+  chainId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  confirmations?: Prisma.IntFieldUpdateOperationsInput | number
+  verificationKeyJson?: Prisma.StringFieldUpdateOperationsInput | string
+  verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
+  contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
+  cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
+  bets?: Prisma.BetUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
+}
+
+export type NetworkUncheckedUpdateWithoutTokensInput = {
+  chainId?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  name?: Prisma.StringFieldUpdateOperationsInput | string
+  confirmations?: Prisma.IntFieldUpdateOperationsInput | number
+  verificationKeyJson?: Prisma.StringFieldUpdateOperationsInput | string
+  verificationKeySha256?: Prisma.StringFieldUpdateOperationsInput | string
+  contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
+  cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
+  bets?: Prisma.BetUncheckedUpdateManyWithoutNetworkNestedInput
+  blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkCreateWithoutBetsInput = {
@@ -653,6 +750,7 @@ export type NetworkCreateWithoutBetsInput = {
   contracts?: Prisma.ContractCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorCreateNestedOneWithoutNetworkInput
   blocks?: Prisma.IndexedBlockCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkUncheckedCreateWithoutBetsInput = {
@@ -664,6 +762,7 @@ export type NetworkUncheckedCreateWithoutBetsInput = {
   contracts?: Prisma.ContractUncheckedCreateNestedManyWithoutNetworkInput
   cursor?: Prisma.IndexingCursorUncheckedCreateNestedOneWithoutNetworkInput
   blocks?: Prisma.IndexedBlockUncheckedCreateNestedManyWithoutNetworkInput
+  tokens?: Prisma.TokenUncheckedCreateNestedManyWithoutNetworkInput
 }
 
 export type NetworkCreateOrConnectWithoutBetsInput = {
@@ -691,6 +790,7 @@ export type NetworkUpdateWithoutBetsInput = {
   contracts?: Prisma.ContractUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUpdateOneWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUpdateManyWithoutNetworkNestedInput
 }
 
 export type NetworkUncheckedUpdateWithoutBetsInput = {
@@ -702,6 +802,7 @@ export type NetworkUncheckedUpdateWithoutBetsInput = {
   contracts?: Prisma.ContractUncheckedUpdateManyWithoutNetworkNestedInput
   cursor?: Prisma.IndexingCursorUncheckedUpdateOneWithoutNetworkNestedInput
   blocks?: Prisma.IndexedBlockUncheckedUpdateManyWithoutNetworkNestedInput
+  tokens?: Prisma.TokenUncheckedUpdateManyWithoutNetworkNestedInput
 }
 
 
@@ -713,12 +814,14 @@ export type NetworkCountOutputType = {
   contracts: number
   bets: number
   blocks: number
+  tokens: number
 }
 
 export type NetworkCountOutputTypeSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   contracts?: boolean | NetworkCountOutputTypeCountContractsArgs
   bets?: boolean | NetworkCountOutputTypeCountBetsArgs
   blocks?: boolean | NetworkCountOutputTypeCountBlocksArgs
+  tokens?: boolean | NetworkCountOutputTypeCountTokensArgs
 }
 
 /**
@@ -752,6 +855,13 @@ export type NetworkCountOutputTypeCountBlocksArgs<ExtArgs extends runtime.Types.
   where?: Prisma.IndexedBlockWhereInput
 }
 
+/**
+ * NetworkCountOutputType without action
+ */
+export type NetworkCountOutputTypeCountTokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  where?: Prisma.TokenWhereInput
+}
+
 
 export type NetworkSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
   chainId?: boolean
@@ -763,6 +873,7 @@ export type NetworkSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs 
   cursor?: boolean | Prisma.Network$cursorArgs<ExtArgs>
   bets?: boolean | Prisma.Network$betsArgs<ExtArgs>
   blocks?: boolean | Prisma.Network$blocksArgs<ExtArgs>
+  tokens?: boolean | Prisma.Network$tokensArgs<ExtArgs>
   _count?: boolean | Prisma.NetworkCountOutputTypeDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["network"]>
 
@@ -796,6 +907,7 @@ export type NetworkInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs
   cursor?: boolean | Prisma.Network$cursorArgs<ExtArgs>
   bets?: boolean | Prisma.Network$betsArgs<ExtArgs>
   blocks?: boolean | Prisma.Network$blocksArgs<ExtArgs>
+  tokens?: boolean | Prisma.Network$tokensArgs<ExtArgs>
   _count?: boolean | Prisma.NetworkCountOutputTypeDefaultArgs<ExtArgs>
 }
 export type NetworkIncludeCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {}
@@ -808,6 +920,7 @@ export type $NetworkPayload<ExtArgs extends runtime.Types.Extensions.InternalArg
     cursor: Prisma.$IndexingCursorPayload<ExtArgs> | null
     bets: Prisma.$BetPayload<ExtArgs>[]
     blocks: Prisma.$IndexedBlockPayload<ExtArgs>[]
+    tokens: Prisma.$TokenPayload<ExtArgs>[]
   }
   scalars: runtime.Types.Extensions.GetPayloadResult<{
     chainId: bigint
@@ -1216,6 +1329,7 @@ export interface Prisma__NetworkClient<T, Null = never, ExtArgs extends runtime.
   cursor<T extends Prisma.Network$cursorArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$cursorArgs<ExtArgs>>): Prisma.Prisma__IndexingCursorClient<runtime.Types.Result.GetResult<Prisma.$IndexingCursorPayload<ExtArgs>, T, "findUniqueOrThrow", GlobalOmitOptions> | null, null, ExtArgs, GlobalOmitOptions>
   bets<T extends Prisma.Network$betsArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$betsArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$BetPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   blocks<T extends Prisma.Network$blocksArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$blocksArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$IndexedBlockPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
+  tokens<T extends Prisma.Network$tokensArgs<ExtArgs> = {}>(args?: Prisma.Subset<T, Prisma.Network$tokensArgs<ExtArgs>>): Prisma.PrismaPromise<runtime.Types.Result.GetResult<Prisma.$TokenPayload<ExtArgs>, T, "findMany", GlobalOmitOptions> | Null>
   /**
    * Attaches callbacks for the resolution and/or rejection of the Promise.
    * @param onfulfilled The callback to execute when the Promise is resolved.
@@ -1731,6 +1845,30 @@ export type Network$blocksArgs<ExtArgs extends runtime.Types.Extensions.Internal
   take?: number
   skip?: number
   distinct?: Prisma.IndexedBlockScalarFieldEnum | Prisma.IndexedBlockScalarFieldEnum[]
+}
+
+/**
+ * Network.tokens
+ */
+export type Network$tokensArgs<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
+  /**
+   * Select specific fields to fetch from the Token
+   */
+  select?: Prisma.TokenSelect<ExtArgs> | null
+  /**
+   * Omit specific fields from the Token
+   */
+  omit?: Prisma.TokenOmit<ExtArgs> | null
+  /**
+   * Choose, which related nodes to fetch as well
+   */
+  include?: Prisma.TokenInclude<ExtArgs> | null
+  where?: Prisma.TokenWhereInput
+  orderBy?: Prisma.TokenOrderByWithRelationInput | Prisma.TokenOrderByWithRelationInput[]
+  cursor?: Prisma.TokenWhereUniqueInput
+  take?: number
+  skip?: number
+  distinct?: Prisma.TokenScalarFieldEnum | Prisma.TokenScalarFieldEnum[]
 }
 
 /**

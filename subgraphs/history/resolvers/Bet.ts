@@ -3,6 +3,7 @@ import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
 import { betDepth } from "../../../core/networks.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { betKey } from "../../kit/bet-key.ts";
+import { tokenKey } from "../data.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 
 export const Bet: BetResolvers = {
@@ -21,6 +22,14 @@ export const Bet: BetResolvers = {
   network: (bet, _args, _ctx, info) => {
     cacheFor(info, MAX_AGE.final);
     return { chainId: bet.chainId };
+  },
+  tokenInfo: async (bet, _args, ctx, info) => {
+    // Read once from the chain and never changed (the native coin's only with the configuration).
+    cacheFor(info, MAX_AGE.final);
+    const token = await ctx.tokenByKey.load(tokenKey(bet.chainId, bet.token));
+    // The indexer writes the row in the transaction of the token's first bet: a miss is a broken invariant.
+    if (!token) throw new Error(`no Token row for ${bet.token} on chain ${bet.chainId}`);
+    return token;
   },
   confirmations: async (bet, _args, ctx, info) => {
     cacheFor(info, MAX_AGE.live); // grows with every block, final or not
