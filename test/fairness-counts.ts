@@ -9,14 +9,8 @@ export interface FairnessDrift {
   counter: string;
 }
 
-/**
- * Every (chainId, game) whose trigger-maintained fairness counters differ from a recount over the
- * rows: status counts and stake from "Bet", won / payout / histogram from "BetResult" under its
- * bet's game, bucket = floor(16·outcome / r) computed here on its own, in exact integer arithmetic (not
- * with the migration's functions). Empty when the counters are exact.
- */
-export async function fairnessDrift(db: Database): Promise<FairnessDrift[]> {
-  return db.prisma.$queryRaw<FairnessDrift[]>`
+/** The recount-versus-counter comparison of fairnessDrift, as plain SQL (for raw clients too). */
+export const FAIRNESS_DRIFT_SQL = `
     WITH r AS (SELECT 21888242871839275222246405745257275088548364400416034343698204186575808495617::numeric AS r),
     bets AS (
       SELECT "chainId", game, count(*) FILTER (WHERE status = 'SETTLED') AS settled, count(*) FILTER (WHERE status = 'REFUNDED') AS refunded,
@@ -52,4 +46,13 @@ export async function fairnessDrift(db: Database): Promise<FairnessDrift[]> {
       FROM recount AS x FULL JOIN "FairnessCounter" AS c USING ("chainId", game)
     )
     SELECT "chainId"::text AS "chainId", game, counted, counter FROM both_sides WHERE counted <> counter ORDER BY 1, 2`;
+
+/**
+ * Every (chainId, game) whose trigger-maintained fairness counters differ from a recount over the
+ * rows: status counts and stake from "Bet", won / payout / histogram from "BetResult" under its
+ * bet's game, bucket = floor(16·outcome / r) computed here on its own, in exact integer arithmetic (not
+ * with the migration's functions). Empty when the counters are exact.
+ */
+export async function fairnessDrift(db: Database): Promise<FairnessDrift[]> {
+  return db.prisma.$queryRawUnsafe<FairnessDrift[]>(FAIRNESS_DRIFT_SQL);
 }
