@@ -63,6 +63,7 @@ const MAPPERS: Record<string, Record<string, string>> = {
     Bet: "../mappers.ts#BetRefModel",
     BetResult: "../mappers.ts#BetResultModel",
     Groth16Proof: "../mappers.ts#BetResultModel",
+    GameStats: "../mappers.ts#GameStatsModel",
   },
 };
 

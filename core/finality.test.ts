@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { confirmationsAt, depthAt, finalizedBlockAt, isFinal } from "./finality.ts";
+import { confirmationsAt, depthAt, finalityBound, finalizedBlockAt, isFinal } from "./finality.ts";
 import { betDepth } from "./networks.ts";
 
 // The contract's rule: confirmations = head − change block + 1; finalized ⇔ confirmations ≥ the
@@ -45,5 +45,22 @@ describe("the finality rule", () => {
     const network = { chainId: 31337, name: "localnet", confirmations: 2, headBlock: 305n, finalizedBlock: 303n };
     expect(betDepth(304n, network)).toEqual({ confirmations: 2n, finalized: true });
     expect(betDepth(305n, network)).toEqual({ confirmations: 1n, finalized: false });
+  });
+
+  it("finalityBound: a change is final exactly when its block is at or below the bound (no head: nothing is)", () => {
+    fc.assert(
+      fc.property(
+        fc.option(fc.bigInt({ min: 0n, max: 1n << 40n })),
+        fc.integer({ min: 0, max: 100 }),
+        fc.bigInt({ min: -120n, max: 120n }),
+        (head, required, offset) => {
+          const block = (head ?? 50n) + offset;
+          if (block < 0n) return;
+          expect(block <= finalityBound(head, required)).toBe(depthAt(block, head, required).finalized);
+        },
+      ),
+    );
+    expect(finalityBound(null, 2)).toBe(-1n);
+    expect(finalityBound(1n, 5)).toBe(-3n);
   });
 });

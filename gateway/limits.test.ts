@@ -95,6 +95,22 @@ describe("query cost", () => {
     expect(() => measure(`{ ${aliases.join(" ")} }`)).toThrow(/cost \d+ exceeds/);
   });
 
+  it("prices fairnessStats as one statement over counters and the unfinalized settlements, its entries as a small list", () => {
+    const stats = (args: string) => measure(`{ fairnessStats${args} { game settledBets outcomeHistogram pValue } }`).cost;
+    const pending = measure(`{ pendingBetCount(wallet: "${WALLET}") }`).cost;
+    // 1 for the field, 20 for its statement, 10 entries (a list no argument bounds), 4 leaves.
+    expect(stats("")).toBe(1 + 20 + 10 + 4);
+    expect(stats(`(chainId: 1, game: "dice")`)).toBe(stats(""));
+    // Every field (docs/reference/limits.md's table): 13 leaves.
+    const every =
+      "chainId game settledBets wonBets refundedBets totalStake totalPayout observedRtp expectedRtp outcomeHistogram chiSquare pValue finalizedSettledBets";
+    expect(measure(`{ fairnessStats { ${every} } }`).cost).toBe(44);
+    expect(stats("")).toBeGreaterThan(pending);
+    // Thirty of them are still admitted (30 aliases is the alias limit): it reads no history.
+    const aliases = Array.from({ length: 30 }, (_, i) => `f${i}: fairnessStats { game settledBets outcomeHistogram pValue }`);
+    expect(measure(`{ ${aliases.join(" ")} }`).cost).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
+  });
+
   it("keeps introspection open", () => {
     const result = measure(getIntrospectionQuery());
     expect(result.depth).toBeLessThanOrEqual(1);

@@ -60,6 +60,9 @@ const FIELD_COST: Record<string, number> = {
   "Query.playerBets": 10,
   "Query.betResults": 5,
   "Query.pendingBetCount": 5,
+  // One statement: the counter rows, plus each network's settled bets of its last `confirmations`
+  // blocks (not final yet) read through an index: more than a counter, never a game's history.
+  "Query.fairnessStats": 20,
   "Query.betResult": 1,
   "Query.networkConfigs": 1,
   "BetConnection.totalCount": 1,

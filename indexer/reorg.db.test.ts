@@ -1,10 +1,17 @@
 // Reorgs of depth 1..5 on a live indexer: anvil snapshot → a branch of `depth` blocks (settlement,
 // refund, placements) is indexed → revert → a different branch of depth + 1 blocks is mined. The
 // database must then equal a fresh index of the new chain, with REMOVED updates for the bets that
-// vanished and PLACED updates for the bets whose settlement/refund was undone.
+// vanished and PLACED updates for the bets whose settlement/refund was undone; the fairness
+// counters (and fairnessStats through a gateway over the same database) equal a recount and the
+// fresh index's.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../core/logger.ts";
+import { startStack, type RunningStack } from "../bin/stack.ts";
+import { createLogger, silentLogger } from "../core/logger.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import type { Database } from "../core/db.ts";
 import { betCountDrift } from "../test/bet-counts.ts";
+import { fairnessDrift } from "../test/fairness-counts.ts";
+import { testGatewaySettings } from "../test/stack.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
@@ -17,6 +24,7 @@ const CONFIRMATIONS = 6;
 let chain: TestChain;
 let db: TestDatabase;
 let live: Indexer;
+let api: RunningStack;
 const events: IndexerEvent[] = [];
 
 beforeAll(async () => {
@@ -25,9 +33,16 @@ beforeAll(async () => {
   live = createIndexer({ db, logger, networks: [chain.network({ confirmations: CONFIRMATIONS })], onEvent: (e) => events.push(e) });
   await live.start();
   await live.synced();
+  api = await startStack({
+    deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db, 0), production: false },
+    host: "127.0.0.1",
+    port: 0,
+    gateway: testGatewaySettings(),
+  });
 });
 
 afterAll(async () => {
+  await api?.stop();
   await live?.stop();
   await db?.close();
   await releaseProverResources();
@@ -41,11 +56,28 @@ async function freshIndex() {
   try {
     await indexer.start();
     await indexer.synced();
-    return await snapshotTables(fresh, { withDepth: false });
+    return { ...(await snapshotTables(fresh, { withDepth: false })), counters: await countersOf(fresh) };
   } finally {
     await indexer.stop();
     await fresh.close();
   }
+}
+
+/** The fairness counters that count something, as comparable text. */
+async function countersOf(database: Database) {
+  const rows = await database.prisma.fairnessCounter.findMany({ orderBy: [{ chainId: "asc" }, { game: "asc" }] });
+  return rows
+    .map((r) => ({
+      chainId: Number(r.chainId),
+      game: r.game,
+      settledBets: String(r.settledBets),
+      wonBets: String(r.wonBets),
+      refundedBets: String(r.refundedBets),
+      totalStake: r.totalStake.toFixed(0),
+      totalPayout: r.totalPayout.toFixed(0),
+      outcomeHistogram: r.outcomeHistogram.map(String),
+    }))
+    .filter((r) => r.settledBets !== "0" || r.refundedBets !== "0" || r.wonBets !== "0");
 }
 
 describe.each([1, 2, 3, 4, 5])("a reorg of depth %i", (depth) => {
@@ -104,6 +136,21 @@ describe.each([1, 2, 3, 4, 5])("a reorg of depth %i", (depth) => {
     expect(mine.results).toEqual(fresh.results);
     // The per-wallet counters (triggers on Bet) followed the rollback's deletions and reverts.
     expect(await betCountDrift(db)).toEqual([]);
+    // The fairness counters (triggers on Bet and BetResult) too, and fairnessStats serves them.
+    expect(await fairnessDrift(db)).toEqual([]);
+    expect(await countersOf(db)).toEqual(fresh.counters);
+    expect(fresh.counters.some((c) => c.settledBets !== "0")).toBe(true);
+    const answer = await fetch(`${api.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        query: `{ fairnessStats(chainId: ${chain.network().chainId}) { chainId game settledBets wonBets refundedBets totalStake totalPayout outcomeHistogram } }`,
+      }),
+    });
+    const { data } = (await answer.json()) as { data: { fairnessStats: { settledBets: string; refundedBets: string; outcomeHistogram: string[] }[] } };
+    const served = data.fairnessStats.filter((s) => s.settledBets !== "0" || s.refundedBets !== "0");
+    expect(served).toEqual(fresh.counters);
+    for (const s of data.fairnessStats) expect(s.outcomeHistogram.reduce((sum, n) => sum + BigInt(n), 0n)).toBe(BigInt(s.settledBets));
 
     // The outbox: every bet's latest update equals the fresh index's; bets gone for good end REMOVED.
     const mineLast = lastUpdates(mine);

@@ -20,6 +20,7 @@ import { prismaCliPath, prismaEnv, repoRoot } from "../scripts/prisma-cli.ts";
 import { spawnChild } from "../test/spawn.ts";
 import { createEmptyPostgresDatabase, createTestDatabase, createTestPglite, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
 import { testConfig } from "../test/config.ts";
+import { FAIRNESS_DRIFT_SQL } from "../test/fairness-counts.ts";
 
 const kind = testConfig.TEST_DB;
 const migrations = readMigrations();
@@ -253,6 +254,48 @@ describe(`runtime migrator (${kind})`, () => {
           { chainId, address: "0x00000000000000000000000000000000000000aa", symbol: "UNKNOWN", decimals: 0 },
         ]),
       );
+    } finally {
+      await target.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("backfills FairnessCounter from the bets and results already there when its migration is applied, then keeps it with triggers", async () => {
+    const counterMigration = names.findIndex((name) => name.endsWith("_fairness_counters"));
+    expect(counterMigration).toBeGreaterThan(0);
+    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const target = await emptyTarget();
+    try {
+      for (const m of migrations.slice(0, counterMigration)) {
+        mkdirSync(join(dir, m.name));
+        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
+      }
+      await target.migrate({ migrationsDir: dir });
+      await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
+        VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);
+      // 3 000 bets of 3 games on 2 chains in 3 statuses, a result for every settled one, before the counter exists.
+      await target.query(`
+        INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
+                           "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
+        SELECT 1 + i % 2, i, 'p', '0x0', i, (ARRAY['coinflip', 'dice', 'wheel'])[1 + i % 5 % 3],
+               'c', 's', (ARRAY['PENDING', 'SETTLED', 'REFUNDED'])[1 + i % 3]::"BetStatus", i, 0, 'h', 't', i, i
+          FROM generate_series(1, 3000) AS i`);
+      await target.query(`
+        INSERT INTO "BetResult" ("chainId", "betId", outcome, won, payout, proof, "publicSignals", "solidityCalldata", verified)
+        SELECT "chainId", "betId", mod("betId" * 72973410673878234712398751239471283746128734612873461287346128734,
+               21888242871839275222246405745257275088548364400416034343698204186575808495617), "betId" % 2 = 0, "betId" * 2, '{}', '{}', '', false
+          FROM "Bet" WHERE status = 'SETTLED'`);
+
+      expect(await target.migrate()).toEqual({ applied: names.slice(counterMigration), alreadyApplied: names.slice(0, counterMigration) });
+      expect(await target.query(FAIRNESS_DRIFT_SQL)).toEqual([]);
+      const [totals] = await target.query<{ rows: number; settled: string }>(
+        `SELECT count(*)::int AS rows, sum("settledBets")::text AS settled FROM "FairnessCounter"`,
+      );
+      expect(totals).toEqual({ rows: 2 * 3, settled: "1000" });
+
+      await target.query(`UPDATE "Bet" SET status = 'REFUNDED' WHERE status = 'PENDING' AND "betId" % 5 = 0`);
+      await target.query(`DELETE FROM "Bet" WHERE "betId" > 2500`);
+      expect(await target.query(FAIRNESS_DRIFT_SQL)).toEqual([]);
     } finally {
       await target.close();
       rmSync(dir, { recursive: true, force: true });

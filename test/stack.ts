@@ -120,6 +120,13 @@ const UINT256_FIELDS = new Set([
   "piB",
   "piC",
   "publicSignals",
+  "settledBets",
+  "wonBets",
+  "refundedBets",
+  "totalStake",
+  "totalPayout",
+  "outcomeHistogram",
+  "finalizedSettledBets",
 ]);
 const ADDRESS_FIELDS = new Set(["player", "token", "address"]);
 const BYTES32_FIELDS = new Set(["clientSeed", "serverSeedHash", "placedTx", "settledTx", "refundedTx", "sha256"]);

@@ -40,3 +40,14 @@ export function depthAt(changeBlock: bigint, head: bigint | null, required: numb
   const confirmations = confirmationsAt(changeBlock, head);
   return { confirmations, finalized: isFinal(confirmations, required) };
 }
+
+/**
+ * The newest block whose changes are final at `head`: a change in block b is final ⇔ b ≤ this
+ * bound (the rule above, as one comparison a query can use on an index). Unlike finalizedBlockAt
+ * it is not clamped, so it is negative while nothing is final yet; −1 when the head is unknown.
+ */
+export function finalityBound(head: bigint | null, required: number | bigint): bigint {
+  if (head === null) return -1n;
+  const depth = BigInt(required) > 1n ? BigInt(required) : 1n;
+  return head - depth + 1n;
+}

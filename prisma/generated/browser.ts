@@ -64,6 +64,14 @@ export type Bet = Prisma.BetModel
  */
 export type PlayerBetCount = Prisma.PlayerBetCountModel
 /**
+ * Model FairnessCounter
+ * Per network and game, what `fairnessStats` reports of settled and refunded bets. Derived data,
+ * maintained only by triggers on "Bet" and "BetResult" (hand-written SQL in the migration
+ * `*_fairness_counters`), never written by the application. A settled bet's result counts under
+ * its bet's game. Rows may hold zeros.
+ */
+export type FairnessCounter = Prisma.FairnessCounterModel
+/**
  * Model BetResult
  * The proven outcome of a settled bet (results subgraph).
  */

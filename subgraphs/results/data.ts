@@ -49,3 +49,48 @@ export async function betsWithResults(db: Database, keys: readonly string[]): Pr
   );
   return keys.map((key) => byKey.get(key) ?? null);
 }
+
+/** A "FairnessCounter" row as fairnessCounters reads it (numbers as text), with its settled bets not final yet. */
+export interface FairnessCounterRow {
+  chainId: string;
+  game: string;
+  settledBets: string;
+  wonBets: string;
+  refundedBets: string;
+  totalStake: string;
+  totalPayout: string;
+  outcomeHistogram: string[];
+  /** Settled bets whose settlement block is above the network's finality bound. */
+  notFinal: string;
+}
+
+/**
+ * The fairness counters of the given networks (and game), with how many of each game's settled
+ * bets are not final yet: those whose settlement block is above `bounds[i]` (core/finality.ts
+ * finalityBound), few and found through the index on ("chainId", "lastChangeBlock") — only the
+ * last `confirmations` blocks are read, never the game's history. One statement, so the counters
+ * and that count are of one snapshot.
+ */
+export async function fairnessCounters(
+  db: Database,
+  chainIds: readonly number[],
+  bounds: readonly bigint[],
+  game: string | null,
+): Promise<FairnessCounterRow[]> {
+  const ids = chainIds.map(String);
+  const limits = bounds.map(String);
+  return db.prisma.$queryRaw<FairnessCounterRow[]>`
+    WITH wanted AS (SELECT * FROM unnest(${ids}::text[]::bigint[], ${limits}::text[]::bigint[]) AS w("chainId", bound)),
+    not_final AS (
+      SELECT b."chainId", b."game", count(*) AS n
+      FROM wanted JOIN "Bet" b ON b."chainId" = wanted."chainId" AND b."lastChangeBlock" > wanted.bound
+      WHERE b."status" = 'SETTLED' AND (${game}::text IS NULL OR b."game" = ${game}::text)
+      GROUP BY 1, 2
+    )
+    SELECT c."chainId"::text AS "chainId", c."game", c."settledBets"::text AS "settledBets", c."wonBets"::text AS "wonBets",
+           c."refundedBets"::text AS "refundedBets", c."totalStake"::text AS "totalStake", c."totalPayout"::text AS "totalPayout",
+           c."outcomeHistogram"::text[] AS "outcomeHistogram", coalesce(nf.n, 0)::text AS "notFinal"
+    FROM wanted JOIN "FairnessCounter" c ON c."chainId" = wanted."chainId"
+    LEFT JOIN not_final nf ON nf."chainId" = c."chainId" AND nf."game" = c."game"
+    WHERE ${game}::text IS NULL OR c."game" = ${game}::text`;
+}

@@ -28,3 +28,20 @@ export interface BetWithResult {
   lastChangeBlock: bigint;
   status: string;
 }
+
+/** One entry of `fairnessStats`, everything computed (the counters read in one statement, the statistics in fairness.ts). */
+export interface GameStatsModel {
+  chainId: number;
+  game: string;
+  settledBets: bigint;
+  wonBets: bigint;
+  refundedBets: bigint;
+  totalStake: bigint;
+  totalPayout: bigint;
+  observedRtp: number;
+  expectedRtp: number;
+  outcomeHistogram: bigint[];
+  chiSquare: number;
+  pValue: number;
+  finalizedSettledBets: bigint;
+}

@@ -404,6 +404,7 @@ export const ModelName = {
   Token: 'Token',
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
+  FairnessCounter: 'FairnessCounter',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -421,7 +422,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "fairnessCounter" | "betResult" | "betUpdate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -943,6 +944,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    FairnessCounter: {
+      payload: Prisma.$FairnessCounterPayload<ExtArgs>
+      fields: Prisma.FairnessCounterFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.FairnessCounterFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.FairnessCounterFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        findFirst: {
+          args: Prisma.FairnessCounterFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.FairnessCounterFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        findMany: {
+          args: Prisma.FairnessCounterFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>[]
+        }
+        create: {
+          args: Prisma.FairnessCounterCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        createMany: {
+          args: Prisma.FairnessCounterCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.FairnessCounterCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>[]
+        }
+        delete: {
+          args: Prisma.FairnessCounterDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        update: {
+          args: Prisma.FairnessCounterUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        deleteMany: {
+          args: Prisma.FairnessCounterDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.FairnessCounterUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.FairnessCounterUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>[]
+        }
+        upsert: {
+          args: Prisma.FairnessCounterUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$FairnessCounterPayload>
+        }
+        aggregate: {
+          args: Prisma.FairnessCounterAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateFairnessCounter>
+        }
+        groupBy: {
+          args: Prisma.FairnessCounterGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FairnessCounterGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.FairnessCounterCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.FairnessCounterCountAggregateOutputType> | number
+        }
+      }
+    }
     BetResult: {
       payload: Prisma.$BetResultPayload<ExtArgs>
       fields: Prisma.BetResultFieldRefs
@@ -1221,6 +1296,20 @@ export const PlayerBetCountScalarFieldEnum = {
 } as const
 
 export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
+
+
+export const FairnessCounterScalarFieldEnum = {
+  chainId: 'chainId',
+  game: 'game',
+  settledBets: 'settledBets',
+  wonBets: 'wonBets',
+  refundedBets: 'refundedBets',
+  totalStake: 'totalStake',
+  totalPayout: 'totalPayout',
+  outcomeHistogram: 'outcomeHistogram'
+} as const
+
+export type FairnessCounterScalarFieldEnum = (typeof FairnessCounterScalarFieldEnum)[keyof typeof FairnessCounterScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {
@@ -1589,6 +1678,7 @@ export type GlobalOmitConfig = {
   token?: Prisma.TokenOmit
   bet?: Prisma.BetOmit
   playerBetCount?: Prisma.PlayerBetCountOmit
+  fairnessCounter?: Prisma.FairnessCounterOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit
 }

@@ -58,6 +58,7 @@ export const ModelName = {
   Token: 'Token',
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
+  FairnessCounter: 'FairnessCounter',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -169,6 +170,20 @@ export const PlayerBetCountScalarFieldEnum = {
 } as const
 
 export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
+
+
+export const FairnessCounterScalarFieldEnum = {
+  chainId: 'chainId',
+  game: 'game',
+  settledBets: 'settledBets',
+  wonBets: 'wonBets',
+  refundedBets: 'refundedBets',
+  totalStake: 'totalStake',
+  totalPayout: 'totalPayout',
+  outcomeHistogram: 'outcomeHistogram'
+} as const
+
+export type FairnessCounterScalarFieldEnum = (typeof FairnessCounterScalarFieldEnum)[keyof typeof FairnessCounterScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {

@@ -3,11 +3,12 @@ import type { Resolvers } from "../generated/resolvers-types.ts";
 import { Bet } from "./Bet.ts";
 import { BetResult, Groth16Proof } from "./BetResult.ts";
 import { betResult, betResults } from "./Query/betResults.ts";
+import { fairnessStats } from "./Query/fairnessStats.ts";
 
 export const resolvers: Resolvers = {
   ChainId: ChainIdScalar,
   UInt256: UInt256Scalar,
-  Query: { betResult, betResults },
+  Query: { betResult, betResults, fairnessStats },
   Bet,
   BetResult,
   Groth16Proof,
