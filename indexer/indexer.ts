@@ -9,7 +9,7 @@ import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkConfig } from "./config.ts";
 import { IndexerConfigError, type IndexerError } from "./errors.ts";
-import { createProofVerifier, loadVerificationKey, type ProofVerifier } from "./proofs.ts";
+import { createProofVerifier, loadVerificationKey, type ProofVerifier, type VerificationKeyFile } from "./proofs.ts";
 import { createChainRpc, type ChainRpc } from "./rpc.ts";
 import { IndexerStore, type StoreHooks } from "./store.ts";
 import { checkVerifierKey } from "./verifier-key.ts";
@@ -33,6 +33,8 @@ export interface IndexerDeps {
   progressIntervalMs?: number;
   /** Worker threads verifying each network's proofs in batches (0: on this thread). Default: one per core. */
   proofWorkers?: number;
+  /** Benchmarks only: another verifier per network (e.g. snarkjs one by one, to compare). */
+  createVerifier?: (vk: VerificationKeyFile) => ProofVerifier;
 }
 
 export interface Indexer {
@@ -84,7 +86,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         // The key is served to clients and judges every proof: it must be the deployed verifier's.
         await checkVerifierKey({ network, rpc, key: vk, logger });
         await store.register(network, vk);
-        const verifier = createProofVerifier(vk, { workers: deps.proofWorkers });
+        const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
         const sync = new NetworkSync({
           network,
           store,
