@@ -157,5 +157,9 @@ describe("createVerifyPool", () => {
     // A closed pool starts new workers on the next call.
     const many = Array.from({ length: 32 }, (_, i) => genuine[i % N] as BatchItem);
     expect(await pool.verify(many)).toEqual(many.map(() => true));
+    // Workers gone mid-call (closed here): the slices are verified on this thread, same verdicts.
+    const pending = pool.verify(items);
+    await pool.close();
+    expect(await pending).toEqual(verdicts);
   });
 });

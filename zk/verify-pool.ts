@@ -6,7 +6,8 @@
 // slices in parallel and returns one verdict per item, in order. Fewer than MIN_SLICE items (a
 // block followed at the head: ~3.5 ms of CPU per proof) and workers = 0 verify on the calling
 // thread instead (same code, same verdicts). Workers start lazily, are unref'd while idle
-// (an idle pool never keeps the process alive) and a crashed worker is replaced on the next call.
+// (an idle pool never keeps the process alive); a crashed worker is replaced on the next call and
+// its slice verified on the calling thread.
 //
 // The worker is a .ts file: Node loads it through tsx's ESM hooks (`--import tsx`), under tsx and
 // under vitest alike.
@@ -99,6 +100,11 @@ export function createVerifyPool(key: Groth16VerificationKey, options: { workers
     }
   }
 
+  async function here(items: readonly BatchItem[]): Promise<boolean[]> {
+    local ??= createBatchVerifier(key);
+    return (await local).verify(items);
+  }
+
   function run(items: readonly BatchItem[]): Promise<boolean[]> {
     return new Promise<boolean[]>((resolve, reject) => {
       queue.push({ items, resolve, reject });
@@ -111,13 +117,14 @@ export function createVerifyPool(key: Groth16VerificationKey, options: { workers
     async verify(items) {
       if (items.length === 0) return [];
       // A few proofs (a followed block) cost less here than a round trip, and need no worker started.
-      if (size === 0 || items.length < MIN_SLICE) {
-        local ??= createBatchVerifier(key);
-        return (await local).verify(items);
-      }
+      if (size === 0 || items.length < MIN_SLICE) return here(items);
       const slices = Math.max(1, Math.min(size, Math.floor(items.length / MIN_SLICE)));
       const per = Math.ceil(items.length / slices);
-      const parts = await Promise.all(Array.from({ length: slices }, (_, i) => run(items.slice(i * per, (i + 1) * per))));
+      // A worker that dies (or a pool closed meanwhile) costs speed, never a verdict: its slice is
+      // verified here instead.
+      const parts = await Promise.all(
+        Array.from({ length: slices }, (_, i) => items.slice(i * per, (i + 1) * per)).map((slice) => run(slice).catch(() => here(slice))),
+      );
       return parts.flat();
     },
     async close() {
