@@ -1,5 +1,5 @@
 // The indexer as a service: reads the environment (DATABASE_URL or DATA_DIR, NETWORKS_CONFIG,
-// LOG_LEVEL, HOST + METRICS_PORT for GET /metrics, INDEXER_PROGRESS_INTERVAL_MS), opens and
+// LOG_LEVEL, HOST + METRICS_PORT for GET /metrics, INDEXER_PROGRESS_INTERVAL_MS, PROOF_VERIFY_WORKERS), opens and
 // migrates the database, indexes every configured network until SIGINT / SIGTERM. A network that
 // stops on a non-retryable error (a reorg deeper than finality, a wrong chain id, ...) stops the
 // process with exit code 2: a supervisor restarting it would only hit the same wall, and an
@@ -49,6 +49,7 @@ const indexer = createIndexer({
   logger,
   networks,
   progressIntervalMs: config.INDEXER_PROGRESS_INTERVAL_MS,
+  proofWorkers: config.PROOF_VERIFY_WORKERS,
   onEvent: (event) => {
     metrics.observe(event);
     if (event.type === "reorg") logger.warn({ chainId: event.chainId, ancestor: event.ancestor, depth: event.depth }, "reorg handled");

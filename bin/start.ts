@@ -71,6 +71,7 @@ if (networks.length > 0) {
     logger: logger.child({ component: "indexer" }),
     networks,
     progressIntervalMs: config.INDEXER_PROGRESS_INTERVAL_MS,
+    proofWorkers: config.PROOF_VERIFY_WORKERS,
     onEvent: (event) => {
       if (event.type === "reorg") logger.warn({ chainId: event.chainId, depth: event.depth }, "reorg handled");
       if (event.type === "fatal") logger.fatal({ chainId: event.chainId, err: event.error }, "indexer stopped for this network");

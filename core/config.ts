@@ -263,6 +263,12 @@ export const CONFIG_VARIABLES = {
     "10000",
     "while a network backfills: one progress log line (block X of Y, percent, events/s, time left) and metrics update per interval",
   ),
+  PROOF_VERIFY_WORKERS: variable(
+    "indexer",
+    nonNegativeInt.max(256).optional(),
+    undefined,
+    "worker threads that batch-verify settlement proofs off the sync loop (`0`: on the indexer's own thread); unset: one per core",
+  ),
 
   // ----------------------------------------------------------------------------------- start
   DEMO_MODE: variable(

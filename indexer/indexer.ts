@@ -9,7 +9,7 @@ import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkConfig } from "./config.ts";
 import { IndexerConfigError, type IndexerError } from "./errors.ts";
-import { createProofVerifier, loadVerificationKey } from "./proofs.ts";
+import { createProofVerifier, loadVerificationKey, type ProofVerifier, type VerificationKeyFile } from "./proofs.ts";
 import { createChainRpc, type ChainRpc } from "./rpc.ts";
 import { IndexerStore, type StoreHooks } from "./store.ts";
 import { checkVerifierKey } from "./verifier-key.ts";
@@ -31,6 +31,10 @@ export interface IndexerDeps {
   heartbeatMs?: number;
   /** While a network backfills, how often its progress is logged and emitted. Default 10 s. */
   progressIntervalMs?: number;
+  /** Worker threads verifying each network's proofs in batches (0: on this thread). Default: one per core. */
+  proofWorkers?: number;
+  /** Benchmarks only: another verifier per network (e.g. snarkjs one by one, to compare). */
+  createVerifier?: (vk: VerificationKeyFile) => ProofVerifier;
 }
 
 export interface Indexer {
@@ -50,6 +54,7 @@ interface Running {
   network: NetworkConfig;
   sync: NetworkSync;
   rpc: ChainRpc;
+  verifier: ProofVerifier;
   done: Promise<void>;
 }
 
@@ -81,11 +86,12 @@ export function createIndexer(deps: IndexerDeps): Indexer {
         // The key is served to clients and judges every proof: it must be the deployed verifier's.
         await checkVerifierKey({ network, rpc, key: vk, logger });
         await store.register(network, vk);
+        const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
         const sync = new NetworkSync({
           network,
           store,
           rpc,
-          verifier: createProofVerifier(vk),
+          verifier,
           logger,
           emit,
           maxEventsPerCommit: deps.maxEventsPerCommit ?? 5_000,
@@ -93,7 +99,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           progressIntervalMs: deps.progressIntervalMs ?? 10_000,
           signal: controller.signal,
         });
-        running.push({ network, sync, rpc, done: Promise.resolve() });
+        running.push({ network, sync, rpc, verifier, done: Promise.resolve() });
         logger.info(
           {
             chainId: network.chainId,
@@ -116,6 +122,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       controller.abort();
       await Promise.all(running.map((r) => r.done));
       await Promise.all(running.map((r) => r.rpc.close().catch(() => undefined)));
+      await Promise.all(running.map((r) => r.verifier.close()));
     },
 
     status() {

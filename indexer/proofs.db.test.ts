@@ -7,7 +7,7 @@ import { fromSnarkjsProof, parseSolidityCalldata, publicSignalsOf, toSnarkjsProo
 import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { createIndexer, type Indexer } from "./indexer.ts";
+import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
 import { startTestChain, type TestChain } from "../test/chain.ts";
 import { testConfig } from "../test/config.ts";
 
@@ -88,4 +88,36 @@ it("indexes a genuine proof as verified and a tampered or garbage one as not ver
   const updates = await db.prisma.betUpdate.findMany({ where: { type: "SETTLED" }, orderBy: { seq: "asc" } });
   const verdicts = updates.map((u) => (u.bet as { result: { proof: { verified: boolean } } }).result.proof.verified);
   expect(verdicts).toEqual([true, false, false]);
+});
+
+it("backfills a range of settlements through the worker pool: the tampered proofs false, the genuine ones true", async () => {
+  const { driver } = chain;
+  await driver.ensureCommitments(8);
+  for (let i = 0; i < 8; i++) await driver.place(i, { game: "dice" });
+  const ids = (await driver.mine()).placed;
+  const tampered = new Set([ids[2], ids[5]]);
+  for (const id of ids) {
+    if (!tampered.has(id)) {
+      await driver.settle(id);
+      continue;
+    }
+    const honest = await driver.prove(id);
+    await driver.settle(id, { outcome: honest.outcome + 1n, proof: honest.proof });
+  }
+  const settled = await driver.mine();
+  await driver.mineEmpty(4); // final: the second indexer backfills the settlement block
+
+  const backfillDb = await createTestDatabase();
+  const events: IndexerEvent[] = [];
+  const backfill = createIndexer({ db: backfillDb, logger, networks: [chain.network()], proofWorkers: 2, onEvent: (e) => events.push(e) });
+  try {
+    await backfill.start();
+    await backfill.synced();
+    const results = new Map((await backfillDb.prisma.betResult.findMany()).map((r) => [BigInt(r.betId.toFixed(0)), r.verified]));
+    expect(ids.map((id) => results.get(id))).toEqual(ids.map((id) => !tampered.has(id)));
+    expect(events.some((e) => e.type === "block" && e.mode === "backfill" && e.fromBlock <= settled.block && settled.block <= e.toBlock)).toBe(true);
+  } finally {
+    await backfill.stop();
+    await backfillDb.close();
+  }
 });

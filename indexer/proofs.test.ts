@@ -9,7 +9,7 @@ import { parseSolidityCalldata } from "../chain/betvault.ts";
 import { BASE_FIELD_MODULUS, proveBetOutcome, releaseProverResources, type BetProof } from "../zk/groth16.ts";
 import { DEFAULT_VERIFICATION_KEY_PATH } from "./config.ts";
 import type { BetSettledEvent } from "./events.ts";
-import { createProofVerifier, isOnG1, isOnG2, loadVerificationKey, proofPointsOnCurve, settlementProof } from "./proofs.ts";
+import { createProofVerifier, isOnG1, isOnG2, loadVerificationKey, proofPointsOnCurve, settlementProof, settlementProofs } from "./proofs.ts";
 
 const clientSeed = `0x${"5a".repeat(32)}` as const;
 let real: BetProof;
@@ -85,6 +85,34 @@ describe("settlementProof", () => {
       },
     });
     expect((await settlementProof(garbage, bet, v)).verified).toBe(false);
+  });
+});
+
+describe("settlementProofs", () => {
+  it.each([0, 2])("verifies a range's settlements as one batch (%i workers): each verdict is its own proof's", async (workers) => {
+    const v = createProofVerifier(loadVerificationKey(DEFAULT_VERIFICATION_KEY_PATH), { workers });
+    try {
+      const bet = { serverSeedHash: real.serverSeedHash as `0x${string}`, clientSeed };
+      const garbage = {
+        pA: [1n, 3n],
+        pB: [
+          [1n, 2n],
+          [3n, 4n],
+        ],
+        pC: [5n, 6n],
+      } as const;
+      const inputs = Array.from({ length: 20 }, (_, i) => ({
+        event: eventOf(real, { logIndex: i, ...(i === 4 || i === 13 ? { outcome: BigInt(real.outcome) + 1n } : i === 9 ? { proof: garbage } : {}) }),
+        bet,
+      }));
+      const out = await settlementProofs(inputs, v);
+      expect(out.map((p) => p.verified)).toEqual(inputs.map((_, i) => i !== 4 && i !== 13 && i !== 9));
+      expect(out[0]?.solidityCalldata).toBe(real.solidityCalldata);
+      expect(out[0]?.proof).toEqual(real.proof);
+      expect(await settlementProofs([], v)).toEqual([]);
+    } finally {
+      await v.close();
+    }
   });
 });
 

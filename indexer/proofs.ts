@@ -1,19 +1,23 @@
 /**
  * Settlement proofs at index time: the snarkjs proof is rebuilt from the BetSettled event
  * (chain/betvault.ts: toSnarkjsProof, publicSignalsOf), its Solidity calldata is snarkjs's own
- * export, and it is verified against the network's verification key (zk/groth16.ts).
+ * export, and it is verified against the network's verification key: the settlements of a commit
+ * together, as batches in a pool of worker threads (zk/batch-verify.ts, zk/verify-pool.ts).
  *
  * Before the pairing check, a curve check in plain bigint arithmetic rejects proofs whose points
  * are not on BN254 (microseconds instead of ~10 ms inside snarkjs, which would reject them too):
- * it changes no verdict, only what a garbage proof costs. Verdicts are memoised per
+ * it changes no verdict, only what a garbage proof costs (and keeps garbage out of the batches,
+ * where a failing member costs a bisection). Verdicts are memoised per
  * (key, proof, signals), so a block re-indexed after a reorg is not verified twice.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import type { Hex } from "viem";
 import * as snarkjs from "snarkjs";
 import { publicSignalsOf, toSnarkjsProof } from "../chain/betvault.ts";
-import { BASE_FIELD_MODULUS as Q, verifyBetProof, type Groth16VerificationKey, type SnarkjsProof } from "../zk/groth16.ts";
+import { BASE_FIELD_MODULUS as Q, type Groth16VerificationKey, type SnarkjsProof } from "../zk/groth16.ts";
+import { createVerifyPool } from "../zk/verify-pool.ts";
 import { IndexerConfigError } from "./errors.ts";
 import type { BetSettledEvent } from "./events.ts";
 
@@ -87,24 +91,65 @@ export function proofPointsOnCurve(proof: SnarkjsProof): boolean {
 
 // ------------------------------------------------------------------------------- verification
 
-export interface ProofVerifier {
-  verify(proof: SnarkjsProof, publicSignals: string[]): Promise<boolean>;
+export interface ProofToVerify {
+  proof: SnarkjsProof;
+  publicSignals: string[];
 }
 
-/** A verifier for one key, with a bounded memo of verdicts. */
-export function createProofVerifier(vk: VerificationKeyFile, memoSize = 10_000): ProofVerifier {
+export interface ProofVerifier {
+  verify(proof: SnarkjsProof, publicSignals: string[]): Promise<boolean>;
+  /** One verdict per item, in order: the items not memoised go to the pool as one batch. */
+  verifyMany(items: readonly ProofToVerify[]): Promise<boolean[]>;
+  /** Stops the pool's workers (a later call starts new ones). */
+  close(): Promise<void>;
+}
+
+export interface ProofVerifierOptions {
+  /** Worker threads verifying batches (zk/verify-pool.ts); 0 verifies on this thread. Default: the cores. */
+  workers?: number;
+  memoSize?: number;
+}
+
+const memoKey = ({ proof, publicSignals }: ProofToVerify) =>
+  `${proof.pi_a.join(",")}|${proof.pi_b.flat().join(",")}|${proof.pi_c.join(",")}|${publicSignals.join(",")}`;
+
+/**
+ * A verifier for one key: batch verification (zk/batch-verify.ts) in a worker pool, with a bounded
+ * memo of verdicts. Each verdict is the proof's own: a batch that fails is bisected in the worker.
+ */
+export function createProofVerifier(vk: VerificationKeyFile, options: ProofVerifierOptions = {}): ProofVerifier {
+  const memoSize = options.memoSize ?? 10_000;
   const memo = new Map<string, boolean>();
+  const pool = createVerifyPool(vk.key, { workers: options.workers ?? availableParallelism() });
+  const remember = (id: string, verdict: boolean) => {
+    if (memo.size >= memoSize) memo.delete(memo.keys().next().value ?? "");
+    memo.set(id, verdict);
+  };
+  const verifyMany = async (items: readonly ProofToVerify[]): Promise<boolean[]> => {
+    const verdicts = new Array<boolean>(items.length).fill(false);
+    const pending = new Map<string, number[]>();
+    for (const [i, item] of items.entries()) {
+      if (!proofPointsOnCurve(item.proof)) continue;
+      const id = memoKey(item);
+      const known = memo.get(id);
+      if (known !== undefined) verdicts[i] = known;
+      else pending.set(id, [...(pending.get(id) ?? []), i]);
+    }
+    const ids = [...pending.keys()];
+    const fresh = await pool.verify(ids.map((id) => items[pending.get(id)?.[0] ?? 0] as ProofToVerify));
+    for (const [k, id] of ids.entries()) {
+      const verdict = fresh[k] === true;
+      remember(id, verdict);
+      for (const i of pending.get(id) ?? []) verdicts[i] = verdict;
+    }
+    return verdicts;
+  };
   return {
     async verify(proof, publicSignals) {
-      if (!proofPointsOnCurve(proof)) return false;
-      const id = `${proof.pi_a.join(",")}|${proof.pi_b.flat().join(",")}|${proof.pi_c.join(",")}|${publicSignals.join(",")}`;
-      const known = memo.get(id);
-      if (known !== undefined) return known;
-      const verdict = await verifyBetProof(vk.key, proof, publicSignals);
-      if (memo.size >= memoSize) memo.delete(memo.keys().next().value ?? "");
-      memo.set(id, verdict);
-      return verdict;
+      return (await verifyMany([{ proof, publicSignals }]))[0] === true;
     },
+    verifyMany,
+    close: () => pool.close(),
   };
 }
 
@@ -116,17 +161,27 @@ export interface SettlementProof {
   verified: boolean;
 }
 
+type SettlementInput = { event: BetSettledEvent; bet: { serverSeedHash: Hex; clientSeed: Hex } };
+
 /**
  * The proof of a BetSettled event, as snarkjs lays it out, with the public signals the contract
  * itself built from the stored bet, snarkjs's calldata export, and the verdict under `verifier`.
  */
-export async function settlementProof(
-  event: BetSettledEvent,
-  bet: { serverSeedHash: Hex; clientSeed: Hex },
-  verifier: ProofVerifier,
-): Promise<SettlementProof> {
-  const proof = toSnarkjsProof(event.proof);
-  const publicSignals = publicSignalsOf({ outcome: event.outcome, serverSeedHash: bet.serverSeedHash, betId: event.betId, clientSeed: bet.clientSeed });
-  const [solidityCalldata, verified] = await Promise.all([snarkjs.groth16.exportSolidityCallData(proof, publicSignals), verifier.verify(proof, publicSignals)]);
-  return { proof, publicSignals, solidityCalldata, verified };
+export async function settlementProof(event: BetSettledEvent, bet: SettlementInput["bet"], verifier: ProofVerifier): Promise<SettlementProof> {
+  const [one] = await settlementProofs([{ event, bet }], verifier);
+  if (!one) throw new Error("settlementProofs returned nothing");
+  return one;
+}
+
+/** settlementProof for many settlements (a block range), verified together as one batch. */
+export async function settlementProofs(inputs: readonly SettlementInput[], verifier: ProofVerifier): Promise<SettlementProof[]> {
+  const items = inputs.map(({ event, bet }) => ({
+    proof: toSnarkjsProof(event.proof),
+    publicSignals: publicSignalsOf({ outcome: event.outcome, serverSeedHash: bet.serverSeedHash, betId: event.betId, clientSeed: bet.clientSeed }),
+  }));
+  const [calldata, verdicts] = await Promise.all([
+    Promise.all(items.map((item) => snarkjs.groth16.exportSolidityCallData(item.proof, item.publicSignals))),
+    verifier.verifyMany(items),
+  ]);
+  return items.map((item, i) => ({ ...item, solidityCalldata: calldata[i] ?? "", verified: verdicts[i] === true }));
 }

@@ -27,7 +27,7 @@ import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDee
 import { decodeBetLogs, type BetEvent } from "./events.ts";
 import { blockTimestamps } from "./timestamps.ts";
 import { BackfillProgressTracker, progressFields, progressMessage, type BackfillProgress } from "./progress.ts";
-import { settlementProof, type ProofVerifier, type SettlementProof } from "./proofs.ts";
+import { settlementProofs, type ProofVerifier, type SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 import { TokenMetadata } from "./tokens.ts";
@@ -68,7 +68,6 @@ export interface NetworkStatus {
   failed: IndexerError | null;
 }
 
-const VERIFY_CONCURRENCY = 8;
 const PENDING_CACHE_SIZE = 50_000;
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -369,14 +368,10 @@ export class NetworkSync {
     }
   }
 
+  /** The settlements of one commit, verified together (one batch per pool worker), by settlement key. */
   private async proofs(inputs: ReturnType<typeof settlementInputs>): Promise<Map<string, SettlementProof>> {
-    const out = new Map<string, SettlementProof>();
-    for (let i = 0; i < inputs.length; i += VERIFY_CONCURRENCY) {
-      const chunk = inputs.slice(i, i + VERIFY_CONCURRENCY);
-      const done = await Promise.all(chunk.map(({ event, bet }) => settlementProof(event, bet, this.deps.verifier)));
-      for (const [j, { event }] of chunk.entries()) out.set(settlementKey(event), done[j] as SettlementProof);
-    }
-    return out;
+    const done = await settlementProofs(inputs, this.deps.verifier);
+    return new Map(inputs.map(({ event }, i) => [settlementKey(event), done[i] as SettlementProof]));
   }
 
   /** Caught up: publish readiness and refresh head/updatedAt (at most every heartbeatMs when nothing changes). */

@@ -58,8 +58,37 @@ declare module "snarkjs" {
     terminate(): Promise<void>;
   }
 
+  /** A group of ffjavascript's wasm curve; points are byte buffers (affine or Jacobian). */
+  export interface CurveGroup<Coordinates> {
+    readonly zero: Uint8Array;
+    fromObject(point: Coordinates): Uint8Array;
+    toJacobian(point: Uint8Array): Uint8Array;
+    toAffine(point: Uint8Array): Uint8Array;
+    toObject(point: Uint8Array): Coordinates;
+    neg(point: Uint8Array): Uint8Array;
+    add(a: Uint8Array, b: Uint8Array): Uint8Array;
+    timesScalar(point: Uint8Array, scalar: bigint): Uint8Array;
+    /** On the curve (the point at infinity included); no subgroup check. */
+    isValid(point: Uint8Array): boolean;
+    isZero(point: Uint8Array): boolean;
+  }
+
+  /** What zk/batch-verify.ts uses of ffjavascript's BN254 (bn128) curve. */
+  export interface Bn128Curve extends SnarkjsCurve {
+    /** The order of G1, G2 and Gt (the scalar field modulus). */
+    readonly r: bigint;
+    readonly G1: CurveGroup<bigint[]>;
+    readonly G2: CurveGroup<bigint[][]>;
+    readonly Gt: { readonly one: Uint8Array; mul(a: Uint8Array, b: Uint8Array): Uint8Array; eq(a: Uint8Array, b: Uint8Array): boolean };
+    prepareG1(jacobian: Uint8Array): Uint8Array;
+    prepareG2(jacobian: Uint8Array): Uint8Array;
+    millerLoop(preparedP: Uint8Array, preparedQ: Uint8Array): Uint8Array;
+    finalExponentiation(a: Uint8Array): Uint8Array;
+  }
+
   export const curves: {
-    getCurveFromName(name: string, options?: unknown): Promise<SnarkjsCurve>;
+    /** singleThread: a private wasm instance without worker threads (else the shared global one). */
+    getCurveFromName(name: string, options?: { singleThread?: boolean }): Promise<Bn128Curve>;
   };
 }
 

@@ -1,0 +1,147 @@
+// Batch verification of Groth16 proofs against one verification key (BN254).
+//
+// snarkjs checks one proof as  e(-A, B) · e(vk_x, γ) · e(C, δ) · e(α, β) = 1  with
+// vk_x = IC0 + Σ_j s_j·IC_j (snarkjs's src/groth16_verify.js). A batch draws a random
+// 128-bit r_i per proof and checks the random linear combination
+//
+//   Π_i e(-r_i·A_i, B_i) · e(Σ_i r_i·vk_x_i, γ) · e(Σ_i r_i·C_i, δ) · e((Σ_i r_i)·α, β) = 1
+//
+// with one Miller loop per proof, three shared ones and ONE final exponentiation. Σ r_i·vk_x_i is
+// computed as Σ_j (Σ_i r_i·s_ij mod r)·IC_j, so it costs nPublic + 1 scalar multiplications per
+// batch, not per proof. A batch that passes means every proof in it verifies (except with
+// probability about 2^-128); a batch of one is exactly snarkjs's check raised to r_1 ≠ 0 in a group
+// of prime order r, so the same verdict. A failing batch is bisected: a proof is true only if a
+// sub-batch containing it passed.
+//
+// Input checks before any pairing: the shape rules of zk/proof-shape.ts (canonical decimals,
+// signals < r, affine points), the points on their curves as snarkjs checks them, and B in the
+// order-r subgroup of the twist, which snarkjs does not check but the EVM pairing precompile does
+// (a genuine proof always passes it; the random combination is only sound for subgroup points).
+//
+// Runs on its own single-threaded BN254 instance (snarkjs/ffjavascript wasm, no worker threads),
+// so it can live inside a worker of zk/verify-pool.ts. Never throws on bad input: false.
+import { randomBytes } from "node:crypto";
+import * as snarkjs from "snarkjs";
+import { FIELD_MODULUS, isWellFormedProof, type Groth16VerificationKey, type SnarkjsProof } from "./proof-shape.ts";
+
+export interface BatchItem {
+  proof: unknown;
+  publicSignals: unknown;
+}
+
+export interface BatchVerifier {
+  /** One verdict per item, in order. */
+  verify(items: readonly BatchItem[]): boolean[];
+  /** How many pairing checks (final exponentiations) this verifier ran: for tests and benchmarks. */
+  readonly checks: number;
+}
+
+type Bn128 = snarkjs.Bn128Curve;
+type Point = Uint8Array;
+
+/** A proof that passed the input checks, with what every sub-batch containing it needs. */
+interface Prepared {
+  /** Miller loop of (-r·A, B) (not final-exponentiated). */
+  miller: Point;
+  /** r·C. */
+  rC: Point;
+  r: bigint;
+  signals: bigint[];
+}
+
+/** A uniformly random scalar in [1, 2^128). */
+function randomScalar(): bigint {
+  for (;;) {
+    const r = BigInt(`0x${randomBytes(16).toString("hex")}`);
+    if (r !== 0n) return r;
+  }
+}
+
+const big = (values: readonly string[]): bigint[] => values.map((v) => BigInt(v));
+
+let shared: Promise<Bn128> | undefined;
+/** This thread's single-threaded BN254 instance (built once, ~0.2 s). */
+function curveOfThisThread(): Promise<Bn128> {
+  shared ??= snarkjs.curves.getCurveFromName("bn128", { singleThread: true });
+  return shared;
+}
+
+export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<BatchVerifier> {
+  const curve = await curveOfThisThread();
+  const { G1, G2, Gt } = curve;
+  const IC = vk.IC.map((p) => G1.fromObject(big(p)));
+  const alpha = G1.fromObject(big(vk.vk_alpha_1));
+  const g2 = (p: string[][]) => curve.prepareG2(G2.toJacobian(G2.fromObject(p.map(big))));
+  const [beta, gamma, delta] = [g2(vk.vk_beta_2), g2(vk.vk_gamma_2), g2(vk.vk_delta_2)];
+  const miller = (p: Point, preparedQ: Point) => (G1.isZero(p) ? Gt.one : curve.millerLoop(curve.prepareG1(G1.toJacobian(p)), preparedQ));
+  let checks = 0;
+
+  function prepare(item: BatchItem): Prepared | undefined {
+    try {
+      if (!isWellFormedProof(vk, item.proof, item.publicSignals)) return undefined;
+      const proof = item.proof as SnarkjsProof;
+      const a = G1.fromObject(big(proof.pi_a));
+      const b = G2.fromObject(proof.pi_b.map(big));
+      const c = G1.fromObject(big(proof.pi_c));
+      if (!G1.isValid(a) || !G2.isValid(b) || !G1.isValid(c)) return undefined;
+      if (!G2.isZero(G2.timesScalar(b, curve.r))) return undefined;
+      const r = randomScalar();
+      const ra = G1.neg(G1.timesScalar(a, r));
+      const m = G1.isZero(ra) || G2.isZero(b) ? Gt.one : curve.millerLoop(curve.prepareG1(G1.toJacobian(ra)), curve.prepareG2(G2.toJacobian(b)));
+      return { miller: m, rC: G1.timesScalar(c, r), r, signals: big(item.publicSignals as string[]) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The batch equation over `batch`, with one final exponentiation. */
+  function passes(batch: readonly Prepared[]): boolean {
+    checks++;
+    let acc = Gt.one;
+    let sumR = 0n;
+    const t = new Array<bigint>(vk.nPublic).fill(0n);
+    let sumC = G1.zero;
+    for (const p of batch) {
+      acc = Gt.mul(acc, p.miller);
+      sumR += p.r;
+      for (let j = 0; j < t.length; j++) t[j] = ((t[j] ?? 0n) + p.r * (p.signals[j] ?? 0n)) % FIELD_MODULUS;
+      sumC = G1.add(sumC, p.rC);
+    }
+    sumR %= FIELD_MODULUS;
+    let x = G1.timesScalar(IC[0] as Point, sumR);
+    for (let j = 0; j < t.length; j++) x = G1.add(x, G1.timesScalar(IC[j + 1] as Point, t[j] ?? 0n));
+    acc = Gt.mul(acc, miller(x, gamma));
+    acc = Gt.mul(acc, miller(sumC, delta));
+    acc = Gt.mul(acc, miller(G1.timesScalar(alpha, sumR), beta));
+    return Gt.eq(curve.finalExponentiation(acc), Gt.one);
+  }
+
+  /** Sets verdicts[i] = true for every member of a passing sub-batch; splits failing ones. */
+  function bisect(batch: readonly { index: number; prepared: Prepared }[], verdicts: boolean[]): void {
+    if (batch.length === 0) return;
+    if (passes(batch.map((b) => b.prepared))) {
+      for (const b of batch) verdicts[b.index] = true;
+      return;
+    }
+    if (batch.length === 1) return;
+    const half = Math.ceil(batch.length / 2);
+    bisect(batch.slice(0, half), verdicts);
+    bisect(batch.slice(half), verdicts);
+  }
+
+  return {
+    verify(items) {
+      const verdicts = items.map(() => false);
+      const ready: { index: number; prepared: Prepared }[] = [];
+      for (const [index, item] of items.entries()) {
+        const prepared = prepare(item);
+        if (prepared) ready.push({ index, prepared });
+      }
+      bisect(ready, verdicts);
+      return verdicts;
+    },
+    get checks() {
+      return checks;
+    },
+  };
+}
