@@ -1,6 +1,8 @@
 // Peer gateway benchmark: the same supergraph and the same running subgraphs served by this
-// gateway (createGateway), by Hive Gateway (with and without its merging of identical in-flight
-// subgraph requests), and the owning subgraph queried directly (the floor).
+// gateway (createGateway; and the whole `npm start` stack in one process), by Hive Gateway (its JS
+// query planner and its Rust one), the owning subgraph queried directly, this gateway's response
+// cache hits, and the floor (bench/floor.ts: the subgraphs' SQL and the gateway's exact JSON bytes,
+// no GraphQL; checked byte-equal against the gateway before any load).
 //
 //   npm run bench:gateways                       # ~6 min with a fresh database; writes BENCHMARKS.md
 //   npx tsx bench/gateways.ts --reuse --duration 5 --runs 1 --print-only
@@ -17,6 +19,7 @@ import { openDatabase } from "../core/db.ts";
 import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin } from "../test/db.ts";
 import type { Spawned } from "../test/spawn.ts";
 import { benchConfig, fmt, log, median, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
+import { barPlot } from "./plot.ts";
 import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, spawnServer, spreadOf, type RunStats } from "./load.ts";
 
 const { values: args } = parseArgs({
@@ -27,9 +30,8 @@ const { values: args } = parseArgs({
     runs: { type: "string", default: "2" },
     connections: { type: "string", default: "10" },
     variants: { type: "string", default: "64" },
-    only: { type: "string", default: "betResults,playerBets,networkConfigs" },
-    endpoints: { type: "string", default: "apollo,hive,hive-nomerge,direct" },
-    "response-cache": { type: "boolean", default: false },
+    only: { type: "string", default: "betResults,playerBets" },
+    endpoints: { type: "string", default: "floor,stack,apollo,direct,hive,hive-rust,apollo-cache" },
     profile: { type: "string" },
     keep: { type: "boolean", default: false },
     reuse: { type: "boolean", default: false },
@@ -57,8 +59,7 @@ const RUNS = int("runs", 1);
 const CONNECTIONS = int("connections", 1);
 const VARIANTS = int("variants", 1);
 const ONLY = list(args.only);
-const RESPONSE_CACHE = args["response-cache"] ?? false;
-const ENDPOINTS = [...list(args.endpoints), ...(RESPONSE_CACHE ? ["apollo-cache"] : [])];
+const ENDPOINTS = list(args.endpoints);
 const PROFILE = args.profile;
 const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const DB_NAME = "bench_gateways";
@@ -67,20 +68,26 @@ const CHAIN_ID = 31337;
 const WALLETS = 64;
 const PROFILE_DIR = fileURLToPath(new URL("./.cache/profiles/", import.meta.url));
 const REPORT = fileURLToPath(new URL("../BENCHMARKS.md", import.meta.url));
-const MARK = { start: "<!-- bench:gateways:start -->", end: "<!-- bench:gateways:end -->" };
-/** Targets of the issue: ours ≥ 1.0× Hive everywhere, ours ≥ 0.5× the subgraph on betResults. */
-const TARGET_VS_HIVE = 1.0;
-const TARGET_VS_DIRECT = 0.5;
+const PLOT = fileURLToPath(new URL("../docs/bench-gateways.svg", import.meta.url));
+const MARK = { start: "<!-- bench:floor:start -->", end: "<!-- bench:floor:end -->" };
+/** Targets of issue 12: ÷ floor (npm start ≥ 0.5×, subgraph directly ≥ 0.8×, cache hits ≥ 5×), ours ≥ 1.0× both Hive planners. */
+const TARGET = { stack: 0.5, direct: 0.8, cache: 5, vsHive: 1.0 };
 
 const GATEWAYS = {
+  stack: { label: "npm start (gateway + subgraphs, one process)", role: "stack", env: {} },
   apollo: { label: "this gateway", role: "apollo", env: {} },
-  "apollo-cache": { label: "this gateway, response cache ON", role: "apollo", env: { BENCH_RESPONSE_CACHE: "1" } },
-  hive: { label: "Hive Gateway (merging on, its default)", role: "hive", env: { BENCH_HIVE_DEDUPE: "1" } },
-  "hive-nomerge": { label: "Hive Gateway (merging off)", role: "hive", env: { BENCH_HIVE_DEDUPE: "0" } },
+  "apollo-cache": { label: "this gateway, response cache hits", role: "apollo", env: { BENCH_RESPONSE_CACHE: "1" } },
+  hive: { label: "Hive Gateway, JS planner", role: "hive", env: { BENCH_HIVE_DEDUPE: "1" } },
+  "hive-rust": { label: "Hive Gateway, Rust planner", role: "hive-rust", env: { BENCH_HIVE_DEDUPE: "1" } },
+  "hive-nomerge": { label: "Hive Gateway, JS planner, merging off", role: "hive", env: { BENCH_HIVE_DEDUPE: "0" } },
 } as const;
 type GatewayKey = keyof typeof GATEWAYS;
 const isGateway = (key: string): key is GatewayKey => key in GATEWAYS;
-for (const e of ENDPOINTS) if (e !== "direct" && !isGateway(e)) throw new Error(`--endpoints: unknown ${e}`);
+for (const e of ENDPOINTS) if (e !== "direct" && e !== "floor" && !isGateway(e)) throw new Error(`--endpoints: unknown ${e}`);
+/** Endpoints that only make sense for some queries: the floor knows two operations; cache hits are measured on betResults. */
+const ENDPOINT_QUERIES: Record<string, string[]> = { floor: ["betResults", "playerBets"], "apollo-cache": ["betResults"] };
+/** Gateways that run over the shared subgraphs child (the others own all their work). */
+const OVER_SUBGRAPHS = new Set(["apollo", "apollo-cache", "hive", "hive-rust", "hive-nomerge", "direct"]);
 
 // ---------------------------------------------------------------------------------------------
 // Queries: what a gateway is asked, and what the owning subgraph is asked for the floor
@@ -193,11 +200,17 @@ async function prepareDatabase(url: string): Promise<void> {
 
 const children = new Map<string, Spawned>();
 const script = fileURLToPath(new URL("./serve-peer.ts", import.meta.url));
+const floorScript = fileURLToPath(new URL("./floor.ts", import.meta.url));
 
 async function startServer(name: string, role: string, env: Record<string, string>): Promise<Record<string, unknown>> {
   const profiling = PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [];
   if (profiling.length) mkdirSync(PROFILE_DIR, { recursive: true });
-  const { child, info } = await spawnServer(script, { args: [role], env, nodeFlags: profiling, ready: (line) => line.role === role });
+  const { child, info } = await spawnServer(role === "floor" ? floorScript : script, {
+    args: role === "floor" ? [] : [role],
+    env,
+    nodeFlags: profiling,
+    ready: (line) => line.role === role,
+  });
   children.set(name, child);
   return info;
 }
@@ -249,11 +262,13 @@ async function main(): Promise<boolean> {
       const info = await startServer(endpoint, g.role, { BENCH_SERVE_DATABASE_URL: url, BENCH_SUBGRAPH_URLS: JSON.stringify(subgraphs), ...g.env });
       urls[endpoint] = info.url as string;
     }
+    if (ENDPOINTS.includes("floor")) urls.floor = (await startServer("floor", "floor", { BENCH_SERVE_DATABASE_URL: url })).url as string;
     log(`servers: ${[...children].map(([name, child]) => `${name} pid ${child.pid}`).join(", ")}`);
 
     const cells: Cell[] = [];
     for (const query of queries) {
       for (const endpoint of ENDPOINTS) {
+        if (ENDPOINT_QUERIES[endpoint] && !ENDPOINT_QUERIES[endpoint].includes(query.key)) continue;
         const direct = endpoint === "direct";
         cells.push({
           query,
@@ -287,12 +302,27 @@ async function main(): Promise<boolean> {
       }
     }
     log(`  every gateway returned the same data for the first 8 bodies of each query`);
+    // The floor must write the very bytes the gateway answers, for every body the load sends.
+    for (const query of queries.filter((q) => ENDPOINTS.includes("floor") && ENDPOINT_QUERIES.floor!.includes(q.key))) {
+      const reference = urls.stack ?? urls.apollo;
+      if (!reference) break;
+      for (const body of query.gatewayBodies) {
+        const [ours, floor] = await Promise.all([post(reference, body), post(urls.floor!, body)]);
+        if (ours.text !== floor.text) {
+          const at = [...ours.text].findIndex((c, i) => c !== floor.text[i]);
+          throw new Error(
+            `${query.key}: the floor's bytes differ from the gateway's at ${at}: …${ours.text.slice(at - 40, at + 40)}… vs …${floor.text.slice(at - 40, at + 40)}…`,
+          );
+        }
+      }
+      log(`  ${query.key}: the floor wrote the gateway's exact bytes for all ${query.gatewayBodies.length} bodies`);
+    }
     if (args["check-only"]) return cells.every((c) => !c.problem);
 
     // Load: per query, endpoints interleaved (A B C D, A B C D, …).
     const cpuOf = (endpoint: string) => {
       const gateway = children.get(endpoint)?.pid;
-      const sub = children.get("subgraphs")?.pid;
+      const sub = OVER_SUBGRAPHS.has(endpoint) ? children.get("subgraphs")?.pid : undefined;
       return {
         gateway: () => (gateway === undefined ? [] : [gateway]),
         subgraphs: () => (sub === undefined ? [] : [sub]),
@@ -330,7 +360,8 @@ async function main(): Promise<boolean> {
     log(report.text);
     if (!args["print-only"]) {
       writeReport(report.text);
-      log(`\nwrote the table to ${REPORT}`);
+      writeFileSync(PLOT, report.svg);
+      log(`\nwrote the table to ${REPORT} and the plot to ${PLOT}`);
     }
     log(
       `whole run ${fmt.s(performance.now() - started)}; loadavg now ${loadavg()
@@ -343,7 +374,11 @@ async function main(): Promise<boolean> {
   }
 }
 
-function render(cells: Cell[], queries: Query[], loadPeak: number): { text: string; ok: boolean } {
+const LABEL: Record<string, string> = { floor: "floor (bench/floor.ts: the SQL + the bytes, no GraphQL)" };
+const labelOf = (cell: Cell) =>
+  cell.endpoint === "direct" ? `${cell.query.owner} subgraph directly` : (LABEL[cell.endpoint] ?? GATEWAYS[cell.endpoint as GatewayKey].label);
+
+function render(cells: Cell[], queries: Query[], loadPeak: number): { text: string; ok: boolean; svg: string } {
   const m = (cell: Cell | undefined) => {
     const runs = cell?.runs ?? [];
     const med = (f: (r: RunStats) => number) => (runs.length ? median(runs.map(f)) : Number.NaN);
@@ -362,13 +397,14 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
   const rows: string[][] = [];
   for (const cell of cells) {
     const s = m(cell);
-    const ours = m(find(cell.query, "apollo"));
-    const label = cell.endpoint === "direct" ? `${cell.query.owner} subgraph directly` : GATEWAYS[cell.endpoint as GatewayKey].label;
+    const ratio = (endpoint: string) => (find(cell.query, endpoint) ? fmt.ratio(s.rps / m(find(cell.query, endpoint)).rps) : "—");
     rows.push([
       cell.query.key,
-      label,
+      labelOf(cell),
       fmt.rps(s.rps),
-      cell.endpoint === "apollo" ? "1.00×" : fmt.ratio(ours.rps / s.rps),
+      ratio("floor"),
+      ratio("hive"),
+      ratio("hive-rust"),
       fmt.ms(s.p50),
       fmt.ms(s.p99),
       fmt.ms(s.gw),
@@ -381,34 +417,57 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
   const lines: string[] = [];
   const ok: boolean[] = [];
   lines.push(
-    `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC · ${availableParallelism()} CPUs · ${CONNECTIONS} connections · ${DURATION} s runs · median of ${RUNS} interleaved runs · ${VARIANTS} distinct bodies per query (networkConfigs: 3)`,
+    `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC · ${availableParallelism()} CPUs · ${CONNECTIONS} connections · ${DURATION} s runs · median of ${RUNS} interleaved runs · ${VARIANTS} distinct bodies per query`,
   );
   lines.push("");
   lines.push(
     table(
-      ["query", "served by", "req/s", "ours ÷ this", "p50 ms", "p99 ms", "gateway CPU ms/req", "subgraphs CPU ms/req", "pg CPU ms/req", "spread", "errors"],
+      [
+        "query",
+        "served by",
+        "req/s",
+        "÷ floor",
+        "÷ Hive JS",
+        "÷ Hive Rust",
+        "p50 ms",
+        "p99 ms",
+        "own process CPU ms/req",
+        "subgraphs CPU ms/req",
+        "pg CPU ms/req",
+        "spread",
+        "errors",
+      ],
       rows,
-      [false, false, true, true, true, true, true, true, true, true, true],
+      [false, false, true, true, true, true, true, true, true, true, true, true, true],
     ),
   );
   lines.push("");
+  const verdict = (r: number, target: number) => `${fmt.ratio(r)} (target ≥ ${target}×: ${r >= target ? "PASS" : "FAIL"})`;
   for (const q of queries) {
-    const ours = m(find(q, "apollo"));
-    for (const peer of ["hive", "hive-nomerge"]) {
+    const floor = find(q, "floor");
+    const checks: [string, number][] = [
+      ["stack", TARGET.stack],
+      ["direct", TARGET.direct],
+      ["apollo-cache", TARGET.cache],
+    ];
+    if (floor)
+      for (const [endpoint, target] of checks) {
+        const c = find(q, endpoint);
+        if (!c) continue;
+        const r = m(c).rps / m(floor).rps;
+        ok.push(r >= target);
+        lines.push(`- ${q.key}: ${labelOf(c)} ÷ floor req/s ${verdict(r, target)}`);
+      }
+    const ours = find(q, "apollo");
+    for (const peer of ["hive", "hive-rust", "hive-nomerge"]) {
       const p = find(q, peer);
-      if (!p || !find(q, "apollo")) continue;
-      const r = ours.rps / m(p).rps;
-      ok.push(r >= TARGET_VS_HIVE);
+      if (!p || !ours) continue;
+      const r = m(ours).rps / m(p).rps;
+      // CPU: the peer's gateway CPU per request over ours, so that ≥ 1 means ours spends less.
+      const cpu = m(p).gw / m(ours).gw;
+      ok.push(r >= TARGET.vsHive, cpu >= TARGET.vsHive);
       lines.push(
-        `- ${q.key}: ours ÷ ${peer} req/s ${fmt.ratio(r)} (target ≥ ${TARGET_VS_HIVE}×: ${r >= TARGET_VS_HIVE ? "PASS" : "FAIL"}); gateway CPU per request ours ÷ ${peer} ${fmt.ratio(ours.gw / m(p).gw)}`,
-      );
-    }
-    const d = find(q, "direct");
-    if (d && find(q, "apollo")) {
-      const r = ours.rps / m(d).rps;
-      if (q.key === "betResults") ok.push(r >= TARGET_VS_DIRECT);
-      lines.push(
-        `- ${q.key}: ours ÷ direct req/s ${fmt.ratio(r)}${q.key === "betResults" ? ` (target ≥ ${TARGET_VS_DIRECT}: ${r >= TARGET_VS_DIRECT ? "PASS" : "FAIL"})` : " (informational)"}`,
+        `- ${q.key}: this gateway vs ${GATEWAYS[peer as GatewayKey].label}: req/s ours ÷ theirs ${verdict(r, TARGET.vsHive)}; gateway CPU/req theirs ÷ ours ${verdict(cpu, TARGET.vsHive)}`,
       );
     }
   }
@@ -418,7 +477,14 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
     lines.push(
       `- NOISE: runs more than 25% apart or 1-min loadavg up to ${loadPeak.toFixed(1)} on ${availableParallelism()} CPUs: compare CPU per request rather than req/s.`,
     );
-  return { text: lines.join("\n"), ok: clean && ok.every(Boolean) };
+  const svg = barPlot(
+    `req/s per endpoint (${availableParallelism()} CPUs, ${CONNECTIONS} connections, median of ${RUNS} interleaved ${DURATION} s runs)`,
+    queries.map((q) => ({
+      title: q.label,
+      bars: cells.filter((c) => c.query === q && c.runs.length).map((c) => ({ label: labelOf(c), value: m(c).rps, highlight: c.endpoint === "floor" })),
+    })),
+  );
+  return { text: lines.join("\n"), ok: clean && ok.every(Boolean), svg };
 }
 
 /** Replaces the generated section of BENCHMARKS.md; the hand-written rest stays. */

@@ -11,6 +11,11 @@
 //
 // Both gateways read the committed supergraph.graphql and get the subgraph URLs the `subgraphs`
 // child printed (BENCH_SUBGRAPH_URLS, JSON), which replace the supergraph's routing URLs.
+//   serve-peer.ts hive-rust   the same Hive Gateway with its Rust query planner (@graphql-hive/router-runtime)
+//   serve-peer.ts stack       what `npm start` serves, in one process: the three subgraphs and this
+//                             gateway (bench/common.ts startBenchStack: production, no rate limit,
+//                             no response cache); prints { pid, url }
+//
 // BENCH_HIVE_DEDUPE=0 turns off Hive's merging of identical in-flight subgraph requests (on by
 // default in Hive). BENCH_RESPONSE_CACHE=1 turns on this gateway's in-process response cache.
 // Every role stops on SIGTERM/SIGINT. Logs (warn and above) go to stderr.
@@ -25,18 +30,22 @@ import { NetworkDirectory } from "../core/networks.ts";
 import { createGateway } from "../gateway/server.ts";
 import { createMemoryResponseCacheStore } from "../gateway/response-cache.ts";
 import { loadSubgraphFactories } from "../subgraphs/registry.ts";
-import { benchConfig } from "./common.ts";
+import { benchConfig, startBenchStack } from "./common.ts";
 
 // Hive's type declarations pull TypeScript's DOM library in (through @whatwg-node/fetch), which
 // changes global types for the whole project; so the module is imported by name (no type
 // resolution) and the little this script uses is typed here.
 const HIVE_RUNTIME = "@graphql-hive/gateway-runtime";
+const HIVE_ROUTER_RUNTIME = "@graphql-hive/router-runtime";
 interface HiveRuntime {
   (req: IncomingMessage, res: ServerResponse): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 interface HiveModule {
   createGatewayRuntime(config: Record<string, unknown>): HiveRuntime;
+}
+interface HiveRouterModule {
+  unifiedGraphHandler: unknown;
 }
 
 const role = process.argv[2];
@@ -89,8 +98,18 @@ if (role === "subgraphs") {
     await gateway.stop();
     await db.close();
   });
-} else if (role === "hive") {
+} else if (role === "stack") {
+  const db = await openDatabase({ url: required("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
+  const stack = await startBenchStack(db, logger);
+  ready({ url: `${stack.url}/graphql` });
+  stopOnSignals(logger, async () => {
+    await stack.stop();
+    await db.close();
+  });
+} else if (role === "hive" || role === "hive-rust") {
   const { createGatewayRuntime } = (await import(HIVE_RUNTIME)) as HiveModule;
+  // The Rust planner replaces the JS one through the runtime's unified-graph seam; all else is equal.
+  const planner = role === "hive-rust" ? { unifiedGraphHandler: ((await import(HIVE_ROUTER_RUNTIME)) as HiveRouterModule).unifiedGraphHandler } : {};
   const dedupe = benchConfig.BENCH_HIVE_DEDUPE;
   const locations = Object.fromEntries(Object.entries(subgraphUrls()).map(([name, location]) => [name, { location }]));
   const runtime = createGatewayRuntime({
@@ -102,6 +121,7 @@ if (role === "subgraphs") {
     logging: "warn",
     // Production defaults: masked errors, no introspection gate (ours allows it too).
     maskedErrors: true,
+    ...planner,
   });
   const server = createServer(runtime);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -111,5 +131,5 @@ if (role === "subgraphs") {
     await runtime[Symbol.asyncDispose]();
   });
 } else {
-  fail(`usage: serve-peer.ts subgraphs|apollo|hive (got ${role ?? "nothing"})`);
+  fail(`usage: serve-peer.ts subgraphs|apollo|stack|hive|hive-rust (got ${role ?? "nothing"})`);
 }

@@ -15,8 +15,14 @@ const MAX_CHAIN_ID = Number.MAX_SAFE_INTEGER;
 /** Anything a resolver may hand to `UInt256`: Prisma's Decimal exposes `toFixed`. */
 export type UInt256Like = string | bigint | number | { toFixed(digits?: number): string };
 
+/** A canonical decimal string up to 2^256−1. Up to 77 digits it cannot exceed the bound (2^256−1 has 78), so only
+ * 78-digit strings pay for the BigInt comparison: this runs for every number of every proof served. */
+function isUInt256Text(text: string): boolean {
+  return text.length <= 78 && DECIMAL.test(text) && (text.length < 78 || BigInt(text) <= UINT256_MAX);
+}
+
 export function parseUInt256(value: unknown, what = "UInt256"): string {
-  if (typeof value !== "string" || value.length > 78 || !DECIMAL.test(value) || BigInt(value) > UINT256_MAX) {
+  if (typeof value !== "string" || !isUInt256Text(value)) {
     throw new InputError(`${what} must be a decimal string of an integer from 0 to 2^256-1 with no leading zeros`);
   }
   return value;
@@ -30,7 +36,7 @@ export function formatUInt256(value: UInt256Like): string {
     text = value.toString(10);
   } else if (typeof value === "string") text = value;
   else text = value.toFixed(0);
-  if (!DECIMAL.test(text) || BigInt(text) > UINT256_MAX) throw new TypeError(`UInt256 cannot represent ${text}`);
+  if (!isUInt256Text(text)) throw new TypeError(`UInt256 cannot represent ${text}`);
   return text;
 }
 

@@ -1,17 +1,109 @@
-import { maybeCacheControlFromInfo } from "@apollo/cache-control-types";
-import type { GraphQLResolveInfo } from "graphql";
+import type { ApolloServerPlugin, BaseContext } from "@apollo/server";
+import {
+  defaultFieldResolver,
+  getNamedType,
+  GraphQLObjectType,
+  isCompositeType,
+  type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
+  type GraphQLSchema,
+} from "graphql";
 import { MAX_AGE } from "../../core/max-age.ts";
 import { betDepth, type NetworkDirectory } from "../../core/networks.ts";
 
 // Cache-Control for CDNs: subgraphs hint each field (a tier of core/max-age.ts), the gateway sends
-// the minimum.
+// the minimum. The rule is Apollo's cache-control plugin's (a hint replaces the field's default; a
+// root or object-typed field without a hint counts as `defaultMaxAge`; a leaf without one does not
+// count), but kept without its per-field plugin hook: that hook made Apollo Server dispatch to the
+// plugins on every field of every response, leaves included (about 1 500 calls for 100 proofs).
+// Only the fields that can matter are wrapped, once, when the schema is built; the minimum lives on
+// the request's context and becomes the header once per response (BENCHMARKS.md, issue 12).
+
+const SLOT = Symbol("cache hint of this field");
+const POLICY = Symbol("cache policy of this response");
+
+interface Slot {
+  maxAge: number | undefined;
+}
+interface Policy {
+  maxAge: number | undefined;
+}
 
 export function cacheFor(info: GraphQLResolveInfo, maxAge: number): void {
-  maybeCacheControlFromInfo(info)?.setCacheHint({ maxAge, scope: "PUBLIC" });
+  const slot = (info as GraphQLResolveInfo & { [SLOT]?: Slot })[SLOT];
+  if (slot) slot.maxAge = maxAge;
 }
 
 /** `final` once a settled or refunded bet's change is finalized on its network; a pending bet is always `live`. */
 export async function betMaxAge(networks: NetworkDirectory, bet: { chainId: number | bigint; lastChangeBlock: bigint; status: string }): Promise<number> {
   if (bet.status === "PENDING") return MAX_AGE.live;
   return betDepth(bet.lastChangeBlock, await networks.get(bet.chainId)).finalized ? MAX_AGE.final : MAX_AGE.live;
+}
+
+/** Gives a request's context its (empty) cache policy; the same object comes back. */
+export function withCachePolicy<T extends object>(context: T): T {
+  return Object.assign(context, { [POLICY]: { maxAge: undefined } satisfies Policy });
+}
+
+function isPromise(x: unknown): x is PromiseLike<unknown> {
+  return typeof (x as PromiseLike<unknown> | null)?.then === "function";
+}
+
+/** Calls `done` once the field's value is settled (a promise, or a list holding promises, as `__resolveReference` batches give). */
+function whenFinished(result: unknown, done: () => void): void {
+  if (isPromise(result)) result.then((r) => whenFinished(r, done), done);
+  else if (Array.isArray(result) && result.some(isPromise)) Promise.all(result).then(done, done);
+  else done();
+}
+
+/**
+ * Wraps, in place, every field that can add to a response's max-age: root fields and object-typed
+ * fields (their default applies when they set no hint) and leaves with their own resolver (they may
+ * hint). Leaves on the default resolver are left alone: they neither hint nor count.
+ */
+export function instrumentCacheHints(schema: GraphQLSchema, defaultMaxAge: number): GraphQLSchema {
+  const roots = new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(Boolean));
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (type.name.startsWith("__") || !(type instanceof GraphQLObjectType)) continue;
+    for (const field of Object.values(type.getFields())) {
+      const counts = roots.has(type) || isCompositeType(getNamedType(field.type));
+      const resolve = field.resolve;
+      if (!counts && !resolve) continue;
+      const inner: GraphQLFieldResolver<unknown, unknown> = resolve ?? defaultFieldResolver;
+      field.resolve = (source, args, context: { [POLICY]?: Policy } | undefined, info) => {
+        const policy = context?.[POLICY];
+        if (!policy) return inner(source, args, context, info);
+        const slot: Slot = { maxAge: undefined };
+        (info as GraphQLResolveInfo & { [SLOT]?: Slot })[SLOT] = slot;
+        const done = () => {
+          const maxAge = slot.maxAge ?? (counts ? defaultMaxAge : undefined);
+          if (maxAge !== undefined && (policy.maxAge === undefined || maxAge < policy.maxAge)) policy.maxAge = maxAge;
+        };
+        try {
+          const result = inner(source, args, context, info);
+          whenFinished(result, done);
+          return result;
+        } catch (error) {
+          done();
+          throw error;
+        }
+      };
+    }
+  }
+  return schema;
+}
+
+/** Sets Cache-Control once per response from the context's policy, as Apollo's plugin would: `no-store` unless cacheable and error-free. */
+export function cacheHeaderPlugin(): ApolloServerPlugin<BaseContext> {
+  return {
+    async requestDidStart() {
+      return {
+        async willSendResponse({ contextValue, response }) {
+          const maxAge = (contextValue as { [POLICY]?: Policy })[POLICY]?.maxAge;
+          const cacheable = maxAge !== undefined && maxAge > 0 && response.body.kind === "single" && !response.body.singleResult.errors;
+          response.http.headers.set("cache-control", cacheable ? `max-age=${maxAge}, public` : "no-store");
+        },
+      };
+    },
+  };
 }

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { ApolloServer, type BaseContext } from "@apollo/server";
-import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
-import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import type { DocumentNode } from "graphql";
 import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
@@ -9,6 +8,7 @@ import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
+import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
@@ -42,14 +42,15 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
   const server = new ApolloServer<TContext>({
-    schema: buildFederatedSchema(options.typeDefs, options.resolvers),
+    schema: instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // Introspection answers in every mode, as at the gateway (Apollo turns it off under NODE_ENV=production).
     introspection: true,
     // No Apollo usage reporting here: federated traces would only cost time per request.
-    // Fields without a hint may change with the next block (core/max-age.ts).
-    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControl({ defaultMaxAge: MAX_AGE.live }), metrics.plugin],
+    // Fields without a hint may change with the next block (core/max-age.ts). Cache hints are
+    // gathered by kit/cache-hints.ts, not by Apollo's per-field plugin (turned off here).
+    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), cacheHeaderPlugin(), metrics.plugin],
     logger,
   });
   let http: RunningHttpServer | undefined;
@@ -63,7 +64,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
       const listener = createGraphQLRequestListener<TContext>({
         server,
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-        context: async (_req: IncomingMessage) => options.context(),
+        context: async (_req: IncomingMessage) => withCachePolicy(options.context()),
         routes: { "/metrics": metrics.route },
       });
       http = await listen(listener, host, port);

@@ -1,0 +1,72 @@
+import { parse } from "graphql";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { cacheFor } from "./cache-hints.ts";
+import { createSubgraph } from "./subgraph.ts";
+import type { GraphQLResolveInfo } from "graphql";
+
+// The subgraphs' Cache-Control rule without Apollo's per-field plugin: a hint replaces a field's
+// default, root and object-typed fields without a hint count as `live` (2 s), leaves without one
+// do not count, the response gets the minimum (or no-store).
+const typeDefs = parse(`
+  type Query { hinted: Thing  unhinted: Thing  leaf: Int  }
+  type Thing { id: Int  slow: Int  child: Thing  hintedChild: Thing }
+`);
+const info = (i: unknown) => i as GraphQLResolveInfo;
+const resolvers = {
+  Query: {
+    hinted: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
+      cacheFor(info(i), 3600);
+      return { id: 1 };
+    },
+    unhinted: () => ({ id: 2 }),
+    leaf: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
+      cacheFor(info(i), 60);
+      return 3;
+    },
+  },
+  Thing: {
+    slow: async (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
+      await new Promise((r) => setTimeout(r, 5));
+      cacheFor(info(i), 30); // after an await: still counted
+      return 4;
+    },
+    child: () => ({ id: 5 }),
+    hintedChild: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
+      cacheFor(info(i), 600);
+      cacheFor(info(i), 120); // the last hint of a field wins
+      return { id: 6 };
+    },
+  },
+};
+
+async function header(query: string): Promise<string | undefined> {
+  const subgraph = createSubgraph({ name: "t", typeDefs, resolvers, context: () => ({}), logger: pino({ level: "silent" }), production: true });
+  const http = await subgraph.listen("127.0.0.1", 0);
+  try {
+    const response = await fetch(`${http.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
+    return response.headers.get("cache-control") ?? undefined;
+  } finally {
+    await subgraph.stop();
+  }
+}
+
+describe("subgraph cache hints, gathered once per response", () => {
+  it("takes a root field's hint, ignoring unhinted leaves", async () => {
+    expect(await header("{ hinted { id } }")).toBe("max-age=3600, public");
+  });
+  it("counts an object-typed field without a hint as live", async () => {
+    expect(await header("{ hinted { id child { id } } }")).toBe("max-age=2, public");
+    expect(await header("{ unhinted { id } }")).toBe("max-age=2, public");
+  });
+  it("takes the minimum over hinted fields, a field's last hint, and hints set after an await", async () => {
+    expect(await header("{ hinted { hintedChild { id } } }")).toBe("max-age=120, public");
+    expect(await header("{ hinted { slow hintedChild { id } } }")).toBe("max-age=30, public");
+    expect(await header("{ leaf hinted { id } }")).toBe("max-age=60, public");
+  });
+  it("answers introspection-only requests uncacheable", async () => {
+    expect(await header("{ __typename }")).toBe("no-store");
+  });
+});
