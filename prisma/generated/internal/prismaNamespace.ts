@@ -403,6 +403,7 @@ export const ModelName = {
   IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
+  BetCount: 'BetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -420,7 +421,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "bet" | "playerBetCount" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "bet" | "playerBetCount" | "betCount" | "betResult" | "betUpdate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -868,6 +869,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    BetCount: {
+      payload: Prisma.$BetCountPayload<ExtArgs>
+      fields: Prisma.BetCountFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.BetCountFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.BetCountFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        findFirst: {
+          args: Prisma.BetCountFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.BetCountFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        findMany: {
+          args: Prisma.BetCountFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        create: {
+          args: Prisma.BetCountCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        createMany: {
+          args: Prisma.BetCountCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.BetCountCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        delete: {
+          args: Prisma.BetCountDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        update: {
+          args: Prisma.BetCountUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        deleteMany: {
+          args: Prisma.BetCountDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.BetCountUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.BetCountUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        upsert: {
+          args: Prisma.BetCountUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        aggregate: {
+          args: Prisma.BetCountAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBetCount>
+        }
+        groupBy: {
+          args: Prisma.BetCountGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BetCountGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.BetCountCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BetCountCountAggregateOutputType> | number
+        }
+      }
+    }
     BetResult: {
       payload: Prisma.$BetResultPayload<ExtArgs>
       fields: Prisma.BetResultFieldRefs
@@ -1136,6 +1211,15 @@ export const PlayerBetCountScalarFieldEnum = {
 } as const
 
 export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
+
+
+export const BetCountScalarFieldEnum = {
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type BetCountScalarFieldEnum = (typeof BetCountScalarFieldEnum)[keyof typeof BetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {
@@ -1503,6 +1587,7 @@ export type GlobalOmitConfig = {
   indexedBlock?: Prisma.IndexedBlockOmit
   bet?: Prisma.BetOmit
   playerBetCount?: Prisma.PlayerBetCountOmit
+  betCount?: Prisma.BetCountOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit
 }

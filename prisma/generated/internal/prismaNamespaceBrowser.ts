@@ -57,6 +57,7 @@ export const ModelName = {
   IndexedBlock: 'IndexedBlock',
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
+  BetCount: 'BetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -158,6 +159,15 @@ export const PlayerBetCountScalarFieldEnum = {
 } as const
 
 export type PlayerBetCountScalarFieldEnum = (typeof PlayerBetCountScalarFieldEnum)[keyof typeof PlayerBetCountScalarFieldEnum]
+
+
+export const BetCountScalarFieldEnum = {
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type BetCountScalarFieldEnum = (typeof BetCountScalarFieldEnum)[keyof typeof BetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {
