@@ -33,7 +33,7 @@ export interface BetFilterConditions {
 }
 
 /** Unix-seconds bounds beyond what the column holds: such a `from` matches nothing, such a `to` bounds nothing. */
-function placedAtRange(from: string | undefined, to: string | undefined): Prisma.BigIntFilter | undefined {
+export function placedAtRange(from: string | undefined, to: string | undefined): Prisma.BigIntFilter | undefined {
   const range: Prisma.BigIntFilter = {};
   if (from !== undefined) {
     if (BigInt(from) > INT8_MAX) range.gt = INT8_MAX;
