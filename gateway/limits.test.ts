@@ -111,7 +111,11 @@ describe("query cost", () => {
     // Two narrowings within one wallet: that wallet's rows at most, as playerBets' scans.
     expect(pageCost(`, filter: { player: "${WALLET}", game: "dice" }`)).toBe(base + 190);
     // Two narrowings (or several statuses) across every wallet: possibly the whole table.
-    for (const scan of [`, filter: { chainId: 1, game: "dice" }`, `, filter: { status: [PENDING, REFUNDED] }`, `, filter: { token: "${WALLET}", status: [SETTLED] }`])
+    for (const scan of [
+      `, filter: { chainId: 1, game: "dice" }`,
+      `, filter: { status: [PENDING, REFUNDED] }`,
+      `, filter: { token: "${WALLET}", status: [SETTLED] }`,
+    ])
       expect(pageCost(scan), scan).toBeGreaterThanOrEqual(base + 1990);
   });
 

@@ -47,9 +47,7 @@ export function explorerConditions(filter: ExplorerFilter): ExplorerConditions {
   let counter: ExplorerCounter = null;
   if (filter.game === undefined && filter.token === undefined && placedAt === undefined) {
     counter =
-      filter.player !== undefined
-        ? { table: "PlayerBetCount", where: { player: filter.player, ...byCounterKey } }
-        : { table: "BetCount", where: byCounterKey };
+      filter.player !== undefined ? { table: "PlayerBetCount", where: { player: filter.player, ...byCounterKey } } : { table: "BetCount", where: byCounterKey };
   }
   return { where, counter };
 }
@@ -68,7 +66,11 @@ function afterKey(key: ExplorerKey, direction: "ASC" | "DESC"): Prisma.BetWhereI
   };
 }
 
-export function explorerPage(db: Database, where: Prisma.BetWhereInput, page: { after?: ExplorerKey; direction: "ASC" | "DESC"; take: number }): Promise<Bet[]> {
+export function explorerPage(
+  db: Database,
+  where: Prisma.BetWhereInput,
+  page: { after?: ExplorerKey; direction: "ASC" | "DESC"; take: number },
+): Promise<Bet[]> {
   const order = page.direction === "DESC" ? "desc" : "asc";
   return db.prisma.bet.findMany({
     where: page.after ? { AND: [where, afterKey(page.after, page.direction)] } : where,
