@@ -1,6 +1,6 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
 import { decodeExplorerCursor, encodeExplorerCursor, queryFingerprint } from "../../cursor.ts";
-import { countExplorerBets, explorerConditions, explorerPage } from "../../explorer.ts";
+import { countExplorerBets, explorerConditions, explorerPage } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 

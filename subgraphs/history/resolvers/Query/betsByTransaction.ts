@@ -1,4 +1,4 @@
-import { betsInTransaction } from "../../explorer.ts";
+import { betsInTransaction } from "../../data.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 
 export const betsByTransaction: QueryResolvers["betsByTransaction"] = async (_parent, { chainId, txHash }, ctx) => {
