@@ -173,6 +173,17 @@ describe("bets (explorer)", () => {
     expect(drift).toEqual([]);
     const response = await page({ chainId: 31337, status: ["SETTLED", "PENDING"] }, 1, null);
     expect(response.data!.bets.totalCount).toBe((await recount({ chainId: 31337, status: ["SETTLED", "PENDING"] })).length);
+    // A reorg's rollback (delete and update), inside one transaction, leaves the counters exact.
+    await t.db.prisma.$transaction([
+      t.db.prisma.$executeRawUnsafe(`DELETE FROM "BetResult" WHERE "chainId" = 1337 AND "betId" > 330`),
+      t.db.prisma.$executeRawUnsafe(`DELETE FROM "Bet" WHERE "chainId" = 1337 AND "betId" > 330`),
+      t.db.prisma.$executeRawUnsafe(`UPDATE "Bet" SET status = 'PENDING' WHERE "chainId" = 1337 AND "betId" BETWEEN 300 AND 330`),
+    ]);
+    const after = await t.db.prisma.$queryRawUnsafe<unknown[]>(`
+      SELECT * FROM (SELECT "chainId", status, count(*) AS n FROM "Bet" GROUP BY 1, 2) b
+      FULL JOIN "BetCount" c USING ("chainId", status) WHERE coalesce(b.n, 0) <> coalesce(c.bets, 0)`);
+    expect(after).toEqual([]);
+    expect((await page(undefined, 1, null)).data!.bets.totalCount).toBe((await recount()).length);
   });
 
   it("refuses edited cursors and cursors of another filter, order or query, naming `after`", async () => {
