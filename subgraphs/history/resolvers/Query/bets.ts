@@ -25,7 +25,7 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   // "bets" first: never the fingerprint of a playerBets query, whose list starts with a wallet.
   const fingerprint = queryFingerprint(["bets", ...Object.values(normalised).map((value) => value ?? null), direction]);
   const after = args.after != null ? decodeExplorerCursor(args.after, fingerprint) : undefined;
-  const rows = await explorerPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
+  const rows = await explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
