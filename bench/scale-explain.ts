@@ -7,6 +7,7 @@ import { betKey } from "../subgraphs/kit/bet-key.ts";
 import type { PrismaClient } from "../prisma/generated/client.ts";
 import { BetConnection } from "../subgraphs/history/resolvers/BetConnection.ts";
 import { pendingBetCount } from "../subgraphs/history/resolvers/Query/pendingBetCount.ts";
+import { bets } from "../subgraphs/history/resolvers/Query/bets.ts";
 import { playerBets } from "../subgraphs/history/resolvers/Query/playerBets.ts";
 import type { BetConnectionModel } from "../subgraphs/history/mappers.ts";
 import { createResultsContext } from "../subgraphs/results/context.ts";
@@ -64,6 +65,40 @@ export async function capturePage(
   });
   // totalCount: COUNT over "Bet", or the sum over "PlayerBetCount".
   return betStatement(captured, withCount ? /count/i : /"Bet"/);
+}
+
+/** The statement `bets` sends for one page (with `withCount`, its totalCount's); also used by subgraphs/history/explorer-plan.db.test.ts. */
+export async function captureExplorerPage(
+  url: string,
+  args: { first: number; after?: string | null; filter?: Record<string, unknown>; orderDirection?: "ASC" | "DESC" },
+  withCount = false,
+): Promise<CapturedQuery> {
+  const captured = await captureSql(url, async (prisma) => {
+    const ctx = contextOf(prisma);
+    const page = (await (bets as unknown as Resolver)({}, { orderDirection: "DESC", ...args }, ctx, {})) as BetConnectionModel;
+    if (withCount) await (BetConnection.totalCount as unknown as Resolver)(page, {}, ctx, {});
+  });
+  return betStatement(captured, withCount ? /count|sum/i : /"Bet"/);
+}
+
+/** The endCursor after the first `rows` bets of `bets` under `filter` (whole pages of 100, newest first). */
+export async function explorerCursorAfter(url: string, filter: Record<string, unknown> | undefined, rows: number): Promise<string | null> {
+  let after: string | null = null;
+  await captureSql(url, async (prisma) => {
+    const ctx = contextOf(prisma);
+    for (let read = 0; read < rows; read += 100) {
+      const page = (await (bets as unknown as Resolver)(
+        {},
+        { first: Math.min(100, rows - read), after, filter, orderDirection: "DESC" },
+        ctx,
+        {},
+      )) as BetConnectionModel;
+      const last = page.rows.at(-1);
+      if (!last) break;
+      after = page.cursorFor(last);
+    }
+  });
+  return after;
 }
 
 async function capturePending(url: string, wallet: string, chainId: number | null): Promise<CapturedQuery> {

@@ -111,6 +111,56 @@ describe("query cost", () => {
     expect(measure(`{ ${aliases.join(" ")} }`).cost).toBeLessThanOrEqual(DEFAULT_QUERY_LIMITS.maxCost);
   });
 
+  it("prices bets pages: one index per single filter (with or without a time range); other combinations by what they read", () => {
+    const pageCost = (filter: string) => measure(`{ bets(first: 1${filter}) { pageInfo { hasNextPage } } }`).cost;
+    const base = pageCost("");
+    for (const single of [
+      `, filter: { chainId: 1 }`,
+      `, filter: { status: [PENDING] }`,
+      `, filter: { game: "dice" }`,
+      `, filter: { player: "${WALLET}" }`,
+      `, filter: { token: "${WALLET}" }`,
+      `, filter: { placedFrom: "1", placedTo: "2" }`,
+      `, filter: { game: "dice", placedFrom: "1" }`,
+    ])
+      expect(pageCost(single), single).toBe(base);
+    // Two narrowings within one wallet: that wallet's rows at most, as playerBets' scans.
+    expect(pageCost(`, filter: { player: "${WALLET}", game: "dice" }`)).toBe(base + 190);
+    // Two narrowings (or several statuses) across every wallet: possibly the whole table.
+    for (const scan of [
+      `, filter: { chainId: 1, game: "dice" }`,
+      `, filter: { status: [PENDING, REFUNDED] }`,
+      `, filter: { token: "${WALLET}", status: [SETTLED] }`,
+    ])
+      expect(pageCost(scan), scan).toBeGreaterThanOrEqual(base + 1990);
+  });
+
+  it("prices bets' totalCount: counters serve chainId / status (with or without player); anything else counts rows", () => {
+    const count = (filter: string) =>
+      measure(`{ bets(first: 1${filter}) { totalCount } }`).cost - measure(`{ bets(first: 1${filter}) { pageInfo { hasNextPage } } }`).cost + 1;
+    const counter = count("");
+    expect(counter).toBeLessThan(10);
+    expect(count(`, filter: { chainId: 1 }`)).toBe(counter);
+    expect(count(`, filter: { chainId: 1, status: [PENDING], player: "${WALLET}" }`)).toBe(counter);
+    expect(count(`, filter: { player: "${WALLET}", game: "dice" }`)).toBe(count(`, filter: { player: "${WALLET}", placedFrom: "1" }`));
+    expect(count(`, filter: { player: "${WALLET}", game: "dice" }`)).toBeGreaterThanOrEqual(490);
+    expect(count(`, filter: { game: "dice" }`)).toBeGreaterThanOrEqual(1990);
+    expect(count(`, filter: { token: "${WALLET}" }`)).toBeGreaterThanOrEqual(1990);
+  });
+
+  it("refuses 30 aliases of bets pages, and three table-wide counts", () => {
+    const pages = Array.from({ length: 30 }, (_, i) => `p${i}: bets(first: 100) { nodes { betId } }`);
+    expect(() => measure(`{ ${pages.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+    const counts = Array.from({ length: 3 }, (_, i) => `c${i}: bets(first: 1, filter: { game: "dice" }) { totalCount }`);
+    expect(() => measure(`{ ${counts.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
+  });
+
+  it("prices betsByTransaction as a few index lookups returning a short list of bets", () => {
+    const cost = measure(`{ betsByTransaction(chainId: 1, txHash: "0x${"ab".repeat(32)}") { betId } }`).cost;
+    expect(cost).toBeGreaterThan(10);
+    expect(cost).toBeLessThan(100);
+  });
+
   it("keeps introspection open", () => {
     const result = measure(getIntrospectionQuery());
     expect(result.depth).toBeLessThanOrEqual(1);

@@ -36,7 +36,8 @@ import { ErrorCode, InputError } from "../core/errors.ts";
 //   connection's `first` for `edges`/`nodes`, UNBOUNDED_LIST_SIZE for small lists no argument bounds;
 // - each database statement a field runs costs FIELD_COST, a `totalCount` that no counter serves
 //   (a `game` or placed-time filter counts the wallet's rows) FILTERED_COUNT_COST, and a page under
-//   a filter no single index serves in page order SCAN_PAGE_COST.
+//   a filter no single index serves in page order SCAN_PAGE_COST; `bets` (every wallet) pays
+//   TABLE_SCAN_COST / TABLE_COUNT_COST instead when no player filter bounds that work to one wallet.
 // Introspection stays open and does not count towards depth, but is priced like the rest by what it
 // returns: its lists are as long as the schema's own (every type, then the fields of a type on
 // average, and so on), so one full introspection fits the budget and many aliased copies do not.
@@ -58,6 +59,8 @@ const BET_WEIGHT = 3;
 /** Database statements run per call of a field, beyond the objects it returns. */
 const FIELD_COST: Record<string, number> = {
   "Query.playerBets": 10,
+  "Query.bets": 10,
+  "Query.betsByTransaction": 5,
   "Query.betResults": 5,
   "Query.pendingBetCount": 5,
   // One statement: the counter rows, plus each network's settled bets of its last `confirmations`
@@ -75,6 +78,9 @@ const SCAN_PAGE_COST = 200;
 /** Introspection objects are a few names each: four cost 1, so a full introspection takes about a
  * quarter of the default budget and a handful of aliased copies exceed it. */
 const INTROSPECTION_OBJECTS_PER_UNIT = 4;
+/** A `bets` page or count that no index serves and no player filter bounds: it may read every bet. */
+const TABLE_SCAN_COST = 2000;
+const TABLE_COUNT_COST = 2000;
 /** Default page size of a connection field without `first`. */
 const DEFAULT_PAGE = 20;
 
@@ -201,10 +207,31 @@ function introspectionListSizes(schema: GraphQLSchema): Map<string, number> {
   ]);
 }
 const introspectionSizes = new WeakMap<GraphQLSchema, Map<string, number>>();
+/**
+ * What a `bets` filter costs beyond FIELD_COST: its page (0 when one index serves it in page
+ * order: no filter, or one of chainId / one status / game / player / token, each with or without
+ * a placed-time range) and its totalCount (0 when counters serve it: only chainId / status, with
+ * or without player). A player filter bounds whatever is read to that wallet's rows.
+ */
+function explorerFilterCost(filter: unknown): { page: number; count: number } {
+  const given = filter && typeof filter === "object" ? (filter as Record<string, unknown>) : {};
+  const { chainId, status, game, player, token, placedFrom, placedTo } = given;
+  const statuses = status == null ? 0 : Array.isArray(status) ? status.length : 1;
+  const timeRange = placedFrom != null || placedTo != null;
+  const narrowings = [chainId != null, statuses > 0, game != null, player != null, token != null].filter(Boolean).length;
+  const oneWallet = player != null;
+  const served = statuses <= 1 && narrowings <= 1;
+  const counted = game == null && token == null && !timeRange;
+  return {
+    page: served ? 0 : oneWallet ? SCAN_PAGE_COST : TABLE_SCAN_COST,
+    count: counted ? 0 : oneWallet ? FILTERED_COUNT_COST : TABLE_COUNT_COST,
+  };
+}
 
 interface ConnectionScope {
   size: number;
-  countsRows: boolean;
+  /** What its totalCount costs when no counter serves it; 0 when one does. */
+  countCost: number;
 }
 
 /**
@@ -275,10 +302,13 @@ export function measureOperation(
         continue;
       }
       const coordinate = `${parent.name}.${selection.name.value}`;
-      const filter = filterOf(argument(selection, "filter", values));
+      const filterArgument = argument(selection, "filter", values);
+      const filter = filterOf(filterArgument);
+      const explorer = coordinate === "Query.bets" ? explorerFilterCost(filterArgument) : undefined;
       let statement = FIELD_COST[coordinate] ?? 0;
-      if (coordinate === "BetConnection.totalCount" && connection?.countsRows) statement = FILTERED_COUNT_COST;
+      if (coordinate === "BetConnection.totalCount" && connection?.countCost) statement = connection.countCost;
       if (coordinate === "Query.playerBets" && filter.scans) statement = SCAN_PAGE_COST;
+      if (explorer?.page) statement = explorer.page;
       // 1 for the selection itself (once, whatever the list sizes: it is a column of rows already
       // paid for); this is also what bounds a fragment bomb of leaves.
       charge(1 + multiplier * statement);
@@ -288,7 +318,8 @@ export function measureOperation(
       charge(instances * (named.name === "Bet" ? BET_WEIGHT : 1));
       if (!selection.selectionSet) continue;
       // A connection's edges/nodes are as long as the `first` of the field that returned it.
-      const scope = definition.args.some((a) => a.name === "first") ? { size: pageSize(selection), countsRows: filter.game || filter.timeRange } : connection;
+      const countCost = explorer ? explorer.count : filter.game || filter.timeRange ? FILTERED_COUNT_COST : 0;
+      const scope = definition.args.some((a) => a.name === "first") ? { size: pageSize(selection), countCost } : connection;
       walk(selection.selectionSet, named, fieldDepth, instances, scope);
     }
   };

@@ -49,6 +49,8 @@ function maximalValue(type: GraphQLInputType, name: string, chainId: number): st
       return String(chainId);
     case "Address":
       return JSON.stringify(WALLET);
+    case "Bytes32":
+      return JSON.stringify(`0x${"ab".repeat(32)}`);
     case "UInt256":
       return name === "placedTo" ? '"99999999999"' : '"1"';
     case "String":

@@ -72,6 +72,13 @@ export type PlayerBetCount = Prisma.PlayerBetCountModel
  */
 export type FairnessCounter = Prisma.FairnessCounterModel
 /**
+ * Model BetCount
+ * How many bets each network has per status: `bets.totalCount` without a wallet, network or
+ * status filter beyond these columns, without counting rows. Derived data, maintained only by
+ * triggers on "Bet" (migration `*_bets_explorer_indexes`), like "PlayerBetCount". Rows may hold 0.
+ */
+export type BetCount = Prisma.BetCountModel
+/**
  * Model BetResult
  * The proven outcome of a settled bet (results subgraph).
  */

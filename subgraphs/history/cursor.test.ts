@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../core/errors.ts";
-import { decodeCursor, encodeCursor, queryFingerprint } from "./cursor.ts";
+import { decodeCursor, decodeExplorerCursor, encodeCursor, encodeExplorerCursor, queryFingerprint } from "./cursor.ts";
 
 // A cursor is accepted only as the server writes it: canonical base64url of canonical JSON, each
 // field of its type and within the range of its column; anything else is BAD_USER_INPUT on `after`.
@@ -96,5 +96,37 @@ describe("cursors", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("explorer (bets) cursors", () => {
+  const explorerFingerprint = queryFingerprint(["bets", null, null, null, null, null, null, null, "DESC"]);
+  const UINT256_MAX = (1n << 256n) - 1n;
+  const refused = (cursor: string, print = explorerFingerprint) => {
+    expect(() => decodeExplorerCursor(cursor, print)).toThrow(InputError);
+    try {
+      decodeExplorerCursor(cursor, print);
+    } catch (error) {
+      expect((error as InputError).extensions).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "after" });
+    }
+  };
+
+  it("decodes what it encodes, up to the columns' ranges, and fits the cursor length limit", () => {
+    const extreme = { placedAt: INT8_MAX, chainId: BigInt(Number.MAX_SAFE_INTEGER), betId: UINT256_MAX };
+    const cursor = encodeExplorerCursor(explorerFingerprint, extreme);
+    expect(decodeExplorerCursor(cursor, explorerFingerprint)).toEqual(extreme);
+    expect(cursor.length).toBeLessThanOrEqual(300);
+  });
+
+  it("refuses edits, out-of-range fields, another query's cursor and a playerBets cursor", () => {
+    const key = { placedAt: 1_700_000_000n, chainId: 1n, betId: 42n };
+    const issuedHere = encodeExplorerCursor(explorerFingerprint, key);
+    const json = JSON.parse(Buffer.from(issuedHere, "base64url").toString("utf8")) as Record<string, unknown>;
+    for (const edit of [{ i: "042" }, { i: (UINT256_MAX + 1n).toString() }, { t: (INT8_MAX + 1n).toString() }, { c: "0" }, { i: 42 }, { extra: 1 }]) {
+      refused(reencode({ ...json, ...edit }));
+    }
+    refused(issuedHere, queryFingerprint(["bets", 1, null, null, null, null, null, null, "DESC"]));
+    refused(encodeCursor(explorerFingerprint, { placedBlock: 1n, logIndex: 0, chainId: 1n }));
+    expect(() => decodeCursor(issuedHere, explorerFingerprint)).toThrow(InputError);
   });
 });

@@ -42,6 +42,22 @@ function sortKeyOf(payload: unknown, fingerprint: string): SortKey | undefined {
   return { placedBlock, logIndex: l, chainId };
 }
 
+/** The key a cursor holds, when it is exactly what `encode` writes for that key (see decodeCursor). */
+function decodeStrict<K>(cursor: string, keyOf: (payload: unknown) => K | undefined, encode: (key: K) => string, bound: string): K {
+  const invalid = () =>
+    new InputError(`\`after\` is not a cursor of this query: cursors are valid only with the same ${bound} and orderDirection`, { argumentName: "after" });
+  if (cursor.length > 300 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+  let payload: unknown;
+  try {
+    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  const key = keyOf(payload);
+  if (!key || encode(key) !== cursor) throw invalid();
+  return key;
+}
+
 /**
  * The sort key of a cursor this server wrote for this query (wallet, filter, order), or
  * BAD_USER_INPUT naming `after`. Strict: every field of its type and within its column's range,
@@ -49,16 +65,52 @@ function sortKeyOf(payload: unknown, fingerprint: string): SortKey | undefined {
  * spacing, extra keys, leading zeros or base64 variants), so an edited cursor never reaches SQL.
  */
 export function decodeCursor(cursor: string, fingerprint: string): SortKey {
-  const invalid = () =>
-    new InputError("`after` is not a cursor of this query: cursors are valid only with the same wallet, filter and orderDirection", { argumentName: "after" });
-  if (cursor.length > 200 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
-  }
-  const key = sortKeyOf(payload, fingerprint);
-  if (!key || encodeCursor(fingerprint, key) !== cursor) throw invalid();
+  return decodeStrict(
+    cursor,
+    (payload) => sortKeyOf(payload, fingerprint),
+    (key) => encodeCursor(fingerprint, key),
+    "wallet, filter",
+  );
+}
+
+/** The explorer's (`bets`) page order: placedAt, then chainId, then betId (unique within a chain). */
+export interface ExplorerKey {
+  placedAt: bigint;
+  chainId: bigint;
+  betId: bigint;
+}
+
+interface ExplorerPayload {
+  q: string;
+  t: string;
+  c: string;
+  i: string;
+}
+
+const UINT256_MAX = (1n << 256n) - 1n;
+const UINT256_DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
+
+export function encodeExplorerCursor(fingerprint: string, key: ExplorerKey): string {
+  const payload: ExplorerPayload = { q: fingerprint, t: key.placedAt.toString(), c: key.chainId.toString(), i: key.betId.toString() };
+  return Buffer.from(JSON.stringify(payload)).toString("base64url");
+}
+
+function explorerKeyOf(payload: unknown, fingerprint: string): ExplorerKey | undefined {
+  if (!payload || typeof payload !== "object" || Array.isArray(payload)) return undefined;
+  const { q, t, c, i } = payload as Partial<ExplorerPayload>;
+  if (q !== fingerprint || typeof t !== "string" || typeof c !== "string" || typeof i !== "string") return undefined;
+  if (!DECIMAL.test(t) || !DECIMAL.test(c) || !UINT256_DECIMAL.test(i)) return undefined;
+  const key = { placedAt: BigInt(t), chainId: BigInt(c), betId: BigInt(i) };
+  if (key.placedAt > INT8_MAX || key.chainId < 1n || key.chainId > BigInt(Number.MAX_SAFE_INTEGER) || key.betId > UINT256_MAX) return undefined;
   return key;
+}
+
+/** As decodeCursor, for a `bets` cursor of this filter and order. */
+export function decodeExplorerCursor(cursor: string, fingerprint: string): ExplorerKey {
+  return decodeStrict(
+    cursor,
+    (payload) => explorerKeyOf(payload, fingerprint),
+    (key) => encodeExplorerCursor(fingerprint, key),
+    "filter",
+  );
 }

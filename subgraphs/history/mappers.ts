@@ -1,5 +1,4 @@
 import type { Bet, Token } from "../../prisma/generated/client.ts";
-import type { BetFilterConditions } from "./data.ts";
 
 // Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
 export type BetModel = Bet;
@@ -12,7 +11,7 @@ export interface BetEdgeModel {
 export interface BetConnectionModel {
   rows: BetModel[];
   hasNextPage: boolean;
-  /** The wallet + filter condition without the page bound, for `totalCount`. */
-  conditions: BetFilterConditions;
+  /** `totalCount`: run only when the query selects it (what it costs depends on the filter). */
+  count(): Promise<number>;
   cursorFor(bet: BetModel): string;
 }

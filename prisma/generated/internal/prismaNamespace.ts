@@ -405,6 +405,7 @@ export const ModelName = {
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
   FairnessCounter: 'FairnessCounter',
+  BetCount: 'BetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -422,7 +423,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "fairnessCounter" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "fairnessCounter" | "betCount" | "betResult" | "betUpdate"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1018,6 +1019,80 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    BetCount: {
+      payload: Prisma.$BetCountPayload<ExtArgs>
+      fields: Prisma.BetCountFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.BetCountFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.BetCountFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        findFirst: {
+          args: Prisma.BetCountFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.BetCountFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        findMany: {
+          args: Prisma.BetCountFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        create: {
+          args: Prisma.BetCountCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        createMany: {
+          args: Prisma.BetCountCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.BetCountCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        delete: {
+          args: Prisma.BetCountDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        update: {
+          args: Prisma.BetCountUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        deleteMany: {
+          args: Prisma.BetCountDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.BetCountUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.BetCountUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>[]
+        }
+        upsert: {
+          args: Prisma.BetCountUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$BetCountPayload>
+        }
+        aggregate: {
+          args: Prisma.BetCountAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateBetCount>
+        }
+        groupBy: {
+          args: Prisma.BetCountGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BetCountGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.BetCountCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.BetCountCountAggregateOutputType> | number
+        }
+      }
+    }
     BetResult: {
       payload: Prisma.$BetResultPayload<ExtArgs>
       fields: Prisma.BetResultFieldRefs
@@ -1310,6 +1385,15 @@ export const FairnessCounterScalarFieldEnum = {
 } as const
 
 export type FairnessCounterScalarFieldEnum = (typeof FairnessCounterScalarFieldEnum)[keyof typeof FairnessCounterScalarFieldEnum]
+
+
+export const BetCountScalarFieldEnum = {
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type BetCountScalarFieldEnum = (typeof BetCountScalarFieldEnum)[keyof typeof BetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {
@@ -1679,6 +1763,7 @@ export type GlobalOmitConfig = {
   bet?: Prisma.BetOmit
   playerBetCount?: Prisma.PlayerBetCountOmit
   fairnessCounter?: Prisma.FairnessCounterOmit
+  betCount?: Prisma.BetCountOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit
 }

@@ -59,6 +59,7 @@ export const ModelName = {
   Bet: 'Bet',
   PlayerBetCount: 'PlayerBetCount',
   FairnessCounter: 'FairnessCounter',
+  BetCount: 'BetCount',
   BetResult: 'BetResult',
   BetUpdate: 'BetUpdate'
 } as const
@@ -184,6 +185,15 @@ export const FairnessCounterScalarFieldEnum = {
 } as const
 
 export type FairnessCounterScalarFieldEnum = (typeof FairnessCounterScalarFieldEnum)[keyof typeof FairnessCounterScalarFieldEnum]
+
+
+export const BetCountScalarFieldEnum = {
+  chainId: 'chainId',
+  status: 'status',
+  bets: 'bets'
+} as const
+
+export type BetCountScalarFieldEnum = (typeof BetCountScalarFieldEnum)[keyof typeof BetCountScalarFieldEnum]
 
 
 export const BetResultScalarFieldEnum = {

@@ -81,7 +81,7 @@ export type BetConnection = {
   nodes: Array<Bet>;
   /** Whether there is a next page, and the cursor to ask for it. */
   pageInfo: PageInfo;
-  /** Bets matching wallet and filter, across all pages. */
+  /** Bets matching the query's wallet (playerBets) and filter, across all pages. */
   totalCount: Scalars['Int']['output'];
 };
 
@@ -103,6 +103,24 @@ export type BetStatus =
   /** Settled with a Groth16 proof the contract verified (BetSettled); `result` holds the outcome and the proof. */
   | 'SETTLED';
 
+/** Narrows bets (the explorer). Every field is optional; the fields given must all match. */
+export type BetsFilter = {
+  /** Only bets on this network. An unknown chainId is BAD_USER_INPUT. */
+  chainId?: InputMaybe<Scalars['ChainId']['input']>;
+  /** Only bets of this game id, exactly as recorded by the contract; at most 64 characters. */
+  game?: InputMaybe<Scalars['String']['input']>;
+  /** Unix seconds, inclusive. */
+  placedFrom?: InputMaybe<Scalars['UInt256']['input']>;
+  /** Unix seconds, exclusive. */
+  placedTo?: InputMaybe<Scalars['UInt256']['input']>;
+  /** Only bets of this wallet (any case; mixed case must be a valid EIP-55 checksum). */
+  player?: InputMaybe<Scalars['Address']['input']>;
+  /** Only bets in one of these states. An empty list is BAD_USER_INPUT: omit the field to match every status. */
+  status?: InputMaybe<Array<BetStatus>>;
+  /** Only bets staked in this token (0x0000000000000000000000000000000000000000 for the native coin). */
+  token?: InputMaybe<Scalars['Address']['input']>;
+};
+
 /** A network the service indexes, with its contracts and what a client needs to verify proofs itself. */
 export type NetworkConfig = {
   __typename?: 'NetworkConfig';
@@ -110,7 +128,7 @@ export type NetworkConfig = {
   chainId: Scalars['ChainId']['output'];
 };
 
-/** Page order of playerBets by (placedBlock, logIndex, chainId). */
+/** Page order: of playerBets by (placedBlock, logIndex, chainId), of bets by (placedAt, chainId, betId). */
 export type OrderDirection =
   /** Oldest first. */
   | 'ASC'
@@ -143,6 +161,14 @@ export type PlayerBetsFilter = {
 /** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type Query = {
   __typename?: 'Query';
+  /**
+   * Every indexed bet across wallets (the explorer), newest first by default, ordered by
+   * (placedAt, chainId, betId). Keyset pagination: `first` is 1..100, `after` is an opaque cursor
+   * valid only with the same filter and orderDirection.
+   */
+  bets: BetConnection;
+  /** Bets placed, settled or refunded in one transaction, oldest first by (placedAt, betId); empty when none. */
+  betsByTransaction: Array<Bet>;
   /** How many of the wallet's bets are PENDING, on every network or on `chainId`. */
   pendingBetCount: Scalars['Int']['output'];
   /**
@@ -151,6 +177,22 @@ export type Query = {
    * filter and orderDirection.
    */
   playerBets: BetConnection;
+};
+
+
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
+export type QueryBetsArgs = {
+  after?: InputMaybe<Scalars['String']['input']>;
+  filter?: InputMaybe<BetsFilter>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  orderDirection?: InputMaybe<OrderDirection>;
+};
+
+
+/** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
+export type QueryBetsByTransactionArgs = {
+  chainId: Scalars['ChainId']['input'];
+  txHash: Scalars['Bytes32']['input'];
 };
 
 
@@ -289,6 +331,7 @@ export type ResolversTypes = ResolversObject<{
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   BetEdge: ResolverTypeWrapper<BetEdgeModel>;
   BetStatus: BetStatus;
+  BetsFilter: BetsFilter;
   Bytes32: ResolverTypeWrapper<Scalars['Bytes32']['output']>;
   ChainId: ResolverTypeWrapper<Scalars['ChainId']['output']>;
   NetworkConfig: ResolverTypeWrapper<NetworkRefModel>;
@@ -309,6 +352,7 @@ export type ResolversParentTypes = ResolversObject<{
   BetConnection: BetConnectionModel;
   Int: Scalars['Int']['output'];
   BetEdge: BetEdgeModel;
+  BetsFilter: BetsFilter;
   Bytes32: Scalars['Bytes32']['output'];
   ChainId: Scalars['ChainId']['output'];
   NetworkConfig: NetworkRefModel;
@@ -379,6 +423,8 @@ export type PageInfoResolvers<ContextType = HistoryContext, ParentType extends R
 }>;
 
 export type QueryResolvers<ContextType = HistoryContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
+  bets?: Resolver<ResolversTypes['BetConnection'], ParentType, ContextType, RequireFields<QueryBetsArgs, 'first' | 'orderDirection'>>;
+  betsByTransaction?: Resolver<Array<ResolversTypes['Bet']>, ParentType, ContextType, RequireFields<QueryBetsByTransactionArgs, 'chainId' | 'txHash'>>;
   pendingBetCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType, RequireFields<QueryPendingBetCountArgs, 'wallet'>>;
   playerBets?: Resolver<ResolversTypes['BetConnection'], ParentType, ContextType, RequireFields<QueryPlayerBetsArgs, 'first' | 'orderDirection' | 'wallet'>>;
 }>;

@@ -1,0 +1,35 @@
+import { checkPageSize } from "../../../../core/arguments.ts";
+import { decodeExplorerCursor, encodeExplorerCursor, queryFingerprint } from "../../cursor.ts";
+import { countExplorerBets, explorerConditions, explorerPage } from "../../data.ts";
+import { checkGame, checkedStatuses } from "../../filter-checks.ts";
+import type { QueryResolvers } from "../../generated/resolvers-types.ts";
+
+export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
+  const first = args.first ?? 20;
+  checkPageSize(first);
+  const direction = args.orderDirection ?? "DESC";
+  const filter = args.filter ?? {};
+  if (filter.chainId != null) await ctx.networks.require(filter.chainId, "filter.chainId");
+  const statuses = checkedStatuses(filter.status);
+  checkGame(filter.game);
+  const normalised = {
+    chainId: filter.chainId ?? undefined,
+    statuses,
+    game: filter.game ?? undefined,
+    player: filter.player ?? undefined,
+    token: filter.token ?? undefined,
+    placedFrom: filter.placedFrom ?? undefined,
+    placedTo: filter.placedTo ?? undefined,
+  };
+  const conditions = explorerConditions(normalised);
+  // "bets" first: never the fingerprint of a playerBets query, whose list starts with a wallet.
+  const fingerprint = queryFingerprint(["bets", ...Object.values(normalised).map((value) => value ?? null), direction]);
+  const after = args.after != null ? decodeExplorerCursor(args.after, fingerprint) : undefined;
+  const rows = await explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
+  return {
+    rows: rows.slice(0, first),
+    hasNextPage: rows.length > first,
+    count: () => countExplorerBets(ctx.db, conditions),
+    cursorFor: (bet) => encodeExplorerCursor(fingerprint, { placedAt: bet.placedAt, chainId: bet.chainId, betId: BigInt(bet.betId.toFixed(0)) }),
+  };
+};
