@@ -53,6 +53,10 @@ describe.skipIf(skip)(title, () => {
     const settled = page.locator("#latest tr[data-status='SETTLED']").first();
     await settled.waitFor({ timeout: 90_000 });
     const betId = await settled.getAttribute("data-bet-id");
+    // A FINALIZED update marks a shown result final once the head has confirmed it.
+    const final = page.locator("#latest tr[data-final='true']").first();
+    await final.waitFor({ timeout: 90_000 });
+    expect(await final.textContent()).toContain("✓ final");
     await settled.click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await page.click("#verify");
@@ -81,6 +85,10 @@ describe.skipIf(skip)(title, () => {
     });
     const settled = page.locator("#latest tr[data-status='SETTLED']").first();
     const betId = await settled.getAttribute("data-bet-id");
+    // A FINALIZED update marks a shown result final once the head has confirmed it.
+    const final = page.locator("#latest tr[data-final='true']").first();
+    await final.waitFor({ timeout: 90_000 });
+    expect(await final.textContent()).toContain("✓ final");
     await settled.click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await expect.poll(() => page.locator("#verify").isEnabled(), { timeout: 30_000 }).toBe(true);

@@ -42,7 +42,9 @@ function formatAmount(wei: string): string {
   return fraction ? `${value / unit}.${fraction}` : `${value / unit}`;
 }
 
-type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "stake" | "status"> & { result: { won: boolean; payout: string } | null };
+type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "stake" | "status" | "finalized"> & {
+  result: { won: boolean; payout: string } | null;
+};
 type Origin = "live" | "replay" | "read";
 const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
 
@@ -62,7 +64,8 @@ class BetTable {
 
   /** A pushed update: applied in seq order, so it always wins. */
   applyUpdate(update: BetUpdatePayload, origin: Origin): void {
-    this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
+    if (update.type === "FINALIZED") this.markFinal(update);
+    else this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
   }
 
   /** A GraphQL read: never overwrites a newer state a live update already showed. */
@@ -72,15 +75,26 @@ class BetTable {
     this.put(bet, bet.status, "read", undefined, false);
   }
 
+  /** FINALIZED: the shown result can no longer be reorged away (a bet not shown stays hidden). */
+  private markFinal(update: BetUpdatePayload): void {
+    const row = this.rows.get(`${update.chainId}:${update.betId}`);
+    if (!row || row.dataset.status === "REMOVED") return;
+    row.dataset.final = "true";
+    row.dataset.seq = update.seq;
+    const status = row.querySelector(`.status-${row.dataset.status}`);
+    if (status) status.textContent = `${row.dataset.status} ✓ final`;
+  }
+
   private put(bet: ShownBet, status: string, origin: Origin, seq: string | undefined, onTop: boolean): void {
     const key = `${bet.chainId}:${bet.betId}`;
     const row = document.createElement("tr");
-    Object.assign(row.dataset, { chainId: String(bet.chainId), betId: bet.betId, status, origin, player: bet.player });
+    const final = status !== "REMOVED" && status !== "PENDING" && bet.finalized;
+    Object.assign(row.dataset, { chainId: String(bet.chainId), betId: bet.betId, status, origin, player: bet.player, final: String(final) });
     if (seq) row.dataset.seq = seq;
     cell(row, `#${bet.betId}`);
     cell(row, shortHex(bet.player));
     cell(row, formatAmount(bet.stake));
-    cell(row, status, `status-${status}`);
+    cell(row, final ? `${status} ✓ final` : status, `status-${status}`);
     cell(row, bet.result ? (bet.result.won ? `won ${formatAmount(bet.result.payout)}` : "lost") : "");
     if (origin === "live") row.className = "fresh";
     const previous = this.rows.get(key);
