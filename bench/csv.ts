@@ -107,11 +107,18 @@ try {
   }
   log();
   log(
-    table(
-      ["wallet", "rows", "encoding", "bytes", "time", "rows/s", "RSS before", "RSS peak", "peak − before", "RSS after"],
-      rows,
-      [false, true, false, true, true, true, true, true, true, true],
-    ),
+    table(["wallet", "rows", "encoding", "bytes", "time", "rows/s", "RSS before", "RSS peak", "peak − before", "RSS after"], rows, [
+      false,
+      true,
+      false,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]),
   );
 
   // The peer: the same rows in one query, held at once (what streaming avoids).
@@ -122,7 +129,9 @@ try {
   const all = await db.prisma.bet.findMany({ where: { player: peerWallet }, include: { result: { select: { won: true, payout: true } } } });
   const peak = process.memoryUsage().rss;
   log();
-  log(`peer, one findMany of whale ${args["peer-wallet"]}: ${all.length} rows in ${fmt.s(performance.now() - started)}, RSS ${mb(before)} → ${mb(peak)} (+${mb(peak - before)})`);
+  log(
+    `peer, one findMany of whale ${args["peer-wallet"]}: ${all.length} rows in ${fmt.s(performance.now() - started)}, RSS ${mb(before)} → ${mb(peak)} (+${mb(peak - before)})`,
+  );
 } finally {
   httpServer.close();
   await db.close();
