@@ -115,7 +115,13 @@ function badInput(res: ServerResponse, message: string, argumentName: string): v
 /** Writes `chunk`, waiting for the stream to drain when its buffer is full (false: the client went away). */
 async function write(out: Writable, chunk: string, gone: () => boolean): Promise<boolean> {
   if (gone()) return false;
-  if (!out.write(chunk)) await Promise.race([once(out, "drain"), once(out, "close")]);
+  if (!out.write(chunk)) {
+    // Both waits end together: a listener left behind per page would grow with the export.
+    const done = new AbortController();
+    await Promise.race([once(out, "drain", { signal: done.signal }), once(out, "close", { signal: done.signal })])
+      .catch(() => undefined)
+      .finally(() => done.abort());
+  }
   return !gone();
 }
 
