@@ -53,10 +53,6 @@ describe.skipIf(skip)(title, () => {
     const settled = page.locator("#latest tr[data-status='SETTLED']").first();
     await settled.waitFor({ timeout: 90_000 });
     const betId = await settled.getAttribute("data-bet-id");
-    // A FINALIZED update marks a shown result final once the head has confirmed it.
-    const final = page.locator("#latest tr[data-final='true']").first();
-    await final.waitFor({ timeout: 90_000 });
-    expect(await final.textContent()).toContain("✓ final");
     await settled.click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await page.click("#verify");
@@ -64,6 +60,10 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => result.getAttribute("data-state"), { timeout: 45_000 }).toMatch(/^(verified|not-verified|error)$/);
     expect(await result.textContent()).toBe("verified ✓");
     expect(await result.getAttribute("data-state")).toBe("verified");
+    // A FINALIZED update marks a shown result final once the head has confirmed it.
+    const final = page.locator("#latest tr[data-final='true']").first();
+    await final.waitFor({ timeout: 90_000 });
+    expect(await final.textContent()).toContain("✓ final");
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}live-page.png`, fullPage: true });
