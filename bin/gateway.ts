@@ -8,6 +8,7 @@ import { createGateway } from "../gateway/server.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
+import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { createLivePage } from "../web/server.ts";
 import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
 
@@ -19,7 +20,14 @@ const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
-const gateway = createGateway({ db, logger, ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) });
+const gateway = createGateway({
+  db,
+  logger,
+  ...gatewaySettings(config, { logger, redis }),
+  ...createLivePage({ logger }),
+  // GET /wallets/{address}/bets.csv reads the history data page by page (gateway/csv-export.ts).
+  walletBetPages: (query) => walletBetsPage(db, query),
+});
 const { server } = await gateway.listen(config.HOST, config.PORT);
 // The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.
 const realtime = realtimeConfig

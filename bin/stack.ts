@@ -1,6 +1,7 @@
 import type { RunningHttpServer } from "../core/http.ts";
 import { createGateway, type Gateway, type GatewayDeps } from "../gateway/server.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
+import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { loadSubgraphFactories } from "../subgraphs/registry.ts";
 
 export interface StackOptions {
@@ -34,7 +35,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     const running = await subgraph.listen("127.0.0.1", 0);
     subgraphUrls[subgraph.name] = `${running.url}/graphql`;
   }
-  const gateway = createGateway({ ...options.gateway, db: options.deps.db, logger: options.deps.logger, subgraphUrls });
+  const { db } = options.deps;
+  // The CSV export reads the history subgraph's data directly, page by page (gateway/csv-export.ts).
+  const walletBetPages = options.gateway.walletBetPages ?? ((query: Parameters<typeof walletBetsPage>[1]) => walletBetsPage(db, query));
+  const gateway = createGateway({ ...options.gateway, walletBetPages, db, logger: options.deps.logger, subgraphUrls });
   const http = await gateway.listen(options.host, options.port);
   return {
     gateway,

@@ -233,3 +233,20 @@ describe("React hooks", () => {
     expect(feeds).toHaveLength(0);
   });
 });
+
+describe("FINALIZED", () => {
+  it("marks the listed bet final, keeps its place, and adds no bet the list does not hold", () => {
+    const settled = update("SETTLED", "7", 100);
+    const other = update("PLACED", "8", 101);
+    const list = applyBetUpdate(applyBetUpdate([], settled), other);
+    const final = { ...settled, seq: String(++seq), type: "FINALIZED" as const, bet: { ...settled.bet, confirmations: "3", finalized: true } };
+    const next = applyBetUpdate(list, final);
+    expect(next.map((bet) => [bet.betId, bet.status, bet.finalized])).toEqual([
+      ["8", "PENDING", false],
+      ["7", "SETTLED", true],
+    ]);
+    // A bet older than the page read: its FINALIZED does not bring it in (nor change totalCount).
+    const outside = update("SETTLED", "3", 50);
+    expect(applyBetUpdate(next, { ...outside, type: "FINALIZED", bet: { ...outside.bet, finalized: true } })).toEqual(next);
+  });
+});

@@ -37,12 +37,15 @@ const RANK: Record<BetFieldsFragment["status"], number> = { PENDING: 0, SETTLED:
 const sameBet = (a: { chainId: number; betId: string }, b: { chainId: number; betId: string }) => a.chainId === b.chainId && a.betId === b.betId;
 
 /**
- * One update applied to a list of bets, newest placed first: REMOVED takes the bet out, anything else
- * puts the update's bet in (in its place by `placedBlock`), unless the list already holds a later state.
+ * One update applied to a list of bets, newest placed first: REMOVED takes the bet out, FINALIZED
+ * replaces a listed bet (now `finalized`) and adds none, anything else puts the update's bet in (in
+ * its place by `placedBlock`), unless the list already holds a later state.
  */
 export function applyBetUpdate(bets: readonly BetFieldsFragment[], update: BetUpdatePayload): BetFieldsFragment[] {
   const index = bets.findIndex((bet) => sameBet(bet, update));
   if (update.type === "REMOVED") return index < 0 ? [...bets] : bets.filter((_, i) => i !== index);
+  // FINALIZED only marks a bet already announced final; a bet outside the list stays outside.
+  if (update.type === "FINALIZED" && index < 0) return [...bets];
   const next: BetFieldsFragment = update.bet;
   if (index >= 0) {
     if (RANK[next.status] < RANK[bets[index]!.status]) return [...bets];

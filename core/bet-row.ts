@@ -13,7 +13,8 @@ type LifecycleColumn =
   | "refundedBlockHash"
   | "refundedTx"
   | "refundedAt"
-  | "lastChangeBlock";
+  | "lastChangeBlock"
+  | "finalizedUpdateBlock";
 
 /** The bet as PENDING: settlement and refund cleared, `lastChangeBlock` its placement block. */
 export function pendingBet(bet: Omit<Bet, LifecycleColumn>): Bet {
@@ -29,5 +30,7 @@ export function pendingBet(bet: Omit<Bet, LifecycleColumn>): Bet {
     refundedTx: null,
     refundedAt: null,
     lastChangeBlock: bet.placedBlock,
+    // Not announced final (nothing pending is); the store never overwrites the stored marker.
+    finalizedUpdateBlock: null,
   };
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { promisify } from "node:util";
-import { brotliCompress, constants, gzip } from "node:zlib";
+import { brotliCompress, constants, createBrotliCompress, createGzip, gzip, type BrotliCompress, type Gzip } from "node:zlib";
 
 // Response compression for answers the client accepts compressed (RFC 9110 Accept-Encoding with
 // q-values): Brotli first, then gzip. Small answers go as they are (the headers would outweigh
@@ -64,4 +64,25 @@ export async function compressFor(
         })
       : await gzipAsync(body, { level: settings.gzipLevel });
   return { encoding, bytes };
+}
+
+/**
+ * A compressing stream for an answer of unknown length (the CSV export), with the settings and
+ * negotiation of compressFor, or undefined to send it as it is (compression off, or not accepted).
+ * The caller sets `Content-Encoding` to `encoding` and `Vary: Accept-Encoding` either way.
+ */
+export function compressionStreamFor(
+  req: IncomingMessage,
+  settings: CompressionSettings | undefined,
+): { encoding: ContentEncoding; stream: BrotliCompress | Gzip } | undefined {
+  if (!settings || settings.minBytes <= 0) return undefined;
+  const encoding = negotiateEncoding(req.headers["accept-encoding"]);
+  if (!encoding) return undefined;
+  const stream =
+    encoding === "br"
+      ? createBrotliCompress({
+          params: { [constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+        })
+      : createGzip({ level: settings.gzipLevel });
+  return { encoding, stream };
 }

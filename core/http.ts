@@ -17,6 +17,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   maxBodyBytes: number;
   graphqlPath?: string;
   routes?: Record<string, RouteHandler>;
+  /** Routes by path pattern (e.g. `/wallets/{address}/bets.csv`), tried in order after `routes`. */
+  patternRoutes?: readonly { pattern: RegExp; handler: RouteHandler }[];
   /**
    * The page a browser gets at the GraphQL path: a GET or HEAD that accepts `text/html` and carries
    * neither `query` nor `extensions` (GraphiQL, web/). Every other request there is GraphQL.
@@ -45,7 +47,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-function sendError(res: ServerResponse, error: HttpError): void {
+/** An HttpError as every REST answer carries it: `{ errors: [{ message, extensions: { code } }] }`. */
+export function sendError(res: ServerResponse, error: HttpError): void {
   sendJson(res, error.status, { errors: [{ message: error.message, extensions: { code: error.code } }] });
 }
 
@@ -116,6 +119,8 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       const url = new URL(req.url ?? "/", "http://localhost");
       const route = options.routes?.[url.pathname];
       if (route) return await route(req, res);
+      const patternRoute = options.patternRoutes?.find((r) => r.pattern.test(url.pathname));
+      if (patternRoute) return await patternRoute.handler(req, res);
       if (url.pathname !== graphqlPath) throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
       const graphqlParams = url.searchParams.has("query") || url.searchParams.has("extensions"); // a persisted query may come by hash alone
       if (options.browserPage && (req.method === "GET" || req.method === "HEAD") && !graphqlParams) {

@@ -56,6 +56,17 @@ for (const [storeName, makeStore] of stores)
         expect(allowed).toBeLessThanOrEqual(6);
       });
 
+      it("charges a cost of several tokens all or nothing (the CSV export's pages)", async () => {
+        const store = makeStore({ limit: 10, windowSeconds: 3600 });
+        expect(await store.take("f", Date.now(), 4)).toMatchObject({ allowed: true, remaining: 6 });
+        expect(await store.take("f", Date.now(), 6)).toMatchObject({ allowed: true, remaining: 0 });
+        const refused = await store.take("f", Date.now(), 2);
+        expect(refused).toMatchObject({ allowed: false, remaining: 0 });
+        expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(719); // 2 tokens at one per 360 s
+        expect((await store.take("g", Date.now(), 11)).allowed).toBe(false);
+        expect((await store.take("g", Date.now(), 10)).allowed).toBe(true);
+      });
+
       it("caps a burst below the window's budget", async () => {
         const store = makeStore({ limit: 300, windowSeconds: 3600, burst: 60 });
         let allowed = 0;

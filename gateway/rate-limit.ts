@@ -32,17 +32,20 @@ export interface RateLimitDecision {
 }
 
 export interface RateLimitStore {
-  /** Charges one request to `key`; `now` is the caller's clock in ms (a store may keep its own). */
-  take(key: string, now: number): Promise<RateLimitDecision>;
+  /**
+   * Charges `cost` tokens (default 1: one request) to `key`, all or nothing; `now` is the caller's
+   * clock in ms (a store may keep its own). A CSV export charges its rows this way.
+   */
+  take(key: string, now: number, cost?: number): Promise<RateLimitDecision>;
 }
 
-function decide(policy: RateLimitPolicy, tokensAfter: number, allowed: boolean): RateLimitDecision {
+function decide(policy: RateLimitPolicy, tokensAfter: number, allowed: boolean, cost = 1): RateLimitDecision {
   const perSecond = policy.limit / policy.windowSeconds;
   return {
     allowed,
     remaining: Math.max(0, Math.floor(tokensAfter)),
     resetSeconds: Math.ceil((capacityOf(policy) - tokensAfter) / perSecond),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokensAfter) / perSecond)),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((cost - tokensAfter) / perSecond)),
   };
 }
 
@@ -50,20 +53,20 @@ export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 10
   const buckets = new Map<string, { tokens: number; at: number }>();
   const perMs = policy.limit / (policy.windowSeconds * 1000);
   return {
-    async take(key, now) {
+    async take(key, now, cost = 1) {
       const bucket = buckets.get(key) ?? { tokens: capacityOf(policy), at: now };
       const tokens = Math.min(capacityOf(policy), bucket.tokens + Math.max(0, now - bucket.at) * perMs);
-      const allowed = tokens >= 1;
-      const after = allowed ? tokens - 1 : tokens;
+      const allowed = tokens >= cost;
+      const after = allowed ? tokens - cost : tokens;
       buckets.delete(key); // re-insert: Map order is then least recently used first
       buckets.set(key, { tokens: after, at: now });
       if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
-      return decide(policy, after, allowed);
+      return decide(policy, after, allowed, cost);
     },
   };
 }
 
-// KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms. Returns { allowed, tokens×1000 }.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms, cost. Returns { allowed, tokens×1000 }.
 // The clock is Redis's own (TIME), never a gateway's: replicas whose clocks disagree would each
 // see time pass when the other charged the bucket, and refill it again and again. Redis 7
 // replicates scripts by their effects, so a script may read TIME before it writes.
@@ -78,9 +81,10 @@ local at = tonumber(bucket[2]) or now
 local elapsed = now - at
 if elapsed < 0 then elapsed = 0 end
 tokens = math.min(limit, tokens + elapsed * per_ms)
+local cost = tonumber(ARGV[4]) or 1
 local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
+if tokens >= cost then
+  tokens = tokens - cost
   allowed = 1
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
@@ -94,12 +98,12 @@ return { allowed, math.floor(tokens * 1000) }`;
 export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: RateLimitPolicy, prefix = "ratelimit:"): RateLimitStore {
   const perMs = policy.limit / (policy.windowSeconds * 1000);
   const ttlMs = policy.windowSeconds * 2000;
-  const evaluate = (client: Redis, key: string) => client.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, ttlMs);
+  const evaluate = (client: Redis, key: string, cost: number) => client.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, ttlMs, cost);
   return {
-    async take(key) {
-      const reply = redis instanceof Redis ? await evaluate(redis, key) : await redis.run((client) => evaluate(client, key));
+    async take(key, _now, cost = 1) {
+      const reply = redis instanceof Redis ? await evaluate(redis, key, cost) : await redis.run((client) => evaluate(client, key, cost));
       const [allowed, milliTokens] = reply as [number, number];
-      return decide(policy, milliTokens / 1000, allowed === 1);
+      return decide(policy, milliTokens / 1000, allowed === 1, cost);
     },
   };
 }
@@ -113,9 +117,9 @@ export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: R
 export function createFallbackRateLimitStore(options: { shared: RateLimitStore; local: RateLimitStore; logger: Logger }): RateLimitStore {
   let local = false;
   return {
-    async take(key, now) {
+    async take(key, now, cost) {
       try {
-        const decision = await options.shared.take(key, now);
+        const decision = await options.shared.take(key, now, cost);
         if (local) options.logger.info("rate limit: shared store available again");
         local = false;
         return decision;
@@ -123,7 +127,7 @@ export function createFallbackRateLimitStore(options: { shared: RateLimitStore; 
         if (!local)
           options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit: shared store unavailable, limiting in process");
         local = true;
-        return options.local.take(key, now);
+        return options.local.take(key, now, cost);
       }
     },
   };

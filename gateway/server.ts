@@ -14,6 +14,8 @@ import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RouteHandler, type RunningHttpServer } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-export.ts";
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
@@ -49,6 +51,8 @@ export interface GatewayDeps {
   routes?: Record<string, RouteHandler>;
   /** The page a browser gets at `GET /graphql` (GraphiQL, web/), handed in by the composition root; none when absent. */
   graphiql?: RouteHandler;
+  /** Keyset pages of a wallet's bets (the history data, wired by the composition root): serves `GET /wallets/{address}/bets.csv`; no route when absent. */
+  walletBetPages?: WalletBetPages;
 }
 
 /** The query limits and the per-client rate limit, as the composition root configures them. */
@@ -181,6 +185,16 @@ export function createGateway(deps: GatewayDeps): Gateway {
     res.end(sdl);
   };
 
+  const csvExport = deps.walletBetPages
+    ? createCsvExportRoute({
+        pages: deps.walletBetPages,
+        networks: new NetworkDirectory(deps.db),
+        logger,
+        compression: deps.compression,
+        rateLimit: deps.rateLimit,
+      })
+    : undefined;
+
   let http: RunningHttpServer | undefined;
   return {
     health,
@@ -191,6 +205,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         maxBodyBytes: deps.maxBodyBytes,
         context: async () => ({}),
         routes: { ...deps.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
+        patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
         compression: deps.compression,

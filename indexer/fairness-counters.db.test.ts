@@ -109,6 +109,7 @@ class Chain {
       results,
       updates: [],
       state: { headBlock: to.number, finalizedBlock: 0n, isReady: true },
+      network: this.entry,
       pruneBelow: 0n,
       events: bets.length,
     });

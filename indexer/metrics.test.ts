@@ -97,7 +97,7 @@ it("counts reorgs, resets and errors by code", async () => {
 
 it("exposes backfill progress: target block, ratio, events per second and time left", async () => {
   const metrics = createIndexerMetrics({ defaultMetrics: false });
-  metrics.observe({ type: "block", chainId: 7, mode: "backfill", fromBlock: 1n, toBlock: 100n, events: 5, headBlock: 1000n });
+  metrics.observe({ type: "block", chainId: 7, mode: "backfill", fromBlock: 1n, toBlock: 100n, events: 5, headBlock: 1000n, finalized: 0 });
   let text = await metrics.registry.metrics();
   expect(sample(text, "indexer_backfill_progress_ratio", 'chain_id="7"')).toBe(0);
   const progress = { block: 250n, targetBlock: 990n, ratio: 0.25, percent: 25, blocksPerSecond: 50, eventsPerSecond: 12.5, etaSeconds: 15 };

@@ -179,16 +179,27 @@ export class IndexerStore {
     return new Set(rows.map((r) => r.address));
   }
 
-  /** Refreshes head, finalized block, readiness and updatedAt without moving the cursor. */
-  async touchCursor(chainId: number, state: CursorState): Promise<void> {
-    await this.prisma.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { ...state, updatedAt: new Date() } });
+  /**
+   * Refreshes head, finalized block, readiness and updatedAt without moving the cursor, and in the
+   * same transaction announces the bets that became final (see finalizeBets). Resolves to how many
+   * FINALIZED updates it appended.
+   */
+  async touchCursor(chainId: number, state: CursorState, network: NetworkEntry): Promise<number> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { ...state, updatedAt: new Date() } });
+      const finalized = await finalizeBets(tx, chainId, state.finalizedBlock, network);
+      await appendBetUpdates(tx, finalized);
+      return finalized.length;
+    }, TX_OPTIONS);
   }
 
   // ------------------------------------------------------------------------------------ commit
 
   /**
    * One transaction: the new tokens' rows, the bets (final state), results, block hashes, the
-   * cursor moved from `from` to `to`, and the outbox rows. Block rows below `pruneBelow` are dropped.
+   * cursor moved from `from` to `to`, and the outbox rows: the events' own, then a FINALIZED row per
+   * bet the advanced head made final (see finalizeBets). Block rows below `pruneBelow` are dropped.
+   * Resolves to how many FINALIZED rows it appended.
    */
   async commit(input: {
     chainId: number;
@@ -200,11 +211,12 @@ export class IndexerStore {
     results: readonly BetResult[];
     updates: readonly BetUpdateRow[];
     state: CursorState;
+    network: NetworkEntry;
     pruneBelow: bigint;
     events: number;
-  }): Promise<void> {
+  }): Promise<number> {
     const chainId = BigInt(input.chainId);
-    await this.prisma.$transaction(async (tx) => {
+    return this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, input.chainId, input.from);
       // Before the bets: no bet is ever visible without its token.
       if (input.tokens?.length) await tx.token.createMany({ data: [...input.tokens], skipDuplicates: true });
@@ -216,8 +228,11 @@ export class IndexerStore {
         where: { chainId },
         data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
       });
-      await appendBetUpdates(tx, input.updates);
+      // After the bets' upsert: a settlement committed in an already final block is announced now.
+      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network);
+      await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
+      return finalized.length;
     }, TX_OPTIONS);
   }
 
@@ -305,6 +320,36 @@ function emptyEntry(network: NetworkConfig): NetworkEntry {
 
 function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint }): StoredCursor {
   return { number: row.indexedBlock, hash: row.indexedBlockHash as Hex | "", headBlock: row.headBlock, finalizedBlock: row.finalizedBlock };
+}
+
+/**
+ * Claims, inside `tx`, every settled or refunded bet of the chain whose latest change is at or below
+ * `finalizedBlock` (the published finality, finalizedBlockAt of core/finality.ts) and was not
+ * announced yet, and returns one FINALIZED row per bet, oldest change first. The claim is a single
+ * UPDATE of the marker column: the caller's commit makes marker and outbox rows durable together
+ * (exactly once across restarts), a concurrent claimer blocks on the row locks and then skips the
+ * rows, and a reorg rolls back only changes above the finality, which were never announced.
+ */
+async function finalizeBets(tx: Tx, chainId: number, finalizedBlock: bigint, network: NetworkEntry): Promise<BetUpdateRow[]> {
+  const id = BigInt(chainId);
+  // The predicate repeats the partial index's ("Bet_finalized_pending_idx") so the planner uses it.
+  const claimed = await tx.$queryRaw<{ betId: string }[]>`
+    UPDATE "Bet" SET "finalizedUpdateBlock" = "lastChangeBlock"
+    WHERE "chainId" = ${id} AND "finalizedUpdateBlock" IS NULL AND status <> 'PENDING' AND "lastChangeBlock" <= ${finalizedBlock}
+    RETURNING "betId"::text AS "betId"`;
+  const rows: BetUpdateRow[] = [];
+  for (let i = 0; i < claimed.length; i += CHUNK) {
+    const bets = await tx.bet.findMany({
+      where: { chainId: id, betId: { in: claimed.slice(i, i + CHUNK).map((c) => new Prisma.Decimal(c.betId)) } },
+      include: { result: true },
+      orderBy: [{ lastChangeBlock: "asc" }, { placedBlock: "asc" }, { placedLogIndex: "asc" }],
+    });
+    for (const { result, ...bet } of bets) {
+      const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
+      rows.push(betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network));
+    }
+  }
+  return rows;
 }
 
 /** Locks the cursor row and checks it is still at `expected`. */

@@ -33,9 +33,12 @@ import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 import { TokenMetadata } from "./tokens.ts";
 
 export type IndexerEvent =
-  | { type: "block"; chainId: number; mode: "backfill" | "follow"; fromBlock: bigint; toBlock: bigint; events: number; headBlock: bigint }
+  // `finalized`: FINALIZED updates the commit appended after its events' own (bets its head made final).
+  | { type: "block"; chainId: number; mode: "backfill" | "follow"; fromBlock: bigint; toBlock: bigint; events: number; headBlock: bigint; finalized: number }
   | { type: "reorg"; chainId: number; ancestor: bigint; depth: number; removed: string[]; reverted: string[] }
   | { type: "finalize"; chainId: number; finalizedBlock: bigint }
+  /** FINALIZED updates appended by a head advance without new blocks (the cursor's refresh). */
+  | { type: "finalized"; chainId: number; updates: number }
   | { type: "ready"; chainId: number; block: bigint }
   | { type: "progress"; chainId: number; progress: BackfillProgress }
   | { type: "reset"; chainId: number; removed: number; reason: string }
@@ -271,10 +274,11 @@ export class NetworkSync {
     const proofs = await this.proofs(settlementInputs(events, existing));
     const proved = performance.now();
     const state = this.cursorState(to.number);
-    const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network: this.entry(state) });
+    const network = this.entry(state);
+    const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network });
     const tokens = await this.tokens.newTokens(applied.bets.map((b) => b.token));
     const prepared = performance.now();
-    await store.commit({
+    const finalized = await store.commit({
       chainId: this.chainId,
       from,
       to,
@@ -284,6 +288,7 @@ export class NetworkSync {
       results: applied.results,
       updates: applied.updates,
       state,
+      network,
       pruneBelow: min(state.finalizedBlock, to.number),
       events: events.length,
     });
@@ -316,15 +321,8 @@ export class NetworkSync {
       if (this.pendingBets.size <= PENDING_CACHE_SIZE) break;
       this.pendingBets.delete(key);
     }
-    this.deps.emit({
-      type: "block",
-      chainId: this.chainId,
-      mode,
-      fromBlock: from.number + 1n,
-      toBlock: to.number,
-      events: events.length,
-      headBlock: state.headBlock,
-    });
+    const block = { chainId: this.chainId, mode, fromBlock: from.number + 1n, toBlock: to.number, events: events.length, headBlock: state.headBlock };
+    this.deps.emit({ type: "block", ...block, finalized });
     if (mode === "backfill" && !this.ready) {
       const start = this.deps.network.contracts.BetVault.deployBlock;
       const at = performance.now();
@@ -380,8 +378,9 @@ export class NetworkSync {
     const state = this.cursorState(cursor.number);
     const stale = Date.now() - this.lastWrite >= this.deps.heartbeatMs;
     if (!this.ready || state.finalizedBlock > this.finalized || stale) {
-      await this.deps.store.touchCursor(this.chainId, { ...state, isReady: true });
+      const updates = await this.deps.store.touchCursor(this.chainId, { ...state, isReady: true }, this.entry(state));
       this.lastWrite = Date.now();
+      if (updates > 0) this.deps.emit({ type: "finalized", chainId: this.chainId, updates });
       this.published({ ...state, isReady: true }, cursor.number);
     }
   }

@@ -12,7 +12,12 @@ import type { BetJson } from "../core/bet-json.ts";
 /** Where a realtime node serves Socket.IO: the dedicated realtime host, or the API host itself. */
 export const REALTIME_PATH = { dedicated: "/ws", gateway: "/socket.io" } as const;
 
-export type BetUpdateType = "PLACED" | "SETTLED" | "REFUNDED" | "REMOVED";
+/**
+ * What changed: PLACED, SETTLED, REFUNDED, REMOVED (a reorg took the bet out), and FINALIZED — sent
+ * once, after the SETTLED or REFUNDED update, when that latest change reaches the network's
+ * confirmations (the bet itself is unchanged; its `finalized` is now true).
+ */
+export type BetUpdateType = "PLACED" | "SETTLED" | "REFUNDED" | "REMOVED" | "FINALIZED";
 
 export interface BetRef {
   chainId: number;

@@ -23,8 +23,13 @@ function plain(value: unknown): Plain {
 export interface TableSnapshot {
   bets: Plain[];
   results: Plain[];
-  /** Outbox rows in seq order, without seq and createdAt. */
+  /** Outbox rows in seq order, without seq and createdAt; FINALIZED rows aside (below). */
   updates: Plain[];
+  /**
+   * The FINALIZED rows, by chainId and betId: when each is written depends on when the head moved
+   * (a backfill writes it with the settlement, a live run blocks later), not which ones exist.
+   */
+  finalized: Plain[];
 }
 
 /**
@@ -36,17 +41,22 @@ export async function snapshotTables(db: Database, options: { withDepth?: boolea
   const bets = await db.prisma.bet.findMany({ orderBy: [{ chainId: "asc" }, { betId: "asc" }] });
   const results = await db.prisma.betResult.findMany({ orderBy: [{ chainId: "asc" }, { betId: "asc" }] });
   const updates = await db.prisma.betUpdate.findMany({ orderBy: { seq: "asc" } });
+  const snapshot = ({ seq: _seq, createdAt: _createdAt, bet, ...row }: (typeof updates)[number]) => {
+    const payload = { ...(bet as Record<string, unknown>) };
+    if (options.withDepth === false) {
+      delete payload.confirmations;
+      delete payload.finalized;
+    }
+    return plain({ ...row, bet: payload });
+  };
+  const finalized = updates
+    .filter((u) => u.type === "FINALIZED")
+    .sort((a, b) => (a.chainId === b.chainId ? a.betId.comparedTo(b.betId) : a.chainId < b.chainId ? -1 : 1));
   return {
     bets: bets.map(plain),
     results: results.map(plain),
-    updates: updates.map(({ seq: _seq, createdAt: _createdAt, bet, ...row }) => {
-      const payload = { ...(bet as Record<string, unknown>) };
-      if (options.withDepth === false) {
-        delete payload.confirmations;
-        delete payload.finalized;
-      }
-      return plain({ ...row, bet: payload });
-    }),
+    updates: updates.filter((u) => u.type !== "FINALIZED").map(snapshot),
+    finalized: finalized.map(snapshot),
   };
 }
 
@@ -74,21 +84,28 @@ export async function commitOrderViolations(db: Database, events: readonly Index
   for (const [commit, event] of events.entries()) {
     const size =
       event.type === "block"
-        ? event.events
+        ? event.events + event.finalized
         : event.type === "reorg"
           ? event.removed.length + event.reverted.length
           : event.type === "reset"
             ? event.removed
-            : 0;
+            : event.type === "finalized"
+              ? event.updates
+              : 0;
     const run = rows.slice(at, at + size);
     if (run.length < size) violations.push(`commit ${commit} (${event.type}) wrote ${size} rows, the outbox has ${run.length} left`);
+    // A commit's FINALIZED rows follow its events' rows (checked apart: their blocks are older).
+    const announced = event.type === "block" ? run.splice(event.events) : [];
+    if (announced.some((row) => row.type !== "FINALIZED")) violations.push(`commit ${commit}: rows after its events that are not FINALIZED`);
     for (const row of run) {
       const fits =
         event.type === "block"
-          ? row.blockNumber >= event.fromBlock && row.blockNumber <= event.toBlock
-          : event.type === "reorg"
-            ? row.type === "REMOVED" || row.type === "PLACED"
-            : row.type === "REMOVED";
+          ? row.blockNumber >= event.fromBlock && row.blockNumber <= event.toBlock && row.type !== "FINALIZED"
+          : event.type === "finalized"
+            ? row.type === "FINALIZED"
+            : event.type === "reorg"
+              ? row.type === "REMOVED" || row.type === "PLACED"
+              : row.type === "REMOVED";
       if (!fits)
         violations.push(
           `seq ${row.seq} (${row.type}, block ${row.blockNumber}) is not from commit ${commit} (${JSON.stringify(event, (_k, v) => (typeof v === "bigint" ? v.toString() : v))})`,

@@ -63,6 +63,10 @@ describe.skipIf(skip)(title, () => {
     expect(await result.textContent()).toBe("verified ✓");
     expect(await result.getAttribute("data-state")).toBe("verified");
     expect(await page.locator("#detail").textContent()).toMatch(/\d+(\.\d+)? ETH \(\d+ in units of 10\^-18\)/);
+    // A FINALIZED update marks a shown result final once the head has confirmed it.
+    const final = page.locator("#latest tr[data-final='true']").first();
+    await final.waitFor({ timeout: 90_000 });
+    expect(await final.textContent()).toContain("✓ final");
 
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: `${ARTIFACTS}live-page.png`, fullPage: true });
@@ -84,6 +88,10 @@ describe.skipIf(skip)(title, () => {
     });
     const settled = page.locator("#latest tr[data-status='SETTLED']").first();
     const betId = await settled.getAttribute("data-bet-id");
+    // A FINALIZED update marks a shown result final once the head has confirmed it.
+    const final = page.locator("#latest tr[data-final='true']").first();
+    await final.waitFor({ timeout: 90_000 });
+    expect(await final.textContent()).toContain("✓ final");
     await settled.click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await expect.poll(() => page.locator("#verify").isEnabled(), { timeout: 30_000 }).toBe(true);

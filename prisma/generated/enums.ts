@@ -22,7 +22,8 @@ export const BetUpdateType = {
   PLACED: 'PLACED',
   SETTLED: 'SETTLED',
   REFUNDED: 'REFUNDED',
-  REMOVED: 'REMOVED'
+  REMOVED: 'REMOVED',
+  FINALIZED: 'FINALIZED'
 } as const
 
 export type BetUpdateType = (typeof BetUpdateType)[keyof typeof BetUpdateType]

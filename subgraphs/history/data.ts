@@ -243,3 +243,21 @@ export function betsInTransaction(db: Database, chainId: number, txHash: string)
     orderBy: [{ placedAt: "asc" }, { betId: "asc" }],
   });
 }
+
+/** A bet as the CSV export writes it: its columns and, when settled, won / payout. */
+export type ExportedBet = Bet & { result: { won: boolean; payout: Prisma.Decimal } | null };
+
+/**
+ * One keyset page of a wallet's whole history (optionally one network), newest first, strictly after
+ * `after`: the CSV export (GET /wallets/{address}/bets.csv) reads a wallet this way, page by page, so
+ * memory stays flat whatever the wallet's size. Served by the playerBets indexes.
+ */
+export function walletBetsPage(db: Database, query: { wallet: string; chainId?: number; after?: SortKey; take: number }): Promise<ExportedBet[]> {
+  const { where } = betFilterConditions({ wallet: query.wallet, chainId: query.chainId });
+  return db.prisma.bet.findMany({
+    where: query.after ? { AND: [where, after(query.after, "DESC")] } : where,
+    orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }, { chainId: "desc" }],
+    include: { result: { select: { won: true, payout: true } } },
+    take: query.take,
+  });
+}

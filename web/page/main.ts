@@ -68,7 +68,7 @@ function rememberToken(chainId: number, info: TokenInfo): void {
 }
 
 type TokenInfo = TokenFieldsFragment;
-type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "token" | "stake" | "status"> & {
+type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "token" | "stake" | "status" | "finalized"> & {
   tokenInfo?: TokenInfo;
   result: { won: boolean; payout: string } | null;
 };
@@ -91,7 +91,8 @@ class BetTable {
 
   /** A pushed update: applied in seq order, so it always wins. */
   applyUpdate(update: BetUpdatePayload, origin: Origin): void {
-    this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
+    if (update.type === "FINALIZED") this.markFinal(update);
+    else this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
   }
 
   /** A GraphQL read: never overwrites a newer state a live update already showed. */
@@ -111,10 +112,21 @@ class BetTable {
     }
   }
 
+  /** FINALIZED: the shown result can no longer be reorged away (a bet not shown stays hidden). */
+  private markFinal(update: BetUpdatePayload): void {
+    const row = this.rows.get(`${update.chainId}:${update.betId}`);
+    if (!row || row.dataset.status === "REMOVED") return;
+    row.dataset.final = "true";
+    row.dataset.seq = update.seq;
+    const status = row.querySelector(`.status-${row.dataset.status}`);
+    if (status) status.textContent = `${row.dataset.status} ✓ final`;
+  }
+
   private put(bet: ShownBet, status: string, origin: Origin, seq: string | undefined, onTop: boolean): void {
     const key = `${bet.chainId}:${bet.betId}`;
     const row = document.createElement("tr");
-    Object.assign(row.dataset, { chainId: String(bet.chainId), betId: bet.betId, status, origin, player: bet.player });
+    const final = status !== "REMOVED" && status !== "PENDING" && bet.finalized;
+    Object.assign(row.dataset, { chainId: String(bet.chainId), betId: bet.betId, status, origin, player: bet.player, final: String(final) });
     if (seq) row.dataset.seq = seq;
     cell(row, `#${bet.betId}`);
     cell(row, shortHex(bet.player));
@@ -122,7 +134,7 @@ class BetTable {
     else learnToken(bet.chainId, bet.betId, bet.token);
     row.dataset.token = bet.token;
     amountCell(row, bet.stake, "");
-    cell(row, status, `status-${status}`);
+    cell(row, final ? `${status} ✓ final` : status, `status-${status}`);
     if (bet.result?.won) amountCell(row, bet.result.payout, "won ");
     else cell(row, bet.result ? "lost" : "");
     if (origin === "live") row.className = "fresh";

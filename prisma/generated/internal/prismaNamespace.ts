@@ -1357,7 +1357,8 @@ export const BetScalarFieldEnum = {
   refundedBlockHash: 'refundedBlockHash',
   refundedTx: 'refundedTx',
   refundedAt: 'refundedAt',
-  lastChangeBlock: 'lastChangeBlock'
+  lastChangeBlock: 'lastChangeBlock',
+  finalizedUpdateBlock: 'finalizedUpdateBlock'
 } as const
 
 export type BetScalarFieldEnum = (typeof BetScalarFieldEnum)[keyof typeof BetScalarFieldEnum]

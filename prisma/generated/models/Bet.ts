@@ -39,6 +39,7 @@ export type BetAvgAggregateOutputType = {
   refundedBlock: number | null
   refundedAt: number | null
   lastChangeBlock: number | null
+  finalizedUpdateBlock: number | null
 }
 
 export type BetSumAggregateOutputType = {
@@ -53,6 +54,7 @@ export type BetSumAggregateOutputType = {
   refundedBlock: bigint | null
   refundedAt: bigint | null
   lastChangeBlock: bigint | null
+  finalizedUpdateBlock: bigint | null
 }
 
 export type BetMinAggregateOutputType = {
@@ -79,6 +81,7 @@ export type BetMinAggregateOutputType = {
   refundedTx: string | null
   refundedAt: bigint | null
   lastChangeBlock: bigint | null
+  finalizedUpdateBlock: bigint | null
 }
 
 export type BetMaxAggregateOutputType = {
@@ -105,6 +108,7 @@ export type BetMaxAggregateOutputType = {
   refundedTx: string | null
   refundedAt: bigint | null
   lastChangeBlock: bigint | null
+  finalizedUpdateBlock: bigint | null
 }
 
 export type BetCountAggregateOutputType = {
@@ -131,6 +135,7 @@ export type BetCountAggregateOutputType = {
   refundedTx: number
   refundedAt: number
   lastChangeBlock: number
+  finalizedUpdateBlock: number
   _all: number
 }
 
@@ -147,6 +152,7 @@ export type BetAvgAggregateInputType = {
   refundedBlock?: true
   refundedAt?: true
   lastChangeBlock?: true
+  finalizedUpdateBlock?: true
 }
 
 export type BetSumAggregateInputType = {
@@ -161,6 +167,7 @@ export type BetSumAggregateInputType = {
   refundedBlock?: true
   refundedAt?: true
   lastChangeBlock?: true
+  finalizedUpdateBlock?: true
 }
 
 export type BetMinAggregateInputType = {
@@ -187,6 +194,7 @@ export type BetMinAggregateInputType = {
   refundedTx?: true
   refundedAt?: true
   lastChangeBlock?: true
+  finalizedUpdateBlock?: true
 }
 
 export type BetMaxAggregateInputType = {
@@ -213,6 +221,7 @@ export type BetMaxAggregateInputType = {
   refundedTx?: true
   refundedAt?: true
   lastChangeBlock?: true
+  finalizedUpdateBlock?: true
 }
 
 export type BetCountAggregateInputType = {
@@ -239,6 +248,7 @@ export type BetCountAggregateInputType = {
   refundedTx?: true
   refundedAt?: true
   lastChangeBlock?: true
+  finalizedUpdateBlock?: true
   _all?: true
 }
 
@@ -352,6 +362,7 @@ export type BetGroupByOutputType = {
   refundedTx: string | null
   refundedAt: bigint | null
   lastChangeBlock: bigint
+  finalizedUpdateBlock: bigint | null
   _count: BetCountAggregateOutputType | null
   _avg: BetAvgAggregateOutputType | null
   _sum: BetSumAggregateOutputType | null
@@ -401,6 +412,7 @@ export type BetWhereInput = {
   refundedTx?: Prisma.StringNullableFilter<"Bet"> | string | null
   refundedAt?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFilter<"Bet"> | bigint | number
+  finalizedUpdateBlock?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
   result?: Prisma.XOR<Prisma.BetResultNullableScalarRelationFilter, Prisma.BetResultWhereInput> | null
 }
@@ -429,6 +441,7 @@ export type BetOrderByWithRelationInput = {
   refundedTx?: Prisma.SortOrderInput | Prisma.SortOrder
   refundedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrderInput | Prisma.SortOrder
   network?: Prisma.NetworkOrderByWithRelationInput
   result?: Prisma.BetResultOrderByWithRelationInput
 }
@@ -461,6 +474,7 @@ export type BetWhereUniqueInput = Prisma.AtLeast<{
   refundedTx?: Prisma.StringNullableFilter<"Bet"> | string | null
   refundedAt?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFilter<"Bet"> | bigint | number
+  finalizedUpdateBlock?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
   result?: Prisma.XOR<Prisma.BetResultNullableScalarRelationFilter, Prisma.BetResultWhereInput> | null
 }, "chainId_betId">
@@ -489,6 +503,7 @@ export type BetOrderByWithAggregationInput = {
   refundedTx?: Prisma.SortOrderInput | Prisma.SortOrder
   refundedAt?: Prisma.SortOrderInput | Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.BetCountOrderByAggregateInput
   _avg?: Prisma.BetAvgOrderByAggregateInput
   _max?: Prisma.BetMaxOrderByAggregateInput
@@ -523,6 +538,7 @@ export type BetScalarWhereWithAggregatesInput = {
   refundedTx?: Prisma.StringNullableWithAggregatesFilter<"Bet"> | string | null
   refundedAt?: Prisma.BigIntNullableWithAggregatesFilter<"Bet"> | bigint | number | null
   lastChangeBlock?: Prisma.BigIntWithAggregatesFilter<"Bet"> | bigint | number
+  finalizedUpdateBlock?: Prisma.BigIntNullableWithAggregatesFilter<"Bet"> | bigint | number | null
 }
 
 export type BetCreateInput = {
@@ -548,6 +564,7 @@ export type BetCreateInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
   network: Prisma.NetworkCreateNestedOneWithoutBetsInput
   result?: Prisma.BetResultCreateNestedOneWithoutBetInput
 }
@@ -576,6 +593,7 @@ export type BetUncheckedCreateInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
   result?: Prisma.BetResultUncheckedCreateNestedOneWithoutBetInput
 }
 
@@ -602,6 +620,7 @@ export type BetUpdateInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   network?: Prisma.NetworkUpdateOneRequiredWithoutBetsNestedInput
   result?: Prisma.BetResultUpdateOneWithoutBetNestedInput
 }
@@ -630,6 +649,7 @@ export type BetUncheckedUpdateInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   result?: Prisma.BetResultUncheckedUpdateOneWithoutBetNestedInput
 }
 
@@ -657,6 +677,7 @@ export type BetCreateManyInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
 }
 
 export type BetUpdateManyMutationInput = {
@@ -682,6 +703,7 @@ export type BetUpdateManyMutationInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
 }
 
 export type BetUncheckedUpdateManyInput = {
@@ -708,6 +730,7 @@ export type BetUncheckedUpdateManyInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
 }
 
 export type BetListRelationFilter = {
@@ -749,6 +772,7 @@ export type BetCountOrderByAggregateInput = {
   refundedTx?: Prisma.SortOrder
   refundedAt?: Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrder
 }
 
 export type BetAvgOrderByAggregateInput = {
@@ -763,6 +787,7 @@ export type BetAvgOrderByAggregateInput = {
   refundedBlock?: Prisma.SortOrder
   refundedAt?: Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrder
 }
 
 export type BetMaxOrderByAggregateInput = {
@@ -789,6 +814,7 @@ export type BetMaxOrderByAggregateInput = {
   refundedTx?: Prisma.SortOrder
   refundedAt?: Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrder
 }
 
 export type BetMinOrderByAggregateInput = {
@@ -815,6 +841,7 @@ export type BetMinOrderByAggregateInput = {
   refundedTx?: Prisma.SortOrder
   refundedAt?: Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrder
 }
 
 export type BetSumOrderByAggregateInput = {
@@ -829,6 +856,7 @@ export type BetSumOrderByAggregateInput = {
   refundedBlock?: Prisma.SortOrder
   refundedAt?: Prisma.SortOrder
   lastChangeBlock?: Prisma.SortOrder
+  finalizedUpdateBlock?: Prisma.SortOrder
 }
 
 export type BetScalarRelationFilter = {
@@ -939,6 +967,7 @@ export type BetCreateWithoutNetworkInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
   result?: Prisma.BetResultCreateNestedOneWithoutBetInput
 }
 
@@ -965,6 +994,7 @@ export type BetUncheckedCreateWithoutNetworkInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
   result?: Prisma.BetResultUncheckedCreateNestedOneWithoutBetInput
 }
 
@@ -1021,6 +1051,7 @@ export type BetScalarWhereInput = {
   refundedTx?: Prisma.StringNullableFilter<"Bet"> | string | null
   refundedAt?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFilter<"Bet"> | bigint | number
+  finalizedUpdateBlock?: Prisma.BigIntNullableFilter<"Bet"> | bigint | number | null
 }
 
 export type BetCreateWithoutResultInput = {
@@ -1046,6 +1077,7 @@ export type BetCreateWithoutResultInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
   network: Prisma.NetworkCreateNestedOneWithoutBetsInput
 }
 
@@ -1073,6 +1105,7 @@ export type BetUncheckedCreateWithoutResultInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
 }
 
 export type BetCreateOrConnectWithoutResultInput = {
@@ -1114,6 +1147,7 @@ export type BetUpdateWithoutResultInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   network?: Prisma.NetworkUpdateOneRequiredWithoutBetsNestedInput
 }
 
@@ -1141,6 +1175,7 @@ export type BetUncheckedUpdateWithoutResultInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
 }
 
 export type BetCreateManyNetworkInput = {
@@ -1166,6 +1201,7 @@ export type BetCreateManyNetworkInput = {
   refundedTx?: string | null
   refundedAt?: bigint | number | null
   lastChangeBlock: bigint | number
+  finalizedUpdateBlock?: bigint | number | null
 }
 
 export type BetUpdateWithoutNetworkInput = {
@@ -1191,6 +1227,7 @@ export type BetUpdateWithoutNetworkInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   result?: Prisma.BetResultUpdateOneWithoutBetNestedInput
 }
 
@@ -1217,6 +1254,7 @@ export type BetUncheckedUpdateWithoutNetworkInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   result?: Prisma.BetResultUncheckedUpdateOneWithoutBetNestedInput
 }
 
@@ -1243,6 +1281,7 @@ export type BetUncheckedUpdateManyWithoutNetworkInput = {
   refundedTx?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
   refundedAt?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
   lastChangeBlock?: Prisma.BigIntFieldUpdateOperationsInput | bigint | number
+  finalizedUpdateBlock?: Prisma.NullableBigIntFieldUpdateOperationsInput | bigint | number | null
 }
 
 
@@ -1271,6 +1310,7 @@ export type BetSelect<ExtArgs extends runtime.Types.Extensions.InternalArgs = ru
   refundedTx?: boolean
   refundedAt?: boolean
   lastChangeBlock?: boolean
+  finalizedUpdateBlock?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
   result?: boolean | Prisma.Bet$resultArgs<ExtArgs>
 }, ExtArgs["result"]["bet"]>
@@ -1299,6 +1339,7 @@ export type BetSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extension
   refundedTx?: boolean
   refundedAt?: boolean
   lastChangeBlock?: boolean
+  finalizedUpdateBlock?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["bet"]>
 
@@ -1326,6 +1367,7 @@ export type BetSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extension
   refundedTx?: boolean
   refundedAt?: boolean
   lastChangeBlock?: boolean
+  finalizedUpdateBlock?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["bet"]>
 
@@ -1353,9 +1395,10 @@ export type BetSelectScalar = {
   refundedTx?: boolean
   refundedAt?: boolean
   lastChangeBlock?: boolean
+  finalizedUpdateBlock?: boolean
 }
 
-export type BetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "betId" | "player" | "token" | "stake" | "game" | "clientSeed" | "serverSeedHash" | "status" | "placedBlock" | "placedLogIndex" | "placedBlockHash" | "placedTx" | "placedAt" | "settledBlock" | "settledBlockHash" | "settledTx" | "settledAt" | "refundedBlock" | "refundedBlockHash" | "refundedTx" | "refundedAt" | "lastChangeBlock", ExtArgs["result"]["bet"]>
+export type BetOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "betId" | "player" | "token" | "stake" | "game" | "clientSeed" | "serverSeedHash" | "status" | "placedBlock" | "placedLogIndex" | "placedBlockHash" | "placedTx" | "placedAt" | "settledBlock" | "settledBlockHash" | "settledTx" | "settledAt" | "refundedBlock" | "refundedBlockHash" | "refundedTx" | "refundedAt" | "lastChangeBlock" | "finalizedUpdateBlock", ExtArgs["result"]["bet"]>
 export type BetInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
   result?: boolean | Prisma.Bet$resultArgs<ExtArgs>
@@ -1400,6 +1443,12 @@ export type $BetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
      * Block of the latest state change: what `confirmations` and `finalized` are measured from.
      */
     lastChangeBlock: bigint
+    /**
+     * `lastChangeBlock` of the settlement or refund whose FINALIZED update the outbox holds; null
+     * until one is written. Written only by the indexer's head advance (never by the bet upsert),
+     * so the notification is sent once.
+     */
+    finalizedUpdateBlock: bigint | null
   }, ExtArgs["result"]["bet"]>
   composites: {}
 }
@@ -1848,6 +1897,7 @@ export interface BetFieldRefs {
   readonly refundedTx: Prisma.FieldRef<"Bet", 'String'>
   readonly refundedAt: Prisma.FieldRef<"Bet", 'BigInt'>
   readonly lastChangeBlock: Prisma.FieldRef<"Bet", 'BigInt'>
+  readonly finalizedUpdateBlock: Prisma.FieldRef<"Bet", 'BigInt'>
 }
     
 

@@ -1,0 +1,174 @@
+// GET /wallets/{address}/bets.csv: one header row and exactly playerBets.totalCount rows (newest
+// first, the same order and values as GraphQL), per network with ?chainId=; bad input → 400 in the
+// REST error shape; compressed like JSON; charged to the rate limit by pages of rows, an export whose
+// bucket runs dry ending cleanly with a `truncated` trailer.
+import http, { request } from "node:http";
+import { brotliDecompressSync, gunzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_COMPRESSION } from "../core/compression.ts";
+import { silentLogger } from "../core/logger.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { walletBetsPage } from "../subgraphs/history/data.ts";
+import { startTestStack, type TestStack } from "../test/stack.ts";
+import { createCsvExportRoute, CSV_COLUMNS, EXPORT_STATUS_TRAILER } from "./csv-export.ts";
+import { createMemoryRateLimitStore } from "./rate-limit.ts";
+
+let t: TestStack;
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(() => t?.close());
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  trailers: NodeJS.Dict<string>;
+  body: Buffer;
+}
+
+/** A raw GET (fetch would decompress by itself and drop the trailers). */
+function get(url: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (chunk: Buffer) => chunks.push(chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, trailers: res.trailers, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const lines = (body: Buffer | string) =>
+  body
+    .toString("utf8")
+    .split("\r\n")
+    .filter((line) => line !== "");
+
+interface PlayerBets {
+  playerBets: {
+    totalCount: number;
+    nodes: { chainId: number; betId: string; stake: string; status: string; result: { won: boolean; payout: string } | null }[];
+  };
+}
+
+async function playerBets(wallet: string, chainId?: number): Promise<PlayerBets["playerBets"]> {
+  const response = await t.gql<PlayerBets>(
+    `query ($wallet: Address!, $filter: PlayerBetsFilter) { playerBets(wallet: $wallet, filter: $filter, first: 100) { totalCount nodes { chainId betId stake status result { won payout } } } }`,
+    { wallet, filter: chainId === undefined ? null : { chainId } },
+  );
+  return response.data!.playerBets;
+}
+
+describe("GET /wallets/{address}/bets.csv", () => {
+  it("has a header and exactly totalCount rows, newest first, as GraphQL has them", async () => {
+    const wallet = t.fixtures.whale;
+    const answer = await get(`${t.url}/wallets/${wallet.toUpperCase().replace("0X", "0x")}/bets.csv`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers["content-type"]).toMatch(/^text\/csv/);
+    expect(answer.trailers[EXPORT_STATUS_TRAILER]).toBe("complete");
+    const [header, ...rows] = lines(answer.body);
+    expect(header).toBe(CSV_COLUMNS.join(","));
+    const graphql = await playerBets(wallet);
+    expect(graphql.totalCount).toBeGreaterThan(1);
+    expect(rows).toHaveLength(graphql.totalCount);
+    const column = (row: string, name: (typeof CSV_COLUMNS)[number]) => row.split(",")[CSV_COLUMNS.indexOf(name)];
+    // The first page of GraphQL, field by field, in the same order.
+    graphql.nodes.forEach((node, i) => {
+      const row = rows[i]!;
+      expect([column(row, "chainId"), column(row, "betId"), column(row, "stake"), column(row, "status")]).toEqual([
+        String(node.chainId),
+        node.betId,
+        node.stake,
+        node.status,
+      ]);
+      expect([column(row, "won"), column(row, "payout")]).toEqual(node.result ? [String(node.result.won), node.result.payout] : ["", ""]);
+      expect(column(row, "player")).toBe(wallet.toLowerCase());
+    });
+    // Per network.
+    const chainId = graphql.nodes[0]!.chainId;
+    const one = await get(`${t.url}/wallets/${wallet}/bets.csv?chainId=${chainId}`);
+    expect(lines(one.body)).toHaveLength(1 + (await playerBets(wallet, chainId)).totalCount);
+    // A wallet without bets: the header alone.
+    const empty = await get(`${t.url}/wallets/0x${"ab".repeat(20)}/bets.csv`);
+    expect(lines(empty.body)).toEqual([CSV_COLUMNS.join(",")]);
+  });
+
+  it("answers bad input with 400 and the REST error shape", async () => {
+    for (const [path, argumentName] of [
+      [`/wallets/0x1234/bets.csv`, "address"],
+      [`/wallets/0x${"zz".repeat(20)}/bets.csv`, "address"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=abc`, "chainId"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=0`, "chainId"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=999999`, "chainId"],
+    ] as const) {
+      const answer = await get(`${t.url}${path}`);
+      expect(answer.status, path).toBe(400);
+      expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+      const body = JSON.parse(answer.body.toString("utf8")) as { errors: { message: string; extensions: { code: string; argumentName: string } }[] };
+      expect(body.errors[0]!.extensions, path).toEqual({ code: "BAD_USER_INPUT", argumentName });
+      expect(body.errors[0]!.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("is compressed like JSON: Brotli, else gzip, to the same bytes as identity", async () => {
+    const url = `${t.url}/wallets/${t.fixtures.whale}/bets.csv`;
+    const identity = await get(url);
+    expect(identity.headers["content-encoding"]).toBeUndefined();
+    const br = await get(url, { "accept-encoding": "gzip, br" });
+    expect(br.headers["content-encoding"]).toBe("br");
+    expect(br.headers.vary).toMatch(/accept-encoding/i);
+    expect(brotliDecompressSync(br.body).equals(identity.body)).toBe(true);
+    expect(br.body.length).toBeLessThan(identity.body.length / 2);
+    const gzip = await get(url, { "accept-encoding": "gzip" });
+    expect(gzip.headers["content-encoding"]).toBe("gzip");
+    expect(gunzipSync(gzip.body).equals(identity.body)).toBe(true);
+  });
+});
+
+describe("the rate limit, charged by rows", () => {
+  /** The route on its own server: pages of 5 rows (one token each), a bucket of `burst`. */
+  async function server(burst: number) {
+    const policy = { limit: burst, windowSeconds: 3600 };
+    const route = createCsvExportRoute({
+      pages: (query) => walletBetsPage(t.db, query),
+      networks: new NetworkDirectory(t.db),
+      logger: silentLogger(),
+      compression: DEFAULT_COMPRESSION,
+      rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0 },
+      pageRows: 5,
+    });
+    const s = http.createServer((req, res) => void route(req, res));
+    await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(s.address() as { port: number }).port}`, close: () => new Promise((resolve) => s.close(resolve)) };
+  }
+
+  it("charges one token per page, ends a dry export cleanly with a truncated trailer, then answers 429", async () => {
+    const wallet = t.fixtures.whale;
+    const { totalCount } = await playerBets(wallet);
+    const pages = Math.floor(totalCount / 5) + 1; // the last page is short (or empty) and ends the export
+    expect(pages).toBeGreaterThan(3);
+
+    const enough = await server(pages);
+    const full = await get(`${enough.url}/wallets/${wallet}/bets.csv`);
+    expect(full.trailers[EXPORT_STATUS_TRAILER]).toBe("complete");
+    expect(lines(full.body)).toHaveLength(1 + totalCount);
+    expect(full.headers["ratelimit-remaining"]).toBe(String(pages - 1)); // after the first page's token
+    // Every token spent: the next request is refused before any row.
+    const refused = await get(`${enough.url}/wallets/${wallet}/bets.csv`);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body.toString("utf8"))).toMatchObject({ errors: [{ extensions: { code: "RATE_LIMITED" } }] });
+    await enough.close();
+
+    // Three tokens: three pages of 5 rows, then a clean end that says why.
+    const short = await server(3);
+    const cut = await get(`${short.url}/wallets/${wallet}/bets.csv`, { "accept-encoding": "gzip" });
+    expect(cut.status).toBe(200);
+    expect(cut.trailers[EXPORT_STATUS_TRAILER]).toMatch(/^truncated; retry-after=\d+$/);
+    const rows = lines(gunzipSync(cut.body));
+    expect(rows).toHaveLength(1 + 15);
+    expect(rows).toEqual(lines(full.body).slice(0, 16));
+    await short.close();
+  });
+});

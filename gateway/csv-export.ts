@@ -1,0 +1,230 @@
+import { once } from "node:events";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Writable } from "node:stream";
+import { compressionStreamFor, type CompressionSettings } from "../core/compression.ts";
+import { ErrorCode } from "../core/errors.ts";
+import { sendJson, type RouteHandler } from "../core/http.ts";
+import type { Logger } from "../core/logger.ts";
+import { betDepth, type NetworkDirectory } from "../core/networks.ts";
+import { parseAddress, parseChainId } from "../core/scalars.ts";
+import type { Bet } from "../prisma/generated/client.ts";
+import { clientAddress, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
+
+// GET /wallets/{address}/bets.csv[?chainId=]: a wallet's whole history as CSV, newest first
+// (docs/reference/csv.md). Streamed page by page (keyset pages of CSV_PAGE_ROWS rows, each written
+// only once the previous one has drained), so memory stays flat for any wallet. The rate limit is
+// charged by rows: one token per page started — the first page is the request's own token — and an
+// export whose bucket runs dry stops at a page boundary, ends cleanly and says so in a trailer.
+
+/** Rows per keyset page, and per rate-limit token. */
+export const CSV_PAGE_ROWS = 1_000;
+
+/** The route's path: the address is the only variable segment. */
+export const CSV_PATH = /^\/wallets\/([^/]+)\/bets\.csv$/;
+
+/** The trailer that tells a complete export from one the rate limit cut short. */
+export const EXPORT_STATUS_TRAILER = "export-status";
+
+/** Where the next page starts: the last row's sort key (placedBlock, log index, chain), descending. */
+export interface ExportKey {
+  placedBlock: bigint;
+  logIndex: number;
+  chainId: bigint;
+}
+
+/** A bet as the export reads it: the Bet row and, when settled, won / payout. */
+export type ExportRow = Bet & { result: { won: boolean; payout: { toFixed(digits: number): string } } | null };
+
+/** One keyset page of a wallet's bets, newest first, strictly after `after` (wired by the composition root to the history data). */
+export type WalletBetPages = (query: { wallet: string; chainId?: number; after?: ExportKey; take: number }) => Promise<readonly ExportRow[]>;
+
+export interface CsvExportOptions {
+  pages: WalletBetPages;
+  networks: NetworkDirectory;
+  logger: Logger;
+  compression?: CompressionSettings;
+  rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
+  /** Rows per page and per token; default CSV_PAGE_ROWS (tests use fewer). */
+  pageRows?: number;
+}
+
+export const CSV_COLUMNS = [
+  "chainId",
+  "betId",
+  "player",
+  "token",
+  "stake",
+  "game",
+  "clientSeed",
+  "serverSeedHash",
+  "status",
+  "placedBlock",
+  "placedTx",
+  "placedAt",
+  "settledBlock",
+  "settledTx",
+  "settledAt",
+  "refundedBlock",
+  "refundedTx",
+  "refundedAt",
+  "confirmations",
+  "finalized",
+  "won",
+  "payout",
+] as const;
+
+/** A CSV field (RFC 4180): quoted only when it must be. */
+function field(value: string): string {
+  return /[",\r\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+const dec = (value: bigint | null) => (value === null ? "" : value.toString(10));
+
+function csvLine(bet: ExportRow, depth: { confirmations: bigint; finalized: boolean }): string {
+  const values = [
+    bet.chainId.toString(10),
+    bet.betId.toFixed(0),
+    bet.player.toLowerCase(),
+    bet.token.toLowerCase(),
+    bet.stake.toFixed(0),
+    field(bet.game),
+    bet.clientSeed.toLowerCase(),
+    bet.serverSeedHash.toLowerCase(),
+    bet.status,
+    dec(bet.placedBlock),
+    bet.placedTx.toLowerCase(),
+    dec(bet.placedAt),
+    dec(bet.settledBlock),
+    bet.settledTx?.toLowerCase() ?? "",
+    dec(bet.settledAt),
+    dec(bet.refundedBlock),
+    bet.refundedTx?.toLowerCase() ?? "",
+    dec(bet.refundedAt),
+    depth.confirmations.toString(10),
+    String(depth.finalized),
+    bet.result ? String(bet.result.won) : "",
+    bet.result ? bet.result.payout.toFixed(0) : "",
+  ];
+  return `${values.join(",")}\r\n`;
+}
+
+function badInput(res: ServerResponse, message: string, argumentName: string): void {
+  sendJson(res, 400, { errors: [{ message, extensions: { code: ErrorCode.BadUserInput, argumentName } }] }, { "cache-control": "no-store" });
+}
+
+/** Writes `chunk`, waiting for the stream to drain when its buffer is full (false: the client went away). */
+async function write(out: Writable, chunk: string, gone: () => boolean): Promise<boolean> {
+  if (gone()) return false;
+  if (!out.write(chunk)) {
+    // Both waits end together: a listener left behind per page would grow with the export.
+    const done = new AbortController();
+    await Promise.race([once(out, "drain", { signal: done.signal }), once(out, "close", { signal: done.signal })])
+      .catch(() => undefined)
+      .finally(() => done.abort());
+  }
+  return !gone();
+}
+
+export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
+  const pageRows = options.pageRows ?? CSV_PAGE_ROWS;
+  const charge = async (req: IncomingMessage, res: ServerResponse | undefined) => {
+    if (!options.rateLimit) return { allowed: true, retryAfterSeconds: 0 };
+    const { store, policy, trustProxyHops } = options.rateLimit;
+    try {
+      const decision = await store.take(clientAddress(req, trustProxyHops), Date.now());
+      if (res && !res.headersSent) {
+        res.setHeader("RateLimit-Limit", String(policy.limit));
+        res.setHeader("RateLimit-Remaining", String(decision.remaining));
+        res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
+      }
+      return decision;
+    } catch (error) {
+      // As the request guard: a store that fails lets the export through rather than failing it.
+      options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit store unavailable: not limiting the export");
+      return { allowed: true, retryAfterSeconds: 0 };
+    }
+  };
+
+  return async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      sendJson(res, 405, { errors: [{ message: "Only GET and HEAD", extensions: { code: "METHOD_NOT_ALLOWED" } }] }, { allow: "GET, HEAD" });
+      return;
+    }
+    let wallet: string;
+    try {
+      wallet = parseAddress(decodeURIComponent(CSV_PATH.exec(url.pathname)?.[1] ?? ""), "address");
+    } catch (error) {
+      return badInput(res, error instanceof Error ? error.message : "address is not an address", "address");
+    }
+    const rawChainId = url.searchParams.get("chainId");
+    let chainId: number | undefined;
+    if (rawChainId !== null) {
+      try {
+        chainId = parseChainId(/^[0-9]{1,16}$/.test(rawChainId) ? Number(rawChainId) : Number.NaN, "chainId");
+      } catch (error) {
+        return badInput(res, error instanceof Error ? error.message : "chainId is not a chain id", "chainId");
+      }
+      if (!(await options.networks.get(chainId))) return badInput(res, `Unknown chainId ${chainId}: see networkConfigs for the indexed networks`, "chainId");
+    }
+
+    const first = await charge(req, res);
+    if (!first.allowed) {
+      const policy = options.rateLimit?.policy;
+      const message = `Too many requests: at most ${policy?.limit} per ${policy?.windowSeconds} s per client; retry after ${first.retryAfterSeconds} s`;
+      sendJson(
+        res,
+        429,
+        { errors: [{ message, extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: first.retryAfterSeconds } }] },
+        { "retry-after": String(first.retryAfterSeconds) },
+      );
+      return;
+    }
+
+    const compression = req.method === "GET" ? compressionStreamFor(req, options.compression) : undefined;
+    res.writeHead(200, {
+      "content-type": "text/csv; charset=utf-8; header=present",
+      "content-disposition": `attachment; filename="bets-${wallet}${chainId === undefined ? "" : `-${chainId}`}.csv"`,
+      "cache-control": "no-store",
+      vary: "accept-encoding",
+      trailer: EXPORT_STATUS_TRAILER,
+      ...(compression ? { "content-encoding": compression.encoding } : {}),
+    });
+    if (req.method === "HEAD") {
+      res.end();
+      return;
+    }
+    let closed = false;
+    res.once("close", () => {
+      closed = true;
+      compression?.stream.destroy();
+    });
+    const gone = () => closed || res.destroyed;
+    const out: Writable = compression ? compression.stream : res;
+    if (compression) compression.stream.pipe(res);
+
+    const networks = await options.networks.all();
+    let status = "complete";
+    let after: ExportKey | undefined;
+    let more = await write(out, `${CSV_COLUMNS.join(",")}\r\n`, gone);
+    for (let page = 0; more; page++) {
+      if (page > 0) {
+        const decision = await charge(req, undefined);
+        if (!decision.allowed) {
+          status = `truncated; retry-after=${decision.retryAfterSeconds}`;
+          break;
+        }
+      }
+      const rows = await options.pages({ wallet, chainId, after, take: pageRows });
+      let chunk = "";
+      for (const bet of rows) chunk += csvLine(bet, betDepth(bet.lastChangeBlock, networks.get(Number(bet.chainId))));
+      const last = rows.at(-1);
+      if (last) after = { placedBlock: last.placedBlock, logIndex: last.placedLogIndex, chainId: last.chainId };
+      if (chunk && !(await write(out, chunk, gone))) return;
+      more = rows.length === pageRows;
+    }
+    if (gone()) return;
+    res.addTrailers({ [EXPORT_STATUS_TRAILER]: status });
+    out.end();
+  };
+}
