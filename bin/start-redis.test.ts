@@ -2,10 +2,10 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startService, type RunningService } from "../test/service.ts";
-import { commandService, serviceTitle, skipWithout } from "../test/services.ts";
+import { privateRedisServer, serviceTitle, skipWithout } from "../test/services.ts";
 
 // A private redis-server of its own: without the binary the suite says SKIPPED (never under CI).
-const redisServer = commandService("redis-server", "apt-get install -y redis-server");
+const redisServer = privateRedisServer;
 const skip = skipWithout(redisServer);
 
 // `npm start` with REDIS_URL: one process with the production gateway's shared setup — the rate

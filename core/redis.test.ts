@@ -4,10 +4,10 @@ import { eventually } from "../test/eventually.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { createRedisClient, guardRedis, RedisUnavailableError, type RedisFailure } from "./redis.ts";
 import { silentLogger } from "./logger.ts";
-import { commandService, serviceTitle, skipWithout } from "../test/services.ts";
+import { privateRedisServer, serviceTitle, skipWithout } from "../test/services.ts";
 
 // A private redis-server of its own: without the binary the suite says SKIPPED (never under CI).
-const redisServer = commandService("redis-server", "apt-get install -y redis-server");
+const redisServer = privateRedisServer;
 const skip = skipWithout(redisServer);
 
 // The deadline and the outage state of Redis on a request path, on a private redis-server frozen

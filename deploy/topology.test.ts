@@ -20,13 +20,13 @@ import { eventually } from "../test/eventually.ts";
 import { createPrivatePostgres, freePort, type PrivatePostgres, postgresProgram, privatePostgresAvailable } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { exposedMetricNames, promqlMetricNames } from "../test/promql.ts";
-import { commandService, describeWith } from "../test/services.ts";
+import { describeWith, privateRedisServer } from "../test/services.ts";
 import { type Spawned, spawnChild, spawnTsx } from "../test/spawn.ts";
 
 // CI installs every one (.ci/run); elsewhere the suite says SKIPPED, why, and how to install it.
 const services = [
   { missing: privatePostgresAvailable ? undefined : "no PostgreSQL server binaries under /usr/lib/postgresql", install: "apt-get install -y postgresql" },
-  commandService("redis-server", "apt-get install -y redis-server"),
+  privateRedisServer,
 ];
 
 /** The services run here: one replica of each kind, in dependency order. */

@@ -11,10 +11,10 @@ import { seedFixtures } from "../fixtures/seed.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { eventually } from "../test/eventually.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
-import { commandService, serviceTitle, skipWithout } from "../test/services.ts";
+import { privateRedisServer, serviceTitle, skipWithout } from "../test/services.ts";
 
 // A private redis-server of its own: without the binary the suite says SKIPPED (never under CI).
-const redisServer = commandService("redis-server", "apt-get install -y redis-server");
+const redisServer = privateRedisServer;
 const skip = skipWithout(redisServer);
 
 // A Redis that hangs (SIGSTOP: its socket stays open, nothing answers) under a gateway that uses

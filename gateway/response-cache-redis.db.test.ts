@@ -9,7 +9,7 @@ import { startTestStack, testGatewaySettings, type TestStack } from "../test/sta
 import { RedisResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
 import { createGateway, type Gateway } from "./server.ts";
 import { testConfig } from "../test/config.ts";
-import { commandService, describeWith, redisService } from "../test/services.ts";
+import { describeWith, privateRedisServer, redisService } from "../test/services.ts";
 
 // The response cache in Redis: one gateway's answer is another's hit (the shared Redis at
 // 127.0.0.1:6379, under a prefix of this test's own), and a Redis that dies, comes back or hangs
@@ -35,7 +35,7 @@ async function anotherGateway(responseCache: ResponseCacheStore): Promise<string
 // The shared Redis and a redis-server binary of its own: without them (not under CI) the suite is
 // skipped, its title saying SKIPPED and how to install them.
 const redisServer = await redisService();
-const redisBinary = commandService("redis-server", "apt-get install -y redis-server");
+const redisBinary = privateRedisServer;
 
 describeWith([redisServer, redisBinary], "response cache in Redis", () => {
   beforeAll(async () => {

@@ -15,7 +15,7 @@ import { eventually } from "../test/eventually.ts";
 import { createNetworks, keepWriting, wallet } from "../test/outbox.ts";
 import { connectClient, scrape, seqs, startCluster, type Cluster, type ClusterNode, type TestClient } from "../test/realtime.ts";
 import { testConfig } from "../test/config.ts";
-import { commandService, serviceTitle, skipWithout } from "../test/services.ts";
+import { privateRedisServer, serviceTitle, skipWithout } from "../test/services.ts";
 
 const onPostgres = testConfig.TEST_DB === "postgres";
 const A = wallet(1);
@@ -29,7 +29,7 @@ async function nodeHealth(node: ClusterNode): Promise<{ status: number; body: He
 const checkOf = (report: HealthReport, name: string) => report.checks.find((c) => c.name === name)?.status;
 
 // Needs Redis: without it the suite says SKIPPED with the install command (never under CI).
-const redisServer = commandService("redis-server", "apt-get install -y redis-server");
+const redisServer = privateRedisServer;
 describe.skipIf(!onPostgres || skipWithout(redisServer))(serviceTitle("Redis stopped under a running realtime cluster (PostgreSQL only)", redisServer), () => {
   let db: TestDatabase;
   let redis: PrivateRedis;

@@ -52,6 +52,9 @@ export function commandService(command: string, install: string): Service {
   return { missing: found ? undefined : `${command} is not on PATH`, install };
 }
 
+/** redis-server on PATH, for suites that start a private one of their own (test/private-redis.ts). */
+export const privateRedisServer: Service = commandService("redis-server", "apt-get install -y redis-server");
+
 /** The title a suite shows: itself, or itself with SKIPPED, the reason and the install command. */
 export function serviceTitle(title: string, ...services: Service[]): string {
   const missing = services.filter((s) => s.missing);
