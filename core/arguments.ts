@@ -18,3 +18,13 @@ export function checkPageSize(first: number): void {
 export function checkBetIdCount(count: number): void {
   if (count > MAX_BET_IDS) throw new InputError(`betIds takes at most ${MAX_BET_IDS} ids`, { argumentName: "betIds" });
 }
+
+/** Longest game id an argument may name (the contract's ids are a few letters). */
+export const MAX_GAME_LENGTH = 64;
+
+/** A game id argument (`filter.game`, `fairnessStats(game:)`): short, and free of U+0000, which PostgreSQL text cannot hold. */
+export function checkGameArgument(game: string | null | undefined, argumentName: string): void {
+  if (game == null) return;
+  if (game.length > MAX_GAME_LENGTH) throw new InputError(`${argumentName} is at most ${MAX_GAME_LENGTH} characters`, { argumentName });
+  if (game.includes("\u0000")) throw new InputError(`${argumentName} must not contain the NUL character (U+0000)`, { argumentName });
+}

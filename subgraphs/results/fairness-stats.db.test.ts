@@ -138,6 +138,11 @@ describe("fairnessStats", () => {
 
     const unknown = await t.gql(`{ fairnessStats(chainId: 5) { game } }`);
     expect(unknown.errors![0]!.extensions!.code).toBe("BAD_USER_INPUT");
+    // A game no id can be (PostgreSQL text holds no U+0000; ids are short): the argument is named, no database error.
+    for (const game of ["a\u0000b", "g".repeat(65)]) {
+      const bad = await t.gql(`query ($game: String) { fairnessStats(game: $game) { game } }`, { game });
+      expect(bad.errors?.[0]?.extensions, JSON.stringify(game.slice(0, 8))).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "game" });
+    }
   });
 
   it("is served from the counters and the unfinalized settlements: one statement, short-lived in caches", async () => {

@@ -1,4 +1,5 @@
 import { GAME_IDS, isGameId } from "../../../../chain/betvault.ts";
+import { checkGameArgument } from "../../../../core/arguments.ts";
 import { finalityBound } from "../../../../core/finality.ts";
 import { MAX_AGE } from "../../../../core/max-age.ts";
 import type { NetworkEntry } from "../../../../core/networks.ts";
@@ -37,6 +38,7 @@ function gameStats(chainId: number, game: string, row: FairnessCounterRow | unde
 }
 
 export const fairnessStats: QueryResolvers["fairnessStats"] = async (_parent, { chainId, game }, ctx, info) => {
+  checkGameArgument(game, "game");
   const networks: NetworkEntry[] = chainId != null ? [await ctx.networks.require(chainId)] : [...(await ctx.networks.all()).values()];
   networks.sort((a, b) => a.chainId - b.chainId);
   const rows = await fairnessCounters(
