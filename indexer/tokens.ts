@@ -36,8 +36,9 @@ export function decodeSymbol(data: Hex | null): string | undefined {
   } catch {
     if (size(data) === 32) text = hexToString(data, { size: 32 }).replace(/\0+$/, "");
   }
-  // Printable text only: control characters and lone surrogates would corrupt every page showing it.
-  const clean = text?.replace(/[\p{Cc}\p{Cs}\uFFFD]/gu, "").trim();
+  // Printable text only: control characters and lone surrogates would corrupt every page showing it,
+  // and format characters (bidi overrides, zero-width ones) would let a symbol pass for another.
+  const clean = text?.replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}\uFFFD]/gu, "").trim();
   return clean ? [...clean].slice(0, MAX_SYMBOL_LENGTH).join("") : undefined;
 }
 
