@@ -85,6 +85,9 @@ describe.skipIf(skip)(title, () => {
       expect(origins.length).toBeGreaterThan(0);
       expect(origins.length).toBeLessThanOrEqual(20);
       expect(new Set(origins)).toEqual(new Set(["read"]));
+      // Newest first, as `bets` answers (one network here: bet ids descending).
+      const ids = await offline.locator("#latest tr").evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
+      expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
       expect(await offline.locator("#feed-status").getAttribute("data-state")).not.toBe("live");
     } finally {
       await offline.close();

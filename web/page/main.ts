@@ -217,9 +217,6 @@ let walletFeed: BetsFeed | undefined;
 async function readWallet(wallet: string): Promise<void> {
   const { playerBets, pendingBetCount } = await api.request(playerBetsQuery, { wallet, first: WALLET_ROWS });
   element("wallet-summary").textContent = `${playerBets.totalCount} bets, ${pendingBetCount} pending — newest first, live`;
-  const csv = element<HTMLAnchorElement>("wallet-csv");
-  csv.href = `/wallets/${wallet}/bets.csv`;
-  csv.hidden = false;
   for (const bet of playerBets.nodes) walletBets.applyRead(bet);
 }
 
@@ -235,6 +232,10 @@ async function followWallet(input: string): Promise<void> {
   }
   summary.textContent = "connecting…";
   history.replaceState(null, "", `#wallet=${wallet}`);
+  // The wallet's whole history as a file (docs/reference/csv.md), whatever the feed does.
+  const csv = element<HTMLAnchorElement>("wallet-csv");
+  csv.href = `/wallets/${wallet}/bets.csv`;
+  csv.hidden = false;
   // Live first, then the read: an update between the two is either in the read or pushed after it.
   let markLive: () => void = () => undefined;
   const live = new Promise<void>((resolve) => (markLive = resolve));
