@@ -224,7 +224,7 @@ async function followWallet(input: string): Promise<void> {
   const wallet = input.trim();
   walletFeed?.close();
   walletBets.clear();
-  element("wallet-csv").hidden = true;
+  element("wallet-export").replaceChildren();
   const summary = element("wallet-summary");
   if (!/^0x[0-9a-fA-F]{40}$/.test(wallet)) {
     summary.textContent = "Not an address: 0x followed by 40 hex digits.";
@@ -232,10 +232,14 @@ async function followWallet(input: string): Promise<void> {
   }
   summary.textContent = "connecting…";
   history.replaceState(null, "", `#wallet=${wallet}`);
-  // The wallet's whole history as a file (docs/reference/csv.md), whatever the feed does.
-  const csv = element<HTMLAnchorElement>("wallet-csv");
+  // The wallet's whole history as a file (docs/reference/csv.md), whatever the feed does. Made
+  // here: the static page references nothing outside /assets/ (server.test.ts).
+  const csv = document.createElement("a");
+  csv.id = "wallet-csv";
   csv.href = `/wallets/${wallet}/bets.csv`;
-  csv.hidden = false;
+  csv.download = "";
+  csv.textContent = "download CSV";
+  element("wallet-export").replaceChildren(csv);
   // Live first, then the read: an update between the two is either in the read or pushed after it.
   let markLive: () => void = () => undefined;
   const live = new Promise<void>((resolve) => (markLive = resolve));
