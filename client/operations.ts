@@ -144,3 +144,35 @@ export const playerBetsQuery = graphql(`
     pendingBetCount(wallet: $wallet)
   }
 `);
+
+/** The newest bets of every wallet on every network (`bets`, newest first by placement), for a live view to start from. */
+export const latestBetsQuery = graphql(`
+  query LatestBets($first: Int) {
+    bets(first: $first) {
+      nodes {
+        ...BetFields
+        tokenInfo {
+          ...TokenFields
+        }
+      }
+    }
+  }
+`);
+
+/** Per network and game: the settled bets' return to player against the rule's, and their outcome histogram. */
+export const fairnessStatsQuery = graphql(`
+  query FairnessStats($chainId: ChainId, $game: String) {
+    fairnessStats(chainId: $chainId, game: $game) {
+      chainId
+      game
+      settledBets
+      wonBets
+      observedRtp
+      expectedRtp
+      outcomeHistogram
+      chiSquare
+      pValue
+      finalizedSettledBets
+    }
+  }
+`);

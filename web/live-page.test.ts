@@ -73,6 +73,77 @@ describe.skipIf(skip)(title, () => {
     expect(consoleErrors).toEqual([]);
   }, 180_000);
 
+  it("starts the latest table from GraphQL `bets` at load, before any update over Socket.IO, one row per bet", async () => {
+    // A second page whose Socket.IO never connects: whatever #latest shows came from the `bets` read.
+    const offline = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    try {
+      // The client uses the WebSocket transport only: a mocked socket that never answers the handshake.
+      await offline.routeWebSocket(/\/socket\.io\//, () => undefined);
+      await offline.goto(`${service.url}/`);
+      await offline.waitForSelector("#latest tr", { timeout: 30_000 });
+      const origins = await offline.locator("#latest tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-origin")));
+      expect(origins.length).toBeGreaterThan(0);
+      expect(origins.length).toBeLessThanOrEqual(20);
+      expect(new Set(origins)).toEqual(new Set(["read"]));
+      // Newest first, as `bets` answers (one network here: bet ids descending).
+      const ids = await offline.locator("#latest tr").evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
+      expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      expect(await offline.locator("#feed-status").getAttribute("data-state")).not.toBe("live");
+    } finally {
+      await offline.close();
+    }
+    // On the live page, the read and the feed (backlog and live) never show a bet twice.
+    const keys = await page
+      .locator("#latest tr")
+      .evaluateAll((rows) => rows.map((row) => `${row.getAttribute("data-chain-id")}:${row.getAttribute("data-bet-id")}`));
+    expect(keys.length).toBeGreaterThan(0);
+    expect(new Set(keys).size).toBe(keys.length);
+  }, 60_000);
+
+  it("shows a fairness panel per game: a 16-bar outcome histogram with the uniform line, and the RTP band", async () => {
+    const figures = page.locator("#fairness figure.game-stats");
+    // Every game the contract defines on the demo network, with bets settled by now.
+    await expect.poll(() => figures.count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => page.locator("#fairness figure.game-stats:not([data-settled='0'])").count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    const shapes = await figures.evaluateAll((nodes) =>
+      nodes.map((figure) => {
+        const bars = [...figure.querySelectorAll("svg.histogram rect.bar")];
+        const counts = bars.map((bar) => Number(/: (\d+)$/.exec(bar.querySelector("title")?.textContent ?? "")?.[1]));
+        const heights = bars.map((bar) => Number(bar.getAttribute("height")));
+        const line = figure.querySelector("svg.histogram line.uniform");
+        const svgHeight = Number(figure.querySelector("svg.histogram")?.getAttribute("height"));
+        return {
+          game: figure.getAttribute("data-game"),
+          settled: Number(figure.getAttribute("data-settled")),
+          svgs: figure.querySelectorAll("svg").length,
+          lines: figure.querySelectorAll("svg line.uniform").length,
+          counts,
+          heights,
+          lineY: line ? Number(line.getAttribute("y1")) : Number.NaN,
+          svgHeight,
+          rtp: figure.querySelector("p.rtp")?.textContent ?? "",
+        };
+      }),
+    );
+    expect(new Set(shapes.map((shape) => shape.game))).toEqual(new Set(["coinflip", "dice", "wheel"]));
+    for (const shape of shapes) {
+      expect(shape.svgs).toBe(1);
+      expect(shape.lines).toBe(1);
+      expect(shape.counts).toHaveLength(16);
+      expect(shape.counts.reduce((a, b) => a + b, 0)).toBe(shape.settled);
+      if (shape.settled === 0) continue;
+      // Bars and line share one scale: height per outcome, and the line at settled/16 on it.
+      const tallest = shape.counts.indexOf(Math.max(...shape.counts));
+      const scale = shape.heights[tallest]! / shape.counts[tallest]!;
+      for (const [i, count] of shape.counts.entries()) expect(shape.heights[i]).toBeCloseTo(count * scale, 6);
+      expect(shape.lineY).toBeCloseTo(shape.svgHeight - (shape.settled / 16) * scale, 6);
+      expect(shape.rtp).toMatch(/^RTP observed \d+\.\d{4} \(95% \d+\.\d{4}–\d+\.\d{4}\) · expected 0\.9[89]00$/);
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.locator("#fairness").screenshot({ path: `${ARTIFACTS}live-page-fairness.png` });
+    expect(consoleErrors).toEqual([]);
+  }, 120_000);
+
   it("shows a tampered proof (the service still saying verified) as not verified", async () => {
     // Change the outcome in the bet and in the proof's public signals alike: only the pairing check can tell.
     await page.route("**/graphql", async (route) => {
@@ -110,6 +181,14 @@ describe.skipIf(skip)(title, () => {
     await page.click("#wallet-form button");
     await expect.poll(() => page.locator("#wallet-summary").textContent(), { timeout: 30_000 }).toMatch(/^\d+ bets, \d+ pending/);
     await page.waitForSelector("#wallet-bets tr[data-origin='read']", { timeout: 30_000 });
+    const csv = page.locator("#wallet-csv");
+    expect(await csv.isVisible()).toBe(true);
+    const href = await csv.getAttribute("href");
+    expect(href).toBe(`/wallets/${wallet}/bets.csv`);
+    const download = await page.request.get(`${service.url}${href}`);
+    expect(download.status()).toBe(200);
+    expect(download.headers()["content-type"]).toMatch(/^text\/csv/);
+    expect((await download.text()).split("\r\n")[0]).toMatch(/^chainId,betId,player,/);
     await page.waitForSelector("#wallet-bets tr[data-origin='live']", { timeout: 90_000 });
     const players = await page.locator("#wallet-bets tr").evaluateAll((rows) => rows.map((row) => row.getAttribute("data-player")));
     expect(new Set(players)).toEqual(new Set([wallet]));

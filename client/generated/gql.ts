@@ -23,6 +23,8 @@ type Documents = {
     "\n  query BetToken($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      tokenInfo {\n        ...TokenFields\n      }\n    }\n  }\n": typeof types.BetTokenDocument,
     "\n  query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {\n    betResults(chainId: $chainId, betIds: $betIds) {\n      ...BetFields\n    }\n  }\n": typeof types.BetsDocument,
     "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": typeof types.PlayerBetsDocument,
+    "\n  query LatestBets($first: Int) {\n    bets(first: $first) {\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n  }\n": typeof types.LatestBetsDocument,
+    "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n": typeof types.FairnessStatsDocument,
 };
 const documents: Documents = {
     "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n": types.BetFieldsFragmentDoc,
@@ -33,6 +35,8 @@ const documents: Documents = {
     "\n  query BetToken($chainId: ChainId!, $betId: UInt256!) {\n    betResult(chainId: $chainId, betId: $betId) {\n      tokenInfo {\n        ...TokenFields\n      }\n    }\n  }\n": types.BetTokenDocument,
     "\n  query Bets($chainId: ChainId!, $betIds: [UInt256!]!) {\n    betResults(chainId: $chainId, betIds: $betIds) {\n      ...BetFields\n    }\n  }\n": types.BetsDocument,
     "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": types.PlayerBetsDocument,
+    "\n  query LatestBets($first: Int) {\n    bets(first: $first) {\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n  }\n": types.LatestBetsDocument,
+    "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n": types.FairnessStatsDocument,
 };
 
 /**
@@ -67,6 +71,14 @@ export function graphql(source: "\n  query Bets($chainId: ChainId!, $betIds: [UI
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n"): typeof import('./graphql.ts').PlayerBetsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query LatestBets($first: Int) {\n    bets(first: $first) {\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n  }\n"): typeof import('./graphql.ts').LatestBetsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n"): typeof import('./graphql.ts').FairnessStatsDocument;
 
 
 export function graphql(source: string) {

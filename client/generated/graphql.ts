@@ -77,6 +77,21 @@ export type PlayerBetsQueryVariables = Exact<{
 
 export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string } | null }> } };
 
+export type LatestBetsQueryVariables = Exact<{
+  first?: number | null | undefined;
+}>;
+
+
+export type LatestBetsQuery = { bets: { nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string } | null }> } };
+
+export type FairnessStatsQueryVariables = Exact<{
+  chainId?: number | null | undefined;
+  game?: string | null | undefined;
+}>;
+
+
+export type FairnessStatsQuery = { fairnessStats: Array<{ chainId: number, game: string, settledBets: string, wonBets: string, observedRtp: number, expectedRtp: number, outcomeHistogram: Array<string>, chiSquare: number, pValue: number, finalizedSettledBets: string }> };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -313,3 +328,62 @@ fragment TokenFields on Token {
   symbol
   decimals
 }`) as unknown as TypedDocumentString<PlayerBetsQuery, PlayerBetsQueryVariables>;
+export const LatestBetsDocument = new TypedDocumentString(`
+    query LatestBets($first: Int) {
+  bets(first: $first) {
+    nodes {
+      ...BetFields
+      tokenInfo {
+        ...TokenFields
+      }
+    }
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+  }
+}
+fragment TokenFields on Token {
+  address
+  symbol
+  decimals
+}`) as unknown as TypedDocumentString<LatestBetsQuery, LatestBetsQueryVariables>;
+export const FairnessStatsDocument = new TypedDocumentString(`
+    query FairnessStats($chainId: ChainId, $game: String) {
+  fairnessStats(chainId: $chainId, game: $game) {
+    chainId
+    game
+    settledBets
+    wonBets
+    observedRtp
+    expectedRtp
+    outcomeHistogram
+    chiSquare
+    pValue
+    finalizedSettledBets
+  }
+}
+    `) as unknown as TypedDocumentString<FairnessStatsQuery, FairnessStatsQueryVariables>;

@@ -1,4 +1,5 @@
-// The live page: the latest bets over the Socket.IO firehose (a short backlog replayed, then live),
+// The live page: the latest bets (the newest through GraphQL `bets`, then the Socket.IO firehose: a
+// short backlog replayed, then live), a fairness panel per game (`fairnessStats`, ./fairness.ts),
 // a followed wallet (live subscription first, then its history through GraphQL, so nothing falls
 // in between), and a bet's Groth16 proof verified here with snarkjs' browser build against the
 // network's served verification key. DOM built with textContent only: no HTML from data.
@@ -6,11 +7,25 @@ import { formatAmount } from "../../client/amount.ts";
 import { betFinality } from "../../client/finality.ts";
 import { createGraphQLClient } from "../../client/graphql.ts";
 import type { BetFieldsFragment, BetWithProofQuery, TokenFieldsFragment } from "../../client/generated/graphql.ts";
-import { betTokenQuery, betWithProofQuery, networksQuery, playerBetsQuery, verificationKeyQuery } from "../../client/operations.ts";
+import {
+  betTokenQuery,
+  betWithProofQuery,
+  fairnessStatsQuery,
+  latestBetsQuery,
+  networksQuery,
+  playerBetsQuery,
+  verificationKeyQuery,
+} from "../../client/operations.ts";
 import { verifyBetProof, type Groth16Verify } from "../../client/proof.ts";
+import { renderFairness } from "./fairness.ts";
 import { openBetsFeed, type BetsFeed, type BetUpdatePayload, type FeedStatus } from "../../client/realtime.ts";
 
 const LATEST_ROWS = 40;
+/** How many of the newest bets `bets` reads at load, so the table is not empty before the feed speaks. */
+const LATEST_READ = 20;
+const FAIRNESS_REFRESH_MS = 10_000;
+/** FINALIZED updates come in bursts (one per bet a block finalizes): one fairness read per burst. */
+const FAIRNESS_DEBOUNCE_MS = 1_000;
 const WALLET_ROWS = 50;
 const SOCKET_PATH = "/socket.io";
 const SNARKJS_PATH = "/assets/snarkjs.min.js";
@@ -95,7 +110,10 @@ class BetTable {
     else this.put(update.bet, update.type === "REMOVED" ? "REMOVED" : update.bet.status, origin, update.seq, true);
   }
 
-  /** A GraphQL read: never overwrites a newer state a live update already showed. */
+  /**
+   * A GraphQL read: never overwrites a newer state a live update already showed, nor duplicates a
+   * row (one per bet). Bets not shown yet go below the rows shown: reads are given newest first.
+   */
   applyRead(bet: ShownBet): void {
     const existing = this.rows.get(`${bet.chainId}:${bet.betId}`);
     if (existing && (existing.dataset.status === bet.status || FINAL.has(existing.dataset.status ?? ""))) return;
@@ -199,13 +217,14 @@ let walletFeed: BetsFeed | undefined;
 async function readWallet(wallet: string): Promise<void> {
   const { playerBets, pendingBetCount } = await api.request(playerBetsQuery, { wallet, first: WALLET_ROWS });
   element("wallet-summary").textContent = `${playerBets.totalCount} bets, ${pendingBetCount} pending — newest first, live`;
-  for (const bet of [...playerBets.nodes].reverse()) walletBets.applyRead(bet);
+  for (const bet of playerBets.nodes) walletBets.applyRead(bet);
 }
 
 async function followWallet(input: string): Promise<void> {
   const wallet = input.trim();
   walletFeed?.close();
   walletBets.clear();
+  element("wallet-export").replaceChildren();
   const summary = element("wallet-summary");
   if (!/^0x[0-9a-fA-F]{40}$/.test(wallet)) {
     summary.textContent = "Not an address: 0x followed by 40 hex digits.";
@@ -213,6 +232,14 @@ async function followWallet(input: string): Promise<void> {
   }
   summary.textContent = "connecting…";
   history.replaceState(null, "", `#wallet=${wallet}`);
+  // The wallet's whole history as a file (docs/reference/csv.md), whatever the feed does. Made
+  // here: the static page references nothing outside /assets/ (server.test.ts).
+  const csv = document.createElement("a");
+  csv.id = "wallet-csv";
+  csv.href = `/wallets/${wallet}/bets.csv`;
+  csv.download = "";
+  csv.textContent = "download CSV";
+  element("wallet-export").replaceChildren(csv);
   // Live first, then the read: an update between the two is either in the read or pushed after it.
   let markLive: () => void = () => undefined;
   const live = new Promise<void>((resolve) => (markLive = resolve));
@@ -378,17 +405,48 @@ element<HTMLFormElement>("wallet-form").addEventListener("submit", (event) => {
   followWallet(element<HTMLInputElement>("wallet-input").value).catch(reportError);
 });
 
+// ---------------------------------------------------------------------------------------------
+// Latest bets and fairness
+// ---------------------------------------------------------------------------------------------
+
+/** The newest bets through GraphQL: rows the feed already shows are kept (a pushed state is never older). */
+async function readLatest(): Promise<void> {
+  const { bets } = await api.request(latestBetsQuery, { first: LATEST_READ });
+  for (const bet of bets.nodes) latest.applyRead(bet);
+}
+
+async function showFairness(): Promise<void> {
+  const { fairnessStats } = await api.request(fairnessStatsQuery, {});
+  renderFairness(element("fairness-games"), fairnessStats, (chainId) => networkNames.get(chainId) ?? `chain ${chainId}`);
+}
+
+let fairnessPending = false;
+function refreshFairnessSoon(): void {
+  if (fairnessPending) return;
+  fairnessPending = true;
+  setTimeout(() => {
+    fairnessPending = false;
+    showFairness().catch(reportError);
+  }, FAIRNESS_DEBOUNCE_MS);
+}
+
 showNetworks().catch(reportError);
 setInterval(() => showNetworks().catch(reportError), NETWORKS_REFRESH_MS);
+readLatest().catch(reportError);
+showFairness().catch(reportError);
+setInterval(() => showFairness().catch(reportError), FAIRNESS_REFRESH_MS);
 openBetsFeed({
   urls: [location.origin],
   path: SOCKET_PATH,
   subscription: { all: true },
   backlog: LATEST_ROWS,
-  onUpdate: (update, meta) => latest.applyUpdate(update, meta.replayed ? "replay" : "live"),
+  onUpdate: (update, meta) => {
+    latest.applyUpdate(update, meta.replayed ? "replay" : "live");
+    if (update.type === "FINALIZED" && !meta.replayed) refreshFairnessSoon();
+  },
   onStatus: showStatus,
-  // The firehose has no history query to re-read: the table simply continues from now.
-  onResync: () => undefined,
+  // Too long offline to replay: read the newest bets again (updates keep coming meanwhile).
+  onResync: () => readLatest().catch(reportError),
 });
 const fromHash = /^#wallet=(0x[0-9a-fA-F]{40})$/.exec(location.hash)?.[1];
 if (fromHash) {
