@@ -155,10 +155,18 @@ describe("query cost", () => {
     expect(() => measure(`{ ${counts.join(" ")} }`)).toThrow(/cost \d+ exceeds the limit of 5000/);
   });
 
-  it("prices betsByTransaction as a few index lookups returning a short list of bets", () => {
+  it("prices betsByTransaction as a list of up to 100 bets: 30 aliases with results and proofs are refused", () => {
+    const aliases = Array.from(
+      { length: 30 },
+      (_, i) => `t${i}: betsByTransaction(chainId: 1, txHash: "0x${"ab".repeat(32)}") { betId result { won payout proof { piA piB piC } } }`,
+    );
+    expect(() => measure(`{ ${aliases.join(" ")} }`)).toThrow(/cost \d+ exceeds/);
+  });
+
+  it("prices betsByTransaction as a few index lookups returning up to 100 bets, like betResults of 100 ids", () => {
     const cost = measure(`{ betsByTransaction(chainId: 1, txHash: "0x${"ab".repeat(32)}") { betId } }`).cost;
-    expect(cost).toBeGreaterThan(10);
-    expect(cost).toBeLessThan(100);
+    const ids = Array.from({ length: 100 }, (_, i) => `"${i + 1}"`).join(", ");
+    expect(cost).toBe(measure(`{ betResults(chainId: 1, betIds: [${ids}]) { betId } }`).cost);
   });
 
   it("keeps introspection open", () => {

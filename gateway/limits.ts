@@ -52,6 +52,8 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 8, maxAliases: 30, 
 
 /** Lists whose size no argument states (networks, contracts, health checks) are small. */
 const UNBOUNDED_LIST_SIZE = 10;
+/** betsByTransaction answers at most this many bets (the history subgraph's cap). */
+const MAX_BETS_PER_TRANSACTION = 100;
 /** Connection fields whose size is the `first` of the field that returned the connection. */
 const CONNECTION_LISTS = new Set(["edges", "nodes"]);
 /** A bet is a row in history and one in results (joined by the gateway). */
@@ -265,6 +267,7 @@ export function measureOperation(
   const listSize = (field: FieldNode, connection: ConnectionScope | undefined): number => {
     const ids = argument(field, "betIds", values);
     if (Array.isArray(ids)) return Math.max(1, ids.length);
+    if (field.name.value === "betsByTransaction") return MAX_BETS_PER_TRANSACTION;
     if (CONNECTION_LISTS.has(field.name.value) && connection) return connection.size;
     return UNBOUNDED_LIST_SIZE;
   };

@@ -236,11 +236,16 @@ export async function countExplorerBets(db: Database, conditions: ExplorerCondit
   return db.prisma.bet.count({ where: conditions.where });
 }
 
-/** Bets whose BetPlaced, BetSettled or BetRefunded event is in the transaction (one index each). */
+/** The most bets betsByTransaction answers: the first ones in (placedAt, betId) order. */
+export const MAX_BETS_PER_TRANSACTION = 100;
+
+/** Bets whose BetPlaced, BetSettled or BetRefunded event is in the transaction (one index each), at most MAX_BETS_PER_TRANSACTION. */
 export function betsInTransaction(db: Database, chainId: number, txHash: string): Promise<Bet[]> {
   return db.prisma.bet.findMany({
     where: { chainId: BigInt(chainId), OR: [{ placedTx: txHash }, { settledTx: txHash }, { refundedTx: txHash }] },
     orderBy: [{ placedAt: "asc" }, { betId: "asc" }],
+    // A contract can place many bets in one transaction: the answer stays a list the cost model can price.
+    take: MAX_BETS_PER_TRANSACTION,
   });
 }
 

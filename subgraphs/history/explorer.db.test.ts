@@ -248,6 +248,26 @@ describe("betsByTransaction", () => {
     }
   });
 
+  it("answers at most 100 bets, the first 100 in (placedAt, betId) order, for a transaction holding more", async () => {
+    // A contract may place many bets in one transaction; the answer stays a bounded list (priced as 100).
+    const hash = `0x${"cd".repeat(32)}`;
+    const [{ chainId }] = await t.db.prisma.$queryRawUnsafe<[{ chainId: bigint }]>(`SELECT "chainId" FROM "Bet" GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`);
+    await t.db.prisma.$executeRawUnsafe(
+      `UPDATE "Bet" SET "placedTx" = $1 WHERE ("chainId", "betId") IN (SELECT "chainId", "betId" FROM "Bet" WHERE "chainId" = $2 ORDER BY "betId" DESC LIMIT 130)`,
+      hash,
+      chainId,
+    );
+    const [expected] = await t.db.prisma.$queryRawUnsafe<[{ keys: string[] }]>(
+      `SELECT array_agg("betId"::text ORDER BY "placedAt", "betId") AS keys
+         FROM (SELECT "betId", "placedAt" FROM "Bet" WHERE "chainId" = $1 AND "placedTx" = $2 ORDER BY "placedAt", "betId" LIMIT 100) AS first`,
+      chainId,
+      hash,
+    );
+    const response = await t.gql<Found>(query, { c: Number(chainId), h: hash });
+    expect(response.errors).toBeUndefined();
+    expect(response.data!.betsByTransaction.map((b) => b.betId)).toEqual(expected.keys);
+  });
+
   it("is empty for an unknown transaction and refuses an unknown network", async () => {
     const hash = `0x${"ab".repeat(32)}`;
     expect((await t.gql<Found>(query, { c: 31337, h: hash })).data!.betsByTransaction).toEqual([]);

@@ -167,7 +167,7 @@ export type Query = {
    * valid only with the same filter and orderDirection.
    */
   bets: BetConnection;
-  /** Bets placed, settled or refunded in one transaction, oldest first by (placedAt, betId); empty when none. */
+  /** Bets placed, settled or refunded in one transaction, oldest first by (placedAt, betId), at most 100 (the first 100 of a transaction holding more); empty when none. */
   betsByTransaction: Array<Bet>;
   /** How many of the wallet's bets are PENDING, on every network or on `chainId`. */
   pendingBetCount: Scalars['Int']['output'];
