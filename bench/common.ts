@@ -14,6 +14,7 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { PrismaClient } from "../prisma/generated/client.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
 
 /** The benchmarks' variables (BENCH_*: servers, log level, children's settings), parsed once. */
 export const benchConfig = loadConfig(["bench"]);
@@ -172,6 +173,9 @@ export async function captureSql(url: string, fn: (prisma: PrismaClient) => Prom
  * loopback port: the configuration's defaults mapped as every process maps them (bin/wiring.ts),
  * without a per-client rate limit or a response cache unless `settings` give them.
  */
+/** One cursor key for every process of a benchmark, so the floor and bench/scale.ts write the cursors the servers do. */
+export const BENCH_CURSOR_KEY = cursorKeyFrom("bench");
+
 export function startBenchStack(db: Database, logger: Logger, settings: Partial<GatewaySettings> = {}): Promise<RunningStack> {
   const config = loadConfig(GATEWAY_SECTIONS, {
     NODE_ENV: "production",
@@ -180,7 +184,7 @@ export function startBenchStack(db: Database, logger: Logger, settings: Partial<
     RESPONSE_CACHE: "off",
   });
   return startStack({
-    deps: { db, logger, networks: new NetworkDirectory(db), production: true },
+    deps: { db, logger, networks: new NetworkDirectory(db), production: true, cursorKey: BENCH_CURSOR_KEY },
     host: "127.0.0.1",
     port: 0,
     gateway: { ...gatewaySettings(config, { logger }), ...settings },

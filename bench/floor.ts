@@ -26,7 +26,7 @@ import { betFilterConditions, betPage, countBets } from "../subgraphs/history/da
 import { networksOf } from "../subgraphs/networks/data.ts";
 import { betsWithResults } from "../subgraphs/results/data.ts";
 import type { BetResultModel } from "../subgraphs/results/mappers.ts";
-import { benchConfig } from "./common.ts";
+import { BENCH_CURSOR_KEY, benchConfig } from "./common.ts";
 
 const logger = pino({ name: "bench-floor", level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const url = benchConfig.BENCH_SERVE_DATABASE_URL;
@@ -79,7 +79,7 @@ async function playerBets(variables: Record<string, unknown>): Promise<Answer> {
   const first = typeof variables.first === "number" ? variables.first : 20;
   checkPageSize(first);
   const conditions = betFilterConditions({ wallet });
-  const fingerprint = queryFingerprint([wallet, null, null, null, null, null, "DESC"]);
+  const fingerprint = queryFingerprint([wallet, null, null, null, null, null, "DESC"], BENCH_CURSOR_KEY);
   const [page, totalCount] = await Promise.all([betPage(db, conditions.where, { direction: "DESC", take: first + 1 }), countBets(db, conditions)]);
   const rows = page.slice(0, first);
   const chainIds = [...new Set(rows.map((r) => Number(r.chainId)))];

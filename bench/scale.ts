@@ -14,6 +14,7 @@ import { createRandom } from "../fixtures/random.ts";
 import { encodeCursor, queryFingerprint } from "../subgraphs/history/cursor.ts";
 import { databaseUrl, dropPostgresDatabase } from "../test/db.ts";
 import {
+  BENCH_CURSOR_KEY,
   benchConfig,
   cpuStallUs,
   fmt,
@@ -240,7 +241,7 @@ async function nth(sql: pg.Client, wallet: string, offset: number, direction: "A
   if (!row) throw new Error(`wallet ${wallet} has no bet at offset ${offset}`);
   return {
     ...row,
-    cursor: encodeCursor(queryFingerprint([wallet, null, null, null, null, null, "DESC"]), {
+    cursor: encodeCursor(queryFingerprint([wallet, null, null, null, null, null, "DESC"], BENCH_CURSOR_KEY), {
       placedBlock: BigInt(row.placedBlock),
       logIndex: row.placedLogIndex,
       chainId: BigInt(row.chainId),

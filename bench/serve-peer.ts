@@ -30,7 +30,7 @@ import { NetworkDirectory } from "../core/networks.ts";
 import { createGateway } from "../gateway/server.ts";
 import { createMemoryResponseCacheStore } from "../gateway/response-cache.ts";
 import { loadSubgraphFactories } from "../subgraphs/registry.ts";
-import { benchConfig, startBenchStack } from "./common.ts";
+import { BENCH_CURSOR_KEY, benchConfig, startBenchStack } from "./common.ts";
 
 // Hive's type declarations pull TypeScript's DOM library in (through @whatwg-node/fetch), which
 // changes global types for the whole project; so the module is imported by name (no type
@@ -71,7 +71,7 @@ function ready(info: Record<string, unknown>): void {
 
 if (role === "subgraphs") {
   const db = await openDatabase({ url: required("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
-  const deps = { db, logger, networks: new NetworkDirectory(db), production: true };
+  const deps = { db, logger, networks: new NetworkDirectory(db), production: true, cursorKey: BENCH_CURSOR_KEY };
   const subgraphs = (await loadSubgraphFactories()).map((create) => create(deps));
   const urls: Record<string, string> = {};
   for (const subgraph of subgraphs) urls[subgraph.name] = `${(await subgraph.listen("127.0.0.1", 0)).url}/graphql`;

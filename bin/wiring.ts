@@ -17,6 +17,7 @@ import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
+import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -67,7 +68,16 @@ export async function openReadReplicas(config: Config<"shared">, primary: Databa
 }
 
 export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">, reads?: ReadRouter): SubgraphDeps {
-  return { db, logger, networks: new NetworkDirectory(db), production: config.NODE_ENV === "production", ...(reads ? { reads } : {}) };
+  // Every process of one deployment derives the same key, so one history replica accepts another's cursors.
+  const secret = config.CURSOR_SECRET ?? (config.DATABASE_URL ? `database:${config.DATABASE_URL}` : undefined);
+  return {
+    db,
+    logger,
+    networks: new NetworkDirectory(db),
+    production: config.NODE_ENV === "production",
+    ...(reads ? { reads } : {}),
+    ...(secret ? { cursorKey: cursorKeyFrom(secret) } : {}),
+  };
 }
 
 /** Subgraph routing URLs from the environment (one variable per subgraph of the registry), overriding the supergraph's. */

@@ -84,6 +84,12 @@ export const CONFIG_VARIABLES = {
     "5000",
     "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
   ),
+  CURSOR_SECRET: variable(
+    "shared",
+    z.string().min(16).optional(),
+    undefined,
+    "key material the history subgraph signs page cursors with (replicas must share it); unset: derived from `DATABASE_URL`, or, without one, random per process (cursors then end with a restart)",
+  ),
   DATABASE_READ_URLS: variable(
     "shared",
     z

@@ -107,11 +107,16 @@ describe("edited cursors", () => {
     ["c past 2^53", { c: "99999999999999999" }],
     ["b with a leading zero", { b: "01" }],
     ["an extra key", { extra: true }],
+    // In range and well formed, but not what the server issued (the cursor is signed).
+    ["b = 1 (in range)", { b: "1" }],
+    ["l = 0 (in range)", { l: 0 }],
+    ["c = another network (in range)", { c: "1337" }],
+    ["q of another cursor", { q: "AAAAAAAAAAAAAAAAAAAAAA" }],
   ])("answers BAD_USER_INPUT naming after for a real cursor with %s", async (_what, edit) => {
     expectRefusedAfter(await page(encode({ ...decode(await realCursor()), ...edit })));
   });
 
-  it("answers every decoded-edited-re-encoded cursor with a page or BAD_USER_INPUT naming after", async () => {
+  it("answers every decoded-edited-re-encoded cursor with BAD_USER_INPUT naming after (or a page when the edit changed nothing)", async () => {
     const original = decode(await realCursor());
     await fc.assert(
       fc.asyncProperty(
@@ -124,10 +129,11 @@ describe("edited cursors", () => {
           fc.constantFrom(2 ** 40, 1.5, -1, "0x10", "-1", "00", "0"),
         ),
         async (field, value) => {
+          const unchanged = JSON.stringify(value) === JSON.stringify(original[field as keyof typeof original]);
           const result = await page(encode({ ...original, [field]: value }));
           expectClearError(result);
-          if (result.json.errors) expectRefusedAfter(result);
-          else expect(result.json.data).toHaveProperty("playerBets.nodes");
+          if (unchanged) expect(result.json.data).toHaveProperty("playerBets.nodes");
+          else expectRefusedAfter(result);
         },
       ),
       { numRuns: RUNS },

@@ -1,8 +1,31 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { InputError } from "../../core/errors.ts";
 
-// Opaque keyset cursors: base64url JSON of the last row's sort key, bound to the query that made
-// it by a hash of (wallet, filter, order). Reusing one with another query is BAD_USER_INPUT.
+// Opaque keyset cursors: base64url JSON of the last row's sort key and `q`, a MAC of that key under
+// the query's fingerprint, itself an HMAC of (wallet, filter, order) under the deployment's cursor
+// key. A client sees neither key nor fingerprint, so it cannot make a cursor the server did not
+// issue: an edited field (in range or not), or a cursor of another query, is BAD_USER_INPUT.
+// Replicas of the history subgraph must share the key (CURSOR_SECRET) to accept each other's.
+
+/** The key when none is configured: cursors are valid in this process only (a restart voids them). */
+const PROCESS_KEY = randomBytes(32);
+
+/** The cursor key of a configured secret: the same in every process given the same secret. */
+export function cursorKeyFrom(secret: string): Uint8Array {
+  return createHash("sha256").update(`bet-results cursor key\0${secret}`).digest();
+}
+
+/** The MAC a cursor carries for its sort-key fields under its query's fingerprint. */
+function sign(fingerprint: string, fields: readonly string[]): string {
+  return createHmac("sha256", fingerprint).update(fields.join("\0")).digest("base64url").slice(0, 22);
+}
+
+function signedBy(q: unknown, fingerprint: string, fields: readonly string[]): boolean {
+  if (typeof q !== "string") return false;
+  const expected = Buffer.from(sign(fingerprint, fields));
+  const given = Buffer.from(q);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
 
 export interface SortKey {
   placedBlock: bigint;
@@ -17,12 +40,14 @@ interface CursorPayload {
   c: string;
 }
 
-export function queryFingerprint(query: unknown): string {
-  return createHash("sha256").update(JSON.stringify(query)).digest("base64url").slice(0, 16);
+/** The secret a query's cursors are signed under (never sent): `key` is the deployment's cursor key. */
+export function queryFingerprint(query: unknown, key: Uint8Array = PROCESS_KEY): string {
+  return createHmac("sha256", key).update(JSON.stringify(query)).digest("base64url");
 }
 
 export function encodeCursor(fingerprint: string, key: SortKey): string {
-  const payload: CursorPayload = { q: fingerprint, b: key.placedBlock.toString(), l: key.logIndex, c: key.chainId.toString() };
+  const fields = [key.placedBlock.toString(), String(key.logIndex), key.chainId.toString()];
+  const payload: CursorPayload = { q: sign(fingerprint, fields), b: fields[0]!, l: key.logIndex, c: fields[2]! };
   return Buffer.from(JSON.stringify(payload)).toString("base64url");
 }
 
@@ -34,8 +59,9 @@ const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
 function sortKeyOf(payload: unknown, fingerprint: string): SortKey | undefined {
   if (!payload || typeof payload !== "object" || Array.isArray(payload)) return undefined;
   const { q, b, l, c } = payload as Partial<CursorPayload>;
-  if (q !== fingerprint || typeof b !== "string" || typeof c !== "string" || typeof l !== "number") return undefined;
+  if (typeof b !== "string" || typeof c !== "string" || typeof l !== "number") return undefined;
   if (!DECIMAL.test(b) || !DECIMAL.test(c) || !Number.isInteger(l) || l < 0 || l > INT4_MAX) return undefined;
+  if (!signedBy(q, fingerprint, [b, String(l), c])) return undefined;
   const placedBlock = BigInt(b);
   const chainId = BigInt(c);
   if (placedBlock > INT8_MAX || chainId < 1n || chainId > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
@@ -91,15 +117,17 @@ const UINT256_MAX = (1n << 256n) - 1n;
 const UINT256_DECIMAL = /^(0|[1-9][0-9]{0,77})$/;
 
 export function encodeExplorerCursor(fingerprint: string, key: ExplorerKey): string {
-  const payload: ExplorerPayload = { q: fingerprint, t: key.placedAt.toString(), c: key.chainId.toString(), i: key.betId.toString() };
+  const fields = [key.placedAt.toString(), key.chainId.toString(), key.betId.toString()];
+  const payload: ExplorerPayload = { q: sign(fingerprint, fields), t: fields[0]!, c: fields[1]!, i: fields[2]! };
   return Buffer.from(JSON.stringify(payload)).toString("base64url");
 }
 
 function explorerKeyOf(payload: unknown, fingerprint: string): ExplorerKey | undefined {
   if (!payload || typeof payload !== "object" || Array.isArray(payload)) return undefined;
   const { q, t, c, i } = payload as Partial<ExplorerPayload>;
-  if (q !== fingerprint || typeof t !== "string" || typeof c !== "string" || typeof i !== "string") return undefined;
+  if (typeof t !== "string" || typeof c !== "string" || typeof i !== "string") return undefined;
   if (!DECIMAL.test(t) || !DECIMAL.test(c) || !UINT256_DECIMAL.test(i)) return undefined;
+  if (!signedBy(q, fingerprint, [t, c, i])) return undefined;
   const key = { placedAt: BigInt(t), chainId: BigInt(c), betId: BigInt(i) };
   if (key.placedAt > INT8_MAX || key.chainId < 1n || key.chainId > BigInt(Number.MAX_SAFE_INTEGER) || key.betId > UINT256_MAX) return undefined;
   return key;

@@ -15,4 +15,6 @@ export interface SubgraphDeps {
    * (the highest indexed head served) holds across them. Unset: every read on `db`.
    */
   reads?: ReadRouter;
+  /** The key page cursors are signed under (history subgraph); unset: a key of this process only. */
+  cursorKey?: Uint8Array;
 }

@@ -23,7 +23,7 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   };
   const conditions = explorerConditions(normalised);
   // "bets" first: never the fingerprint of a playerBets query, whose list starts with a wallet.
-  const fingerprint = queryFingerprint(["bets", ...Object.values(normalised).map((value) => value ?? null), direction]);
+  const fingerprint = queryFingerprint(["bets", ...Object.values(normalised).map((value) => value ?? null), direction], ctx.cursorKey);
   const after = args.after != null ? decodeExplorerCursor(args.after, fingerprint) : undefined;
   const rows = await explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
   return {

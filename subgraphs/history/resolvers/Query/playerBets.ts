@@ -20,15 +20,10 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
     placedFrom: filter.placedFrom ?? undefined,
     placedTo: filter.placedTo ?? undefined,
   });
-  const fingerprint = queryFingerprint([
-    args.wallet,
-    filter.chainId ?? null,
-    statuses ?? null,
-    filter.game ?? null,
-    filter.placedFrom ?? null,
-    filter.placedTo ?? null,
-    direction,
-  ]);
+  const fingerprint = queryFingerprint(
+    [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null, direction],
+    ctx.cursorKey,
+  );
   const after = args.after != null ? decodeCursor(args.after, fingerprint) : undefined;
   const rows = await betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
   return {
