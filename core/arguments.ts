@@ -8,6 +8,8 @@ import { InputError } from "./errors.ts";
 export const MAX_PAGE_SIZE = 100;
 /** Ids in one `betResults`. */
 export const MAX_BET_IDS = 100;
+/** Bets one `betsByTransaction` answers at most (the first ones in (placedAt, betId) order). */
+export const MAX_BETS_PER_TRANSACTION = 100;
 
 export function checkPageSize(first: number): void {
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {

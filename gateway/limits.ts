@@ -22,7 +22,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { checkBetIdCount, checkPageSize } from "../core/arguments.ts";
+import { checkBetIdCount, checkPageSize, MAX_BETS_PER_TRANSACTION } from "../core/arguments.ts";
 import { ErrorCode, InputError } from "../core/errors.ts";
 
 // Query limits of the contract, measured on the parsed operation before any subgraph is asked:
@@ -52,8 +52,6 @@ export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 8, maxAliases: 30, 
 
 /** Lists whose size no argument states (networks, contracts, health checks) are small. */
 const UNBOUNDED_LIST_SIZE = 10;
-/** betsByTransaction answers at most this many bets (the history subgraph's cap). */
-const MAX_BETS_PER_TRANSACTION = 100;
 /** Connection fields whose size is the `first` of the field that returned the connection. */
 const CONNECTION_LISTS = new Set(["edges", "nodes"]);
 /** A bet is a row in history and one in results (joined by the gateway). */

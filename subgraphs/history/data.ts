@@ -2,6 +2,7 @@ import type { Database } from "../../core/db.ts";
 import type { Bet, BetStatus, Prisma, Token } from "../../prisma/generated/client.ts";
 import { betIdsByChain } from "../kit/bet-key.ts";
 import type { ExplorerKey, SortKey } from "./cursor.ts";
+import { MAX_BETS_PER_TRANSACTION } from "../../core/arguments.ts";
 
 // Every statement of the history subgraph, and the conditions they are built from.
 
@@ -235,9 +236,6 @@ export async function countExplorerBets(db: Database, conditions: ExplorerCondit
   }
   return db.prisma.bet.count({ where: conditions.where });
 }
-
-/** The most bets betsByTransaction answers: the first ones in (placedAt, betId) order. */
-export const MAX_BETS_PER_TRANSACTION = 100;
 
 /** Bets whose BetPlaced, BetSettled or BetRefunded event is in the transaction (one index each), at most MAX_BETS_PER_TRANSACTION. */
 export function betsInTransaction(db: Database, chainId: number, txHash: string): Promise<Bet[]> {

@@ -8,24 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureExplorerPage, explorerCursorAfter } from "../../bench/scale-explain.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/db.ts";
 import { testConfig } from "../../test/config.ts";
+import { nodesOf, type PlanNode } from "../../test/plans.ts";
 
 const BETS = 30_000;
 const PAGE = 50;
 const DEEP = 99 * PAGE; // page 100
 const WALLET = `0x${"0".repeat(37)}007`;
 const TOKEN = `0x${"0".repeat(38)}aa`;
-
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Rows Removed by Filter"?: number;
-  "Actual Rows"?: number;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
-}
 
 describe.runIf(testConfig.TEST_DB === "postgres")("bets plans (PostgreSQL)", () => {
   let db: TestDatabase;

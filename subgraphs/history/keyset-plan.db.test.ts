@@ -8,22 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturePage } from "../../bench/scale-explain.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/db.ts";
 import { testConfig } from "../../test/config.ts";
+import { nodesOf, type PlanNode } from "../../test/plans.ts";
 
 const WHALE = `0x${"ab".repeat(20)}`;
 const NEWER_CHAIN = 1; // the whale's 10 000 newest bets
 const OLDER_CHAIN = 2; // 10 000 bets in earlier blocks
-
-interface PlanNode {
-  "Node Type": string;
-  "Index Name"?: string;
-  "Rows Removed by Filter"?: number;
-  "Actual Rows"?: number;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
-}
 
 describe.runIf(testConfig.TEST_DB === "postgres")("playerBets plans (PostgreSQL)", () => {
   let db: TestDatabase;
