@@ -10,7 +10,12 @@ export interface StackOptions {
   host: string;
   port: number;
   /** The gateway's settings (bin/wiring.ts gatewaySettings) and extra routes; the stack routes to its own subgraphs. */
-  gateway: Omit<GatewayDeps, "db" | "logger" | "subgraphUrls">;
+  gateway: Omit<GatewayDeps, "db" | "logger" | "subgraphUrls" | "inProcessSubgraphs">;
+  /**
+   * How the gateway reaches the stack's subgraphs: called in process (default; no loopback HTTP
+   * hop, no JSON round trip), or over HTTP on their loopback ports as separate processes are.
+   */
+  subgraphTransport?: "in-process" | "http";
 }
 
 export interface RunningStack {
@@ -24,9 +29,10 @@ export interface RunningStack {
 }
 
 /**
- * Every subgraph of the registry and the gateway in one process, subgraphs on free loopback ports:
- * the embedded default of `npm start`, and what the tests and benchmarks run against. Production
- * runs each as its own process (bin/subgraph.ts, bin/gateway.ts).
+ * Every subgraph of the registry and the gateway in one process, subgraphs on free loopback ports
+ * and called by the gateway in process: the embedded default of `npm start`, and what the tests and
+ * benchmarks run against. Production runs each as its own process (bin/subgraph.ts, bin/gateway.ts),
+ * over HTTP.
  */
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   const subgraphs = (await loadSubgraphFactories()).map((create) => create(options.deps));
@@ -38,7 +44,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const { db } = options.deps;
   // The CSV export reads the history subgraph's data directly, page by page (gateway/csv-export.ts).
   const walletBetPages = options.gateway.walletBetPages ?? ((query: Parameters<typeof walletBetsPage>[1]) => walletBetsPage(db, query));
-  const gateway = createGateway({ ...options.gateway, walletBetPages, db, logger: options.deps.logger, subgraphUrls });
+  // The subgraphs listen on loopback either way: /health probes them, and operators may query one directly.
+  const inProcessSubgraphs = options.subgraphTransport === "http" ? undefined : Object.fromEntries(subgraphs.map((s) => [s.name, s]));
+  const gateway = createGateway({ ...options.gateway, walletBetPages, db, logger: options.deps.logger, subgraphUrls, inProcessSubgraphs });
   const http = await gateway.listen(options.host, options.port);
   return {
     gateway,

@@ -21,7 +21,7 @@ import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
-import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
+import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
 
@@ -33,6 +33,8 @@ export interface GatewayDeps {
   supergraphPath: string;
   /** Routing URLs by subgraph name that replace the supergraph's own (per environment). */
   subgraphUrls?: Record<string, string>;
+  /** Subgraphs served by this very process (the `npm start` stack), by name: called directly, not over HTTP. */
+  inProcessSubgraphs?: Record<string, InProcessSubgraph>;
   redis?: { ping(): Promise<unknown> };
   maxBodyBytes: number;
   /** Compression of answers (core/compression.ts); off when absent. */
@@ -142,8 +144,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
-    buildService: ({ name, url }) =>
-      name === HEALTH_SUBGRAPH ? new LocalGraphQLDataSource(healthSchema) : new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch),
+    buildService: ({ name, url }) => {
+      if (name === HEALTH_SUBGRAPH) return new LocalGraphQLDataSource(healthSchema);
+      const inProcess = deps.inProcessSubgraphs?.[name];
+      if (inProcess) return new InProcessSubgraphSource(name, inProcess, subgraphFetch);
+      return new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch);
+    },
   });
 
   const server = new ApolloServer({

@@ -130,6 +130,75 @@ export class SubgraphDataSource implements GraphQLDataSource {
   }
 }
 
+/** What the gateway sends a subgraph, HTTP or not: the operation, and the headers it would carry. */
+export interface SubgraphRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  extensions?: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** A subgraph's answer without HTTP: already-serialised GraphQL (formatted errors), its status and Cache-Control. */
+export interface InProcessAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  cacheControl?: string;
+}
+
+/**
+ * A subgraph running in this process (the `npm start` stack): executed directly, with its own
+ * request pipeline (context, plugins, error masking, Cache-Control), but without a socket, an HTTP
+ * parse or a JSON round trip. It throws when it is not running (stopped: SERVICE_UNAVAILABLE).
+ */
+export interface InProcessSubgraph {
+  execute(request: SubgraphRequest): Promise<InProcessAnswer>;
+}
+
+/**
+ * The gateway → subgraph call when both share a process: the same rules as SubgraphDataSource
+ * (request id, Cache-Control merged, a subgraph that does not answer is SERVICE_UNAVAILABLE, a
+ * refusal's errors reach the client), minus the transport. Profiled in `npm start`, the loopback
+ * HTTP hop (both ends in one event loop) and the JSON stringify and parse of every subgraph answer
+ * were the largest share of the process's CPU. Identical requests are not merged: each caller gets
+ * its own objects, which the gateway merges into.
+ */
+export class InProcessSubgraphSource implements GraphQLDataSource {
+  constructor(
+    private readonly subgraphName: string,
+    private readonly subgraph: InProcessSubgraph,
+    private readonly fetchDuration?: Histogram<"subgraph">,
+  ) {}
+
+  async process(options: GraphQLDataSourceProcessOptions): Promise<GatewayGraphQLResponse> {
+    const { http, query, variables, operationName, extensions } = options.request;
+    if (!query) throw new Error("Missing query");
+    const headers: Record<string, string> = {};
+    if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
+    const requestId = currentRequestId();
+    if (requestId) headers["x-request-id"] = requestId;
+    const stop = this.fetchDuration?.startTimer({ subgraph: this.subgraphName });
+    let answer: InProcessAnswer;
+    try {
+      answer = await this.subgraph.execute({ query, variables, operationName, extensions, headers });
+    } catch {
+      throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
+    } finally {
+      stop?.();
+    }
+    if ("incomingRequestContext" in options) {
+      const policy = options.incomingRequestContext.overallCachePolicy;
+      if (policy && "restrict" in policy) policy.restrict(cacheHintOf(answer.cacheControl));
+    }
+    const graphqlRefusal = answer.status >= 400 && answer.status < 500 && "errors" in answer.body;
+    if ((answer.status < 200 || answer.status >= 300) && !graphqlRefusal) {
+      const statusText = STATUS_CODES[answer.status] ?? "";
+      throw new GraphQLError(`${answer.status}: ${statusText}`, { extensions: { response: { url: `in-process:${this.subgraphName}`, status: answer.status, statusText, body: answer.body } } });
+    }
+    return answer.body as GatewayGraphQLResponse;
+  }
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { ApolloServer, type BaseContext } from "@apollo/server";
+import { ApolloServer, HeaderMap, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import type { DocumentNode } from "graphql";
 import { createErrorFormatter } from "../../core/errors.ts";
@@ -23,10 +23,31 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   maxBodyBytes?: number;
 }
 
+/** An operation handed to a subgraph by a gateway in the same process, with the headers HTTP would carry. */
+export interface DirectRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  extensions?: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** The subgraph's answer to a DirectRequest: what its HTTP answer would say, not serialised. */
+export interface DirectAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  cacheControl?: string;
+}
+
 /** What a composition root needs of a subgraph: its name, and to run it. */
 export interface RunnableSubgraph {
   name: string;
   listen(host: string, port: number): Promise<RunningHttpServer>;
+  /**
+   * Runs one operation through the same request pipeline as its HTTP route (context, plugins,
+   * error masking, Cache-Control), for a gateway in the same process. Throws unless listening.
+   */
+  execute(request: DirectRequest): Promise<DirectAnswer>;
   stop(): Promise<void>;
 }
 
@@ -55,9 +76,25 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   });
   let http: RunningHttpServer | undefined;
   let started: Promise<void> | undefined;
+  // Served only between listen() and stop(), as over HTTP: a stopped subgraph answers nobody.
+  let serving = false;
   return {
     name: options.name,
     server,
+    async execute({ headers, ...request }) {
+      if (!serving) throw new Error(`The ${options.name} subgraph is not running`);
+      const httpHeaders = new HeaderMap(Object.entries(headers));
+      const response = await server.executeOperation(
+        { ...request, http: { method: "POST", headers: httpHeaders, search: "", body: request } },
+        { contextValue: withCachePolicy(options.context()) },
+      );
+      if (response.body.kind !== "single") throw new Error(`The ${options.name} subgraph answered incrementally`);
+      return {
+        status: response.http.status ?? 200,
+        body: response.body.singleResult as Record<string, unknown>,
+        cacheControl: response.http.headers.get("cache-control"),
+      };
+    },
     async listen(host, port) {
       started ??= server.start();
       await started;
@@ -68,10 +105,12 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         routes: { "/metrics": metrics.route },
       });
       http = await listen(listener, host, port);
+      serving = true;
       logger.info({ url: `${http.url}/graphql` }, "subgraph listening");
       return http;
     },
     async stop() {
+      serving = false;
       await http?.close();
       await server.stop();
     },
