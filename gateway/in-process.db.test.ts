@@ -63,7 +63,10 @@ describe("the stack's gateway → subgraph calls", () => {
   });
 
   const cases: [string, string, Record<string, unknown>?][] = [
-    ["bet results with proofs", `query($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId status result { outcome won payout proof { piA piB piC publicSignals verified } } } }`],
+    [
+      "bet results with proofs",
+      `query($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId status result { outcome won payout proof { piA piB piC publicSignals verified } } } }`,
+    ],
     ["a bet that does not exist", `{ betResult(chainId: 31337, betId: "999999999") { betId } }`],
     ["an unknown chain (BAD_USER_INPUT from a subgraph)", `{ networkConfigs(chainId: 5) { name } }`],
     ["an edited cursor", `query($w: Address!) { playerBets(wallet: $w, first: 2, after: "not-a-cursor") { nodes { betId } } }`],

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
-import { ApolloGateway, LocalGraphQLDataSource } from "@apollo/gateway";
+import { ApolloGateway, LocalGraphQLDataSource, type GraphQLDataSource } from "@apollo/gateway";
 import type { Database } from "../core/db.ts";
 import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
@@ -21,6 +21,7 @@ import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
+import { singleSubgraphGateway } from "./single-subgraph.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -33,6 +34,8 @@ export interface GatewayDeps {
   supergraphPath: string;
   /** Routing URLs by subgraph name that replace the supergraph's own (per environment). */
   subgraphUrls?: Record<string, string>;
+  /** Every operation through the query plan, even one a single subgraph answers whole (gateway/single-subgraph.ts); for comparisons. */
+  planEveryOperation?: boolean;
   /** Subgraphs served by this very process (the `npm start` stack), by name: called directly, not over HTTP. */
   inProcessSubgraphs?: Record<string, InProcessSubgraph>;
   redis?: { ping(): Promise<unknown> };
@@ -118,7 +121,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const subgraphAgent = createSubgraphAgent();
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
   let watcher: FSWatcher | undefined;
-  const gateway = new ApolloGateway({
+  const sources = new Map<string, GraphQLDataSource>();
+  const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
+    if (name === HEALTH_SUBGRAPH) return new LocalGraphQLDataSource(healthSchema);
+    const inProcess = deps.inProcessSubgraphs?.[name];
+    if (inProcess) return new InProcessSubgraphSource(name, inProcess, subgraphFetch);
+    return new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch);
+  };
+  const federation = new ApolloGateway({
     logger,
     // The supergraph is a build output (npm run schema:compose); the gateway loads the committed
     // file and hot-swaps it when the file changes, never composing or introspecting itself.
@@ -145,15 +155,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
     buildService: ({ name, url }) => {
-      if (name === HEALTH_SUBGRAPH) return new LocalGraphQLDataSource(healthSchema);
-      const inProcess = deps.inProcessSubgraphs?.[name];
-      if (inProcess) return new InProcessSubgraphSource(name, inProcess, subgraphFetch);
-      return new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch);
+      const source = serviceFor(name, url);
+      sources.set(name, source);
+      return source;
     },
   });
 
   const server = new ApolloServer({
-    gateway,
+    gateway: deps.planEveryOperation ? federation : singleSubgraphGateway(federation, sources),
     formatError: createErrorFormatter({ production: deps.production, logger }),
     includeStacktraceInErrorResponses: false,
     // A public, read-only API with no cookies or credentials: nothing for CSRF to steal, and GET

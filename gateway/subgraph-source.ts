@@ -193,7 +193,9 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     const graphqlRefusal = answer.status >= 400 && answer.status < 500 && "errors" in answer.body;
     if ((answer.status < 200 || answer.status >= 300) && !graphqlRefusal) {
       const statusText = STATUS_CODES[answer.status] ?? "";
-      throw new GraphQLError(`${answer.status}: ${statusText}`, { extensions: { response: { url: `in-process:${this.subgraphName}`, status: answer.status, statusText, body: answer.body } } });
+      throw new GraphQLError(`${answer.status}: ${statusText}`, {
+        extensions: { response: { url: `in-process:${this.subgraphName}`, status: answer.status, statusText, body: answer.body } },
+      });
     }
     return answer.body as GatewayGraphQLResponse;
   }

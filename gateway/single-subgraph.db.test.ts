@@ -1,0 +1,153 @@
+import { readFileSync } from "node:fs";
+import { parse } from "graphql";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../core/logger.ts";
+import { apiSchemaOf } from "../core/schema.ts";
+import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
+import { createGateway, type Gateway } from "./server.ts";
+import { fieldOwnersOf, singleOwnerOf } from "./single-subgraph.ts";
+import type { OperationDefinitionNode } from "graphql";
+import type { RunningHttpServer } from "../core/http.ts";
+
+// Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts). The
+// answers must be the plan's, byte for byte — data, errors, status, Cache-Control — for the
+// contract's queries, for generated selections, and for every kind of error.
+
+const SUPERGRAPH = readFileSync(new URL("../supergraph.graphql", import.meta.url), "utf8");
+const schema = apiSchemaOf(SUPERGRAPH);
+const owners = fieldOwnersOf(SUPERGRAPH);
+const ownerOf = (query: string) => {
+  const document = parse(query);
+  return singleOwnerOf(schema, owners, document, document.definitions.find((d) => d.kind === "OperationDefinition") as OperationDefinitionNode);
+};
+
+describe("which operations one subgraph answers whole", () => {
+  it("names the owner of single-subgraph operations", () => {
+    expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId result { outcome proof { piA verified } } } }`)).toBe("results");
+    expect(ownerOf(`{ networkConfigs { name contracts { address } indexing { lagBlocks } } }`)).toBe("networks");
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { totalCount nodes { betId status network { chainId } } pageInfo { endCursor } } }`)).toBe(
+      "history",
+    );
+    expect(
+      ownerOf(`query Q($s: Boolean!) { betResults(chainId: 1, betIds: ["1"]) { __typename ...F result @skip(if: $s) { won } } } fragment F on Bet { betId }`),
+    ).toBe("results");
+  });
+
+  it("leaves to the plan what spans subgraphs, introspects, or asks health", () => {
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { betId result { won } } } }`)).toBeUndefined();
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { network { name } } } }`)).toBeUndefined();
+    expect(ownerOf(`{ networkConfigs { name } betResults(chainId: 1, betIds: ["1"]) { betId } }`)).toBeUndefined();
+    expect(ownerOf(`{ __schema { queryType { name } } }`)).toBeUndefined();
+    expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId } __type(name: "Bet") { name } }`)).toBeUndefined();
+    expect(ownerOf(`{ health { status } }`)).toBeUndefined();
+    expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId status } }`)).toBeUndefined();
+  });
+});
+
+let t: TestStack;
+let planned: Gateway;
+let plannedHttp: RunningHttpServer;
+beforeAll(async () => {
+  t = await startTestStack({ bets: 80 }, { production: true });
+  // The same subgraphs behind a gateway that plans every operation.
+  planned = createGateway({
+    db: t.db,
+    logger: silentLogger(),
+    ...testGatewaySettings({ production: true, subgraphUrls: t.stack.subgraphUrls, planEveryOperation: true }),
+  });
+  plannedHttp = await planned.listen("127.0.0.1", 0);
+});
+afterAll(async () => {
+  await planned?.stop();
+  await t?.close();
+});
+
+async function post(url: string, body: unknown) {
+  const response = await fetch(`${url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  return { status: response.status, cacheControl: response.headers.get("cache-control"), body: await response.text() };
+}
+
+async function subgraphOperations(name: string): Promise<string> {
+  return (await (await fetch(t.stack.subgraphUrls[name]!.replace("/graphql", "/metrics"))).text())
+    .split("\n")
+    .filter((line) => line.startsWith("graphql_requests_total"))
+    .join("\n");
+}
+
+describe("answers without the plan", () => {
+  it("go to the owning subgraph as the client wrote them", async () => {
+    const before = await subgraphOperations("results");
+    const ids = [t.fixtures.sampleSettled!.betId];
+    const { body } = await post(t.url, {
+      query: `query OwnedByResults($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId } }`,
+      variables: { ids },
+      operationName: "OwnedByResults",
+    });
+    expect(JSON.parse(body).data.betResults).toHaveLength(1);
+    expect(before).not.toContain('operation="OwnedByResults"');
+    // The plan would have named it OwnedByResults__results__0.
+    expect(await subgraphOperations("results")).toContain('graphql_requests_total{operation="OwnedByResults",outcome="ok",service="subgraph-results"} 1');
+  });
+
+  const ids = () => [t.fixtures.sampleSettled!.betId, "1", "2", "3", "999999999", "1"];
+  const cases: [string, string, () => Record<string, unknown>][] = [
+    [
+      "bet results with proofs",
+      `query($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { outcome won payout proof { piA piB piC publicSignals verified solidityCalldata } } } }`,
+      () => ({ ids: ids() }),
+    ],
+    [
+      "aliases, fragments, __typename, @include",
+      `query($ids: [UInt256!]!, $yes: Boolean!) { a: betResults(chainId: 31337, betIds: $ids) { __typename id: betId ...R } b: betResults(chainId: 31337, betIds: ["1"]) { betId result @include(if: $yes) { won } } } fragment R on Bet { result { ... on BetResult { payout } } }`,
+      () => ({ ids: ids(), yes: true }),
+    ],
+    [
+      "more than 100 ids (BAD_USER_INPUT)",
+      `query($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId } }`,
+      () => ({ ids: Array.from({ length: 101 }, (_, i) => String(i + 1)) }),
+    ],
+    ["an unknown chain", `{ networkConfigs(chainId: 5) { name } }`, () => ({})],
+    [
+      "networks",
+      `{ networkConfigs { chainId name confirmations contracts { name address deployBlock } indexing { indexedBlock lagBlocks isReady } } }`,
+      () => ({}),
+    ],
+    [
+      "a history-only page",
+      `query($w: Address!) { playerBets(wallet: $w, first: 7) { totalCount nodes { chainId betId status network { chainId } } pageInfo { hasNextPage endCursor } } }`,
+      () => ({ w: t.fixtures.whale }),
+    ],
+    ["an edited cursor", `query($w: Address!) { playerBets(wallet: $w, first: 2, after: "eyJ4IjoxfQ") { nodes { betId } } }`, () => ({ w: t.fixtures.whale })],
+    ["first out of range", `query($w: Address!) { playerBets(wallet: $w, first: 0) { nodes { betId } } }`, () => ({ w: t.fixtures.whale })],
+  ];
+  for (const [name, query, variables] of cases) {
+    it(`are the plan's answers: ${name}`, async () => {
+      const vars = variables();
+      const [direct, viaPlan] = await Promise.all([post(t.url, { query, variables: vars }), post(plannedHttp.url, { query, variables: vars })]);
+      expect(direct).toEqual(viaPlan);
+    });
+  }
+
+  it("are the plan's answers for generated selections (seeded)", async () => {
+    let seed = 12345;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const pick = <T>(items: T[]) => items.filter(() => next() < 0.5);
+    const proofFields = ["protocol", "curve", "piA", "piB", "piC", "publicSignals", "solidityCalldata", "verified"];
+    const resultFields = ["outcome", "won", "payout"];
+    for (let i = 0; i < 40; i++) {
+      const proof = pick(proofFields);
+      const result = [...pick(resultFields), ...(proof.length ? [`proof { ${proof.join(" ")} }`] : [])];
+      const selection = ["betId", ...(next() < 0.3 ? ["chainId"] : []), ...(result.length ? [`result { ${result.join(" ")} }`] : [])];
+      const betIds = Array.from({ length: 1 + Math.floor(next() * 20) }, () => String(1 + Math.floor(next() * 120)));
+      const query = `query($ids: [UInt256!]!) { betResults(chainId: ${next() < 0.9 ? 31337 : 1337}, betIds: $ids) { ${selection.join(" ")} } }`;
+      const [direct, viaPlan] = await Promise.all([
+        post(t.url, { query, variables: { ids: betIds } }),
+        post(plannedHttp.url, { query, variables: { ids: betIds } }),
+      ]);
+      expect(direct, query).toEqual(viaPlan);
+    }
+  });
+});

@@ -1,0 +1,165 @@
+import { federationMetadata, Supergraph, type Schema } from "@apollo/federation-internals";
+import type { GraphQLDataSource } from "@apollo/gateway";
+import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/types.js";
+import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
+import {
+  getNamedType,
+  GraphQLObjectType,
+  isObjectType,
+  Kind,
+  TypeInfo,
+  visit,
+  visitWithTypeInfo,
+  type DocumentNode,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
+
+// An operation that one subgraph can answer whole — every field it selects is that subgraph's own,
+// on object types only — needs no query plan: the gateway's plan would be one fetch of the same
+// selections, and shaping the answer would copy the subgraph's result field by field into the same
+// shape. Such an operation (betResults, networkConfigs, a history-only page) goes to the subgraph
+// as the client wrote it, and its answer is the gateway's answer. Profiled on betResults(100), the
+// plan's shaping walk over 100 proofs was the largest share of the gateway's own CPU.
+//
+// Anything else takes the query plan: fields of two subgraphs, interfaces or unions, introspection,
+// directives other than @skip/@include, the health subgraph (answered in the gateway), and any
+// answer that carries errors — it is asked again through the plan, so that errors are shaped,
+// named and nulled exactly as federation does.
+
+type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
+type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface["load"]>>["executor"]>;
+type GatewayGraphQLRequestContext = Parameters<GatewayExecutor>[0];
+
+/** Graphs whose answer the gateway never forwards as is. */
+const PLANNED_ONLY = new Set(["health"]);
+const PLAIN_DIRECTIVES = new Set(["skip", "include"]);
+
+/** For each object type and field of the API schema: the subgraphs that resolve it on their own. */
+export type FieldOwners = Map<string, Map<string, readonly string[]>>;
+
+export function fieldOwnersOf(supergraphSdl: string): FieldOwners {
+  const owners: FieldOwners = new Map();
+  for (const subgraph of Supergraph.build(supergraphSdl).subgraphs()) {
+    if (PLANNED_ONLY.has(subgraph.name)) continue;
+    addOwnFields(owners, subgraph.name, subgraph.schema);
+  }
+  return owners;
+}
+
+function addOwnFields(owners: FieldOwners, graph: string, schema: Schema): void {
+  const metadata = federationMetadata(schema);
+  const requires = metadata?.requiresDirective();
+  for (const type of schema.objectTypes()) {
+    if (type.name.startsWith("_")) continue; // _Service, _Entity machinery
+    const fields = owners.get(type.name) ?? new Map<string, readonly string[]>();
+    owners.set(type.name, fields);
+    for (const field of type.fields()) {
+      if (metadata?.isFieldExternal(field)) continue;
+      if (requires && field.appliedDirectivesOf(requires).length > 0) continue;
+      fields.set(field.name, [...(fields.get(field.name) ?? []), graph]);
+    }
+  }
+}
+
+/** The one subgraph that resolves every field of the operation by itself, if there is one. */
+export function singleOwnerOf(schema: GraphQLSchema, owners: FieldOwners, document: DocumentNode, operation: OperationDefinitionNode): string | undefined {
+  if (operation.operation !== "query") return undefined;
+  let candidates: readonly string[] | undefined;
+  let eligible = true;
+  const typeInfo = new TypeInfo(schema);
+  // Fragments are visited where they are defined: every fragment of the document is checked, used or not.
+  const documentOfOperation: DocumentNode = {
+    ...document,
+    definitions: document.definitions.filter((d) => d.kind !== Kind.OPERATION_DEFINITION || d === operation),
+  };
+  visit(
+    documentOfOperation,
+    visitWithTypeInfo(typeInfo, {
+      Directive(node) {
+        if (!PLAIN_DIRECTIVES.has(node.name.value)) eligible = false;
+      },
+      InlineFragment() {
+        const type = typeInfo.getType();
+        if (type && !isObjectType(getNamedType(type))) eligible = false;
+      },
+      FragmentDefinition() {
+        const type = typeInfo.getType();
+        if (!type || !isObjectType(getNamedType(type))) eligible = false;
+      },
+      Field(node) {
+        if (!eligible) return false;
+        const name = node.name.value;
+        const parent = typeInfo.getParentType();
+        if (!(parent instanceof GraphQLObjectType)) {
+          eligible = false;
+          return false;
+        }
+        if (name === "__typename") return undefined;
+        const graphs = name.startsWith("__") ? undefined : owners.get(parent.name)?.get(name);
+        candidates = graphs ? (candidates ?? graphs).filter((graph) => graphs.includes(graph)) : [];
+        if (candidates.length === 0) eligible = false;
+        return undefined;
+      },
+    }),
+  );
+  return eligible && candidates && candidates.length > 0 ? candidates[0] : undefined;
+}
+
+/**
+ * Wraps a federation gateway (ApolloGateway) for Apollo Server: operations one subgraph answers
+ * whole go straight to that subgraph's data source, the rest through the gateway's own executor.
+ */
+export function singleSubgraphGateway(gateway: GatewayInterface, sources: ReadonlyMap<string, GraphQLDataSource>): GatewayInterface {
+  let schema: GraphQLSchema | undefined;
+  let owners: FieldOwners = new Map();
+  let ownerByDocument = new WeakMap<DocumentNode, Map<string, string | null>>();
+  // Kept in step with every supergraph the gateway loads (hot reloads included).
+  gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
+    owners = fieldOwnersOf(coreSupergraphSdl);
+    ownerByDocument = new WeakMap();
+    schema = apiSchema;
+  });
+
+  const ownerOf = (context: GatewayGraphQLRequestContext): string | undefined => {
+    if (!schema || context.schema !== schema) return undefined; // mid-reload: plan it
+    const key = context.operationName ?? "";
+    const byName = ownerByDocument.get(context.document) ?? new Map<string, string | null>();
+    ownerByDocument.set(context.document, byName);
+    let owner = byName.get(key);
+    if (owner === undefined) {
+      owner = singleOwnerOf(schema, owners, context.document, context.operation) ?? null;
+      byName.set(key, owner);
+    }
+    return owner ?? undefined;
+  };
+
+  return {
+    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
+    stop: () => gateway.stop(),
+    async load(options) {
+      const { executor } = await gateway.load(options);
+      if (!executor) return { executor };
+      const direct: GatewayExecutor = async (context) => {
+        const owner = ownerOf(context);
+        const source = owner ? sources.get(owner) : undefined;
+        if (!source || !context.source) return executor(context);
+        let answer: Awaited<ReturnType<GraphQLDataSource["process"]>>;
+        try {
+          answer = await source.process({
+            kind: GraphQLDataSourceRequestKind.INCOMING_OPERATION,
+            request: { query: context.source, variables: context.request.variables, operationName: context.request.operationName },
+            incomingRequestContext: context,
+            context: context.context,
+            document: context.document,
+          } as Parameters<GraphQLDataSource["process"]>[0]);
+        } catch {
+          return executor(context); // unavailable and the like: the plan reports it as federation does
+        }
+        if (answer.errors?.length || !answer.data) return executor(context);
+        return { data: answer.data };
+      };
+      return { executor: direct };
+    },
+  };
+}
