@@ -206,6 +206,47 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   });
 
+  it("reads a pinned request's later calls where its first call read, unless that would show a head older than one served since", async () => {
+    const router = await createReadRouter({
+      primary: serving,
+      primaryUrl: cluster.primary.url,
+      replicaUrls: [cluster.replica.url],
+      maxLagBlocks: MAX_LAG,
+      maxReplayLagMs: 60_000,
+      checkIntervalMs: 200,
+      connectTimeoutMs: 500,
+      poolSize: 1,
+      statementTimeoutMs: 0,
+      logger: silentLogger(),
+    });
+    const state = () => router.status()[0]!.state;
+    try {
+      await eventually(
+        () => state() === "serving",
+        20_000,
+        () => `the replica serving (state ${state()})`,
+      );
+      const onReplica = router.pick();
+      // Which server a pick is (toBe on a Database would print the whole client on failure).
+      const where = (db: Database) => (db === serving ? "primary" : db === onReplica ? "replica" : "other");
+      expect(where(onReplica)).toBe("replica");
+      const checked = BigInt(router.status()[0]!.heads[chainId.toString()]!);
+      expect(where(router.pick("request-1"))).toBe("replica");
+      // Its networks call shows a head the replica replayed after its last check: the floor rises
+      // past the replica's checked head, yet the rest of this request still reads the replica.
+      router.observe([{ chainId, indexedBlock: checked + 1n }], "request-1");
+      expect(where(router.pick())).toBe("primary"); // a new request: the replica is behind the floor as checked
+      expect(where(router.pick("request-1"))).toBe("replica");
+      // Another request served a head beyond anything this one saw of the replica: reading the
+      // replica now could show less than that, so the rest of this request reads the primary.
+      router.observe([{ chainId, indexedBlock: checked + 2n }]);
+      expect(where(router.pick("request-1"))).toBe("primary");
+      expect(where(router.pick("request-1"))).toBe("primary");
+    } finally {
+      await router.close();
+    }
+  });
+
   it("skips a replica whose replay stopped once it misses WAL older than DATABASE_READ_MAX_REPLAY_LAG_MS, with no block indexed", async () => {
     const router = await createReadRouter({
       primary: serving,
@@ -237,14 +278,14 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       );
       expect(await primaryHead()).toBe(head);
       expect(router.status()[0]!.heads[chainId.toString()]).toBe(head.toString());
-      expect(router.pick()).toBe(serving);
+      expect(router.pick() === serving).toBe(true);
       await sql(cluster.replica.url, "SELECT pg_wal_replay_resume()");
       await eventually(
         () => state() === "serving",
         10_000,
         () => `the resumed replica serving (state ${state()})`,
       );
-      expect(router.pick()).not.toBe(serving);
+      expect(router.pick() === serving).toBe(false);
     } finally {
       await sql(cluster.replica.url, "SELECT pg_wal_replay_resume()").catch(() => undefined);
       await router.close();

@@ -131,8 +131,11 @@ export interface ReadRouter {
    * pin (READ_PIN_HEADER), the same server for every request with that pin (see above).
    */
   pick(pin?: string): Database;
-  /** Raises the floor with indexed heads a request is about to serve. */
-  observe(cursors: readonly { chainId: bigint; indexedBlock: bigint }[]): void;
+  /**
+   * Raises the floor with indexed heads a request is about to serve; with its read pin, also notes
+   * them as seen on the server the pin reads from (it has replayed at least that far).
+   */
+  observe(cursors: readonly { chainId: bigint; indexedBlock: bigint }[], pin?: string): void;
   /** Checks every server now (also runs every `checkIntervalMs`). */
   check(): Promise<void>;
   status(): ReplicaStatus[];
@@ -195,6 +198,10 @@ function headProbe(url: string, timeoutMs: number, role: "primary" | "replica") 
   };
 }
 
+function highest(a: bigint | undefined, b: bigint | undefined): bigint {
+  return a === undefined ? (b ?? -1n) : b === undefined || a > b ? a : b;
+}
+
 function hostOf(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || "5432"}`;
@@ -238,7 +245,7 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
   // any order, maps one pin to the same replica.
   const pinOrder = [...replicas].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
   /** Where each recent pin read in this process (insertion order = age), so later calls read there too. */
-  const pinned = new Map<string, { db: Database; replica: (typeof replicas)[number] | undefined; at: number }>();
+  const pinned = new Map<string, { db: Database; replica: (typeof replicas)[number] | undefined; at: number; seen: Map<bigint, bigint> }>();
   const PIN_MEMORY_MS = 60_000;
   const PIN_MEMORY_MAX = 10_000;
 
@@ -301,10 +308,22 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
       if (pin !== undefined && replicas.length > 0) {
         const now = Date.now();
         const earlier = pinned.get(pin);
-        // A later call of a pinned request reads where its first call read, even if that replica
-        // has since fallen behind a floor or the lag bound (still one consistent view); only a
-        // replica found down sends it to the primary (the primary is ahead of any replica).
-        if (earlier) return earlier.replica && !earlier.replica.view.up ? options.primary : earlier.db;
+        if (earlier) {
+          // A later call of a pinned request reads where its first call read, even if that replica
+          // has since gone over a lag bound (one consistent view beats a fresher mix). It reads the
+          // primary instead, and so does the rest of the request, when the replica is down, or when
+          // it may be behind a head served since (by another request, beyond what this one has seen
+          // on the replica): the head never goes back. The primary is ahead of any replica.
+          const { replica } = earlier;
+          if (
+            replica &&
+            (!replica.view.up || [...floor].some(([chainId, served]) => highest(replica.view.heads?.get(chainId), earlier.seen.get(chainId)) < served))
+          ) {
+            earlier.db = options.primary;
+            earlier.replica = undefined;
+          }
+          return earlier.db;
+        }
         for (const [key, entry] of pinned) {
           if (entry.at >= now - PIN_MEMORY_MS && pinned.size < PIN_MEMORY_MAX) break;
           pinned.delete(key);
@@ -312,7 +331,7 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
         const replica = pinOrder[pinnedIndex(pin, pinOrder.length)]!;
         // Not another replica: a process whose view of it differs would then read a third server.
         const chosen = stateOf(replica.view) === "serving" ? { db: replica.db, replica } : { db: options.primary, replica: undefined };
-        pinned.set(pin, { ...chosen, at: now });
+        pinned.set(pin, { ...chosen, at: now, seen: new Map() });
         return chosen.db;
       }
       for (let tried = 0; tried < replicas.length; tried++) {
@@ -324,8 +343,12 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
       }
       return options.primary;
     },
-    observe(cursors) {
-      for (const { chainId, indexedBlock } of cursors) if ((floor.get(chainId) ?? -1n) < indexedBlock) floor.set(chainId, indexedBlock);
+    observe(cursors, pin) {
+      const seen = pin === undefined ? undefined : pinned.get(pin)?.seen;
+      for (const { chainId, indexedBlock } of cursors) {
+        if ((floor.get(chainId) ?? -1n) < indexedBlock) floor.set(chainId, indexedBlock);
+        if (seen && (seen.get(chainId) ?? -1n) < indexedBlock) seen.set(chainId, indexedBlock);
+      }
     },
     check,
     status: () =>

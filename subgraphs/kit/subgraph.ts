@@ -95,7 +95,11 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         resolvers: definition.resolvers,
         // Each request reads from one server, picked when its context is made; the calls of one
         // gateway request carry one read pin, and read from one server (core/read-replicas.ts).
-        context: (req) => definition.createContext(deps.reads ? { ...deps, db: deps.reads.pick(readPinOf(req)) } : deps),
+        context: (req) => {
+          if (!deps.reads) return definition.createContext(deps);
+          const readPin = readPinOf(req);
+          return definition.createContext({ ...deps, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
+        },
         logger: deps.logger,
         production: deps.production,
       }),
