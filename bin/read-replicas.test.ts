@@ -149,6 +149,9 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
   });
 
   it("answers from the primary, without an error, while the replica is down, and uses it again once it is back", async () => {
+    // A request pinned to the replica before it went down (a gateway request between two calls).
+    expect(replicaState()).toBe("serving");
+    expect(reads.pick("pinned-across-down") === serving).toBe(false);
     await cluster.replica.stop();
     // Straight away, before any check noticed: the reads that fail on the replica run on the primary.
     for (let i = 0; i < 5; i++) expect(await request()).toBe(await primaryHead());
@@ -157,6 +160,8 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       5_000,
       () => `the stopped replica down (state ${replicaState()})`,
     );
+    // Its next call reads the primary, which is ahead of anything the replica answered.
+    expect(reads.pick("pinned-across-down") === serving).toBe(true);
     await advancePrimary(2);
     for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
 

@@ -308,7 +308,9 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
       if (pin !== undefined && replicas.length > 0) {
         const now = Date.now();
         const earlier = pinned.get(pin);
-        if (earlier) {
+        // Remembered for a while: a gateway request's calls come within its timeout.
+        if (earlier && earlier.at < now - PIN_MEMORY_MS) pinned.delete(pin);
+        else if (earlier) {
           // A later call of a pinned request reads where its first call read, even if that replica
           // has since gone over a lag bound (one consistent view beats a fresher mix). It reads the
           // primary instead, and so does the rest of the request, when the replica is down, or when
