@@ -6,11 +6,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
-import { READ_APPLICATION_NAME, type ReadRouter } from "../core/read-replicas.ts";
+import { createReadRouter, READ_APPLICATION_NAME, type ReadRouter } from "../core/read-replicas.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { eventually } from "../test/eventually.ts";
-import { createReplicatedCluster, type ReplicatedCluster, replicaService } from "../test/replica.ts";
+import { type ClusterNode, createReplicatedCluster, type ReplicatedCluster, replicaService } from "../test/replica.ts";
 import { describeWith } from "../test/services.ts";
 import { testGatewaySettings } from "../test/stack.ts";
 import { startStack, type RunningStack } from "./stack.ts";
@@ -77,6 +77,8 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       DATABASE_URL: cluster.primary.url,
       DATABASE_READ_URLS: ` ${cluster.replica.url} `,
       DATABASE_READ_MAX_LAG_BLOCKS: String(MAX_LAG),
+      // These tests pause replay for seconds and judge the replica by blocks; replay lag has its own test.
+      DATABASE_READ_MAX_REPLAY_LAG_MS: "60000",
       DATABASE_READ_CHECK_INTERVAL_MS: "200",
       DATABASE_READ_CONNECT_TIMEOUT_MS: "500",
       DATABASE_POOL_SIZE: "4",
@@ -147,6 +149,9 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
   });
 
   it("answers from the primary, without an error, while the replica is down, and uses it again once it is back", async () => {
+    // A request pinned to the replica before it went down (a gateway request between two calls).
+    expect(replicaState()).toBe("serving");
+    expect(reads.pick("pinned-across-down") === serving).toBe(false);
     await cluster.replica.stop();
     // Straight away, before any check noticed: the reads that fail on the replica run on the primary.
     for (let i = 0; i < 5; i++) expect(await request()).toBe(await primaryHead());
@@ -155,6 +160,8 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       5_000,
       () => `the stopped replica down (state ${replicaState()})`,
     );
+    // Its next call reads the primary, which is ahead of anything the replica answered.
+    expect(reads.pick("pinned-across-down") === serving).toBe(true);
     await advancePrimary(2);
     for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
 
@@ -202,5 +209,201 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     for (let i = 0; i < 3; i++) expect(await request()).toBe(await primaryHead());
     expect(betReadsOnReplica()).toBeGreaterThan(served);
     expect(seen).toEqual([...seen].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+
+  it("reads a pinned request's later calls where its first call read, unless that would show a head older than one served since", async () => {
+    const router = await createReadRouter({
+      primary: serving,
+      primaryUrl: cluster.primary.url,
+      replicaUrls: [cluster.replica.url],
+      maxLagBlocks: MAX_LAG,
+      maxReplayLagMs: 60_000,
+      checkIntervalMs: 200,
+      connectTimeoutMs: 500,
+      poolSize: 1,
+      statementTimeoutMs: 0,
+      logger: silentLogger(),
+    });
+    const state = () => router.status()[0]!.state;
+    try {
+      await eventually(
+        () => state() === "serving",
+        20_000,
+        () => `the replica serving (state ${state()})`,
+      );
+      const onReplica = router.pick();
+      // Which server a pick is (toBe on a Database would print the whole client on failure).
+      const where = (db: Database) => (db === serving ? "primary" : db === onReplica ? "replica" : "other");
+      expect(where(onReplica)).toBe("replica");
+      const checked = BigInt(router.status()[0]!.heads[chainId.toString()]!);
+      expect(where(router.pick("request-1"))).toBe("replica");
+      // Its networks call shows a head the replica replayed after its last check: the floor rises
+      // past the replica's checked head, yet the rest of this request still reads the replica.
+      router.observe([{ chainId, indexedBlock: checked + 1n }], "request-1");
+      expect(where(router.pick())).toBe("primary"); // a new request: the replica is behind the floor as checked
+      expect(where(router.pick("request-1"))).toBe("replica");
+      // Another request served a head beyond anything this one saw of the replica: reading the
+      // replica now could show less than that, so the rest of this request reads the primary.
+      router.observe([{ chainId, indexedBlock: checked + 2n }]);
+      expect(where(router.pick("request-1"))).toBe("primary");
+      expect(where(router.pick("request-1"))).toBe("primary");
+    } finally {
+      await router.close();
+    }
+  });
+
+  it("skips a replica whose replay stopped once it misses WAL older than DATABASE_READ_MAX_REPLAY_LAG_MS, with no block indexed", async () => {
+    const router = await createReadRouter({
+      primary: serving,
+      primaryUrl: cluster.primary.url,
+      replicaUrls: [cluster.replica.url],
+      maxLagBlocks: MAX_LAG,
+      maxReplayLagMs: 600,
+      checkIntervalMs: 200,
+      connectTimeoutMs: 500,
+      poolSize: 1,
+      statementTimeoutMs: 0,
+      logger: silentLogger(),
+    });
+    const state = () => router.status()[0]!.state;
+    try {
+      await eventually(
+        () => state() === "serving",
+        20_000,
+        () => `the replica serving (state ${state()})`,
+      );
+      await sql(cluster.replica.url, "SELECT pg_wal_replay_pause()");
+      const head = await primaryHead();
+      // Rows written on the primary, none of them an indexed block.
+      await sql(cluster.primary.url, "CREATE TABLE IF NOT EXISTS replay_probe (n int); INSERT INTO replay_probe VALUES (1)");
+      await eventually(
+        () => state() === "replay-lag",
+        5_000,
+        () => `the paused replica skipped for its replay lag (state ${state()}, ${JSON.stringify(router.status())})`,
+      );
+      expect(await primaryHead()).toBe(head);
+      expect(router.status()[0]!.heads[chainId.toString()]).toBe(head.toString());
+      expect(router.pick() === serving).toBe(true);
+      await sql(cluster.replica.url, "SELECT pg_wal_replay_resume()");
+      await eventually(
+        () => state() === "serving",
+        10_000,
+        () => `the resumed replica serving (state ${state()})`,
+      );
+      expect(router.pick() === serving).toBe(false);
+    } finally {
+      await sql(cluster.replica.url, "SELECT pg_wal_replay_resume()").catch(() => undefined);
+      await router.close();
+    }
+  });
+});
+
+describeWith(replicaService, "read pins: one gateway request reads one database server", () => {
+  let cluster: ReplicatedCluster;
+  let writer: Database;
+  let serving: Database;
+  let reads: ReadRouter;
+  let stack: RunningStack;
+  let bet: { chainId: bigint; betId: string; placedTx: string };
+
+  const sql = async <T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<T>(text, values)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  const statusOn = async (url: string) =>
+    (await sql<{ status: string }>(url, `SELECT status::text FROM "Bet" WHERE "chainId" = $1 AND "betId" = $2`, [bet.chainId.toString(), bet.betId]))[0]
+      ?.status;
+
+  beforeAll(async () => {
+    cluster = await createReplicatedCluster({ replicas: 2 });
+    writer = await openDatabase({ url: cluster.primary.url, migrate: true });
+    await seedFixtures(writer, { bets: 30, proofCache: readProofCache() });
+    const settled = await writer.prisma.bet.findFirstOrThrow({
+      where: { status: "SETTLED", result: { isNot: null } },
+      orderBy: [{ chainId: "asc" }, { betId: "asc" }],
+    });
+    bet = { chainId: settled.chainId, betId: settled.betId.toString(), placedTx: settled.placedTx };
+    const config = loadConfig(["shared"], {
+      DATABASE_URL: cluster.primary.url,
+      DATABASE_READ_URLS: cluster.replicas.map((r) => r.url).join(","),
+      DATABASE_READ_MAX_LAG_BLOCKS: String(MAX_LAG),
+      DATABASE_READ_MAX_REPLAY_LAG_MS: "60000",
+      DATABASE_READ_CHECK_INTERVAL_MS: "200",
+      DATABASE_READ_CONNECT_TIMEOUT_MS: "500",
+      DATABASE_POOL_SIZE: "4",
+    });
+    const logger = silentLogger();
+    serving = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
+    reads = (await openReadReplicas(config, serving, logger))!;
+    stack = await startStack({ deps: subgraphDeps(serving, logger, config, reads), host: "127.0.0.1", port: 0, gateway: testGatewaySettings() });
+  });
+
+  afterAll(async () => {
+    for (const replica of cluster?.replicas ?? []) await sql(replica.url, "SELECT pg_wal_replay_resume()").catch(() => undefined);
+    await stack?.stop();
+    await reads?.close();
+    await serving?.close();
+    await writer?.close();
+    await cluster?.destroy();
+  });
+
+  it("never answers one request with a bet's status from one replica and its result from another", async () => {
+    const [a, b] = cluster.replicas as [ClusterNode, ClusterNode];
+    await eventually(
+      () => reads.status().every((r) => r.state === "serving"),
+      20_000,
+      () => `both replicas serving (${JSON.stringify(reads.status())})`,
+    );
+    await eventually(
+      async () => (await statusOn(b.url)) === "SETTLED",
+      10_000,
+      () => "the settled bet on the second replica",
+    );
+    // The second replica stops replaying; the primary undoes the settlement (as a reorg would),
+    // and the first replica replays that: two replicas in step by blocks, apart on this bet.
+    await sql(b.url, "SELECT pg_wal_replay_pause()");
+    await sql(
+      cluster.primary.url,
+      `WITH gone AS (DELETE FROM "BetResult" WHERE "chainId" = $1 AND "betId" = $2)
+       UPDATE "Bet" SET status = 'PENDING', "settledBlock" = NULL, "settledBlockHash" = NULL, "settledTx" = NULL, "settledAt" = NULL,
+         "lastChangeBlock" = "placedBlock", "finalizedUpdateBlock" = NULL WHERE "chainId" = $1 AND "betId" = $2`,
+      [bet.chainId.toString(), bet.betId],
+    );
+    await eventually(
+      async () => (await statusOn(a.url)) === "PENDING",
+      10_000,
+      () => "the undone settlement replayed on the first replica",
+    );
+    expect(await statusOn(b.url)).toBe("SETTLED");
+    await reads.check();
+    expect(reads.status().map((r) => r.state)).toEqual(["serving", "serving"]);
+
+    const statuses = new Set<string>();
+    for (let i = 0; i < 24; i++) {
+      const response = await fetch(`${stack.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          query: `query ($c: ChainId!, $tx: Bytes32!) { betsByTransaction(chainId: $c, txHash: $tx) { betId status result { won } } }`,
+          variables: { c: Number(bet.chainId), tx: bet.placedTx },
+        }),
+      });
+      const body = (await response.json()) as { data?: { betsByTransaction: { betId: string; status: string; result: unknown }[] }; errors?: unknown[] };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      const answer = body.data!.betsByTransaction.find((b) => b.betId === bet.betId)!;
+      // One server's view: SETTLED with its result (the paused replica), or PENDING without (the other).
+      expect({ status: answer.status, hasResult: answer.result !== null }, `request ${i}`).toEqual({
+        status: answer.status,
+        hasResult: answer.status === "SETTLED",
+      });
+      statuses.add(answer.status);
+    }
+    // And requests still spread over both replicas.
+    expect([...statuses].sort()).toEqual(["PENDING", "SETTLED"]);
   });
 });

@@ -59,6 +59,7 @@ export async function openReadReplicas(config: Config<"shared">, primary: Databa
     primaryUrl: config.DATABASE_URL,
     replicaUrls: config.DATABASE_READ_URLS,
     maxLagBlocks: config.DATABASE_READ_MAX_LAG_BLOCKS,
+    maxReplayLagMs: config.DATABASE_READ_MAX_REPLAY_LAG_MS,
     checkIntervalMs: config.DATABASE_READ_CHECK_INTERVAL_MS,
     connectTimeoutMs: config.DATABASE_READ_CONNECT_TIMEOUT_MS,
     poolSize: config.DATABASE_POOL_SIZE,

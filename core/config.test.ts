@@ -199,3 +199,15 @@ describe("DATABASE_READ_URLS", () => {
       ).toContain("DATABASE_READ_URLS: must be postgres:// URLs");
   });
 });
+
+describe("DATABASE_READ_MAX_REPLAY_LAG_MS", () => {
+  it("bounds a replica's replay lag in ms, 10 s by default; refuses 0 and non-numbers", () => {
+    expect(loadConfig(["shared"], {}).DATABASE_READ_MAX_REPLAY_LAG_MS).toBe(10_000);
+    expect(loadConfig(["shared"], { DATABASE_READ_MAX_REPLAY_LAG_MS: "2500" }).DATABASE_READ_MAX_REPLAY_LAG_MS).toBe(2_500);
+    for (const value of ["0", "-1", "1s", "1.5"])
+      expect(
+        problemsOf(() => loadConfig(["shared"], { DATABASE_READ_MAX_REPLAY_LAG_MS: value })),
+        value,
+      ).toContain("DATABASE_READ_MAX_REPLAY_LAG_MS");
+  });
+});

@@ -111,11 +111,17 @@ export const CONFIG_VARIABLES = {
     "12",
     "subgraphs: a replica whose indexed head is further behind the primary's on any chain is skipped (reads go to another replica or the primary)",
   ),
+  DATABASE_READ_MAX_REPLAY_LAG_MS: variable(
+    "shared",
+    positiveInt,
+    "10000",
+    "subgraphs: a replica that, at its last check, had not replayed WAL the primary had written this long ago is skipped, even when no block was indexed (a paused or stuck replay); measured to the check interval",
+  ),
   DATABASE_READ_CHECK_INTERVAL_MS: variable(
     "shared",
     positiveInt.min(100),
     "1000",
-    "subgraphs: how often each replica's indexed heads (and the primary's) are read; a replica without an answer for three intervals is skipped",
+    "subgraphs: how often each replica's indexed heads and WAL replay position (and the primary's) are read; a replica without an answer for three intervals is skipped",
   ),
   DATABASE_READ_CONNECT_TIMEOUT_MS: variable(
     "shared",

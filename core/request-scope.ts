@@ -5,14 +5,34 @@ import type { IncomingMessage } from "node:http";
 // The request id of the HTTP request being served, visible to everything it awaits: log lines
 // carry it (core/logger.ts), and the gateway forwards it to subgraphs, so one id follows a
 // request from the gateway through every subgraph it reaches.
+//
+// The same scope holds the request's read pin at the gateway: a token the gateway sends with every
+// subgraph call of one incoming request (READ_PIN_HEADER), so that every subgraph reads that
+// request from one database server (core/read-replicas.ts). The gateway chooses no server: it only
+// says which subgraph calls belong together.
 
-const scope = new AsyncLocalStorage<{ requestId: string }>();
+interface RequestScope {
+  requestId: string;
+  /** The read pin of this request, fixed at its first subgraph call (gateway/subgraph-source.ts). */
+  readPin?: string;
+}
+
+const scope = new AsyncLocalStorage<RequestScope>();
 const VALID_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The header carrying a gateway request's read pin to the subgraphs. */
+export const READ_PIN_HEADER = "x-read-pin";
 
 /** The caller's `X-Request-Id` when it is a sane token, else a fresh one. */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers["x-request-id"];
   return typeof given === "string" && VALID_ID.test(given) ? given : randomUUID();
+}
+
+/** The read pin a subgraph request carries, when it is a sane token; undefined: not pinned. */
+export function readPinOf(req: IncomingMessage): string | undefined {
+  const given = req.headers[READ_PIN_HEADER];
+  return typeof given === "string" && VALID_ID.test(given) ? given : undefined;
 }
 
 export function runInRequestScope<T>(requestId: string, work: () => T): T {
@@ -21,4 +41,9 @@ export function runInRequestScope<T>(requestId: string, work: () => T): T {
 
 export function currentRequestId(): string | undefined {
   return scope.getStore()?.requestId;
+}
+
+/** The scope of the request being served (mutable: the gateway fixes its read pin in it), if any. */
+export function currentRequestScope(): RequestScope | undefined {
+  return scope.getStore();
 }

@@ -5,7 +5,7 @@ import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/t
 import { GraphQLError } from "graphql";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
-import { runInRequestScope } from "../core/request-scope.ts";
+import { READ_PIN_HEADER, runInRequestScope } from "../core/request-scope.ts";
 import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
@@ -148,6 +148,56 @@ describe("SubgraphDataSource", () => {
     answer = json(200, { data: { bet: { id: "7" } } });
     await source.process(operation([]));
     expect(seen).toHaveLength(3); // nothing kept once the request is done
+  });
+
+  it("pins one read server per gateway request: every subgraph call of it carries the same x-read-pin, another request another", async () => {
+    answer = json(200, { data: { bet: { id: "7" } } });
+    const results = new SubgraphDataSource("results", url, agent);
+    const history = new SubgraphDataSource("history", url, agent);
+    await runInRequestScope("a", async () => {
+      await history.process(operation([]));
+      await results.process(operation([]));
+    });
+    await runInRequestScope("a", () => results.process(operation([])));
+    await results.process(operation([])); // no gateway request: no pin (the subgraph picks as for a direct request)
+    const pins = seen.map((s) => s.headers[READ_PIN_HEADER]);
+    expect(pins[0]).toMatch(/^[A-Za-z0-9._:-]{1,64}$/);
+    expect(pins[1]).toBe(pins[0]);
+    expect(pins[2]).toMatch(/^[A-Za-z0-9._:-]{1,64}$/);
+    expect(pins[2]).not.toBe(pins[0]); // a new request (even with the same request id) is pinned anew
+    expect(pins[3]).toBeUndefined();
+  });
+
+  it("a request whose first call joins an identical query in flight reads where that query reads; a pinned one joins only its own pin", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    answer = (res) => void held.then(() => json(200, { data: { bet: { id: "7" } } })(res));
+    const source = new SubgraphDataSource("history", url, agent);
+    const other = new SubgraphDataSource("results", url, agent);
+    let pinnedFirst: Promise<unknown> | undefined;
+    const leader = runInRequestScope("a", () => source.process(operation([])));
+    const joiner = runInRequestScope("b", async () => {
+      await source.process(operation([]));
+      answer = json(200, { data: { bet: { id: "7" } } });
+      await other.process(operation([]));
+    });
+    // Request c is pinned by a call of its own first: its identical query is not merged with a's.
+    const pinned = runInRequestScope("c", async () => {
+      pinnedFirst = other.process({ ...operation([]), request: { query: "query R { x }" } } as GraphQLDataSourceProcessOptions);
+      await source.process(operation([]));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await Promise.all([leader, joiner, pinned, pinnedFirst]);
+    const byId = (id: string) => seen.filter((s) => s.headers["x-request-id"] === id).map((s) => s.headers[READ_PIN_HEADER]);
+    const [aPin] = byId("a");
+    expect(aPin).toBeDefined();
+    // b's first call was a's request; its next call (results) carries a's pin.
+    expect(byId("b")).toEqual([aPin]);
+    const cPins = byId("c");
+    expect(cPins).toHaveLength(2);
+    expect(cPins[0]).not.toBe(aPin);
+    expect(cPins[1]).toBe(cPins[0]);
   });
 
   it("never merges mutations", async () => {

@@ -1,10 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo/gateway";
 import { GraphQLError } from "graphql";
 import type { Histogram } from "prom-client";
 import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
-import { currentRequestId } from "../core/request-scope.ts";
+import { currentRequestScope, READ_PIN_HEADER } from "../core/request-scope.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
 // Request and Headers for every subgraph call and goes through a WHATWG fetch: profiled under load,
@@ -49,11 +50,24 @@ interface Exchange {
   cacheControl?: string | string[];
 }
 
+// Read pins. Every subgraph call of one incoming request carries the same token (READ_PIN_HEADER),
+// and the subgraphs map one token to one database server (core/read-replicas.ts), so a request
+// never combines, say, a bet's status read on one replica with its result read on another. The
+// token names the request, not a server: this process knows nothing of databases. It is fixed at
+// the request's first subgraph call; when that call joins an identical query already in flight,
+// the request takes that query's pin (what it was answered from is where the rest of it reads).
+const PIN_PREFIX = randomBytes(6).toString("base64url");
+let pinCount = 0;
+const newPin = () => `${PIN_PREFIX}.${(pinCount++).toString(36)}`;
+
 export class SubgraphDataSource implements GraphQLDataSource {
   private readonly origin: string;
   private readonly path: string;
-  /** Identical queries in flight to this subgraph share one request (nothing is kept afterwards). */
-  private readonly inFlight = new Map<string, Promise<Exchange>>();
+  /**
+   * Identical queries in flight to this subgraph share one request (nothing is kept afterwards):
+   * by query, then by read pin ("" for calls outside a gateway request).
+   */
+  private readonly inFlight = new Map<string, Map<string, Promise<Exchange>>>();
 
   constructor(
     private readonly subgraphName: string,
@@ -75,13 +89,18 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const body = JSON.stringify(payload);
     // Many clients asking the same thing at once (a popular bet, the network list) cost the
     // subgraph one request; mutations are never merged. The key leaves the request id out: the
-    // shared request carries the first asker's id.
+    // shared request carries the first asker's id. Only calls with the same read pin share.
     const key = /^\s*(mutation|subscription)\b/.test(payload.query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
-    // One request id from the client's request through every subgraph it reaches.
-    const requestId = currentRequestId();
-    if (requestId) headers["x-request-id"] = requestId;
+    const scope = currentRequestScope();
+    if (scope) {
+      // One request id from the client's request through every subgraph it reaches.
+      headers["x-request-id"] = scope.requestId;
+      // Fixed synchronously (before any await), so calls of one request made in parallel agree.
+      scope.readPin ??= (key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined) || newPin();
+      headers[READ_PIN_HEADER] = scope.readPin;
+    }
 
-    const exchange = await this.shared(key, () => this.send(body, headers));
+    const exchange = await this.shared(key, scope?.readPin ?? "", () => this.send(body, headers));
     if ("incomingRequestContext" in options) {
       const policy = options.incomingRequestContext.overallCachePolicy;
       if (policy && "restrict" in policy) policy.restrict(cacheHintOf(exchange.cacheControl));
@@ -90,12 +109,17 @@ export class SubgraphDataSource implements GraphQLDataSource {
     return this.interpret(exchange);
   }
 
-  private shared(key: string | undefined, send: () => Promise<Exchange>): Promise<Exchange> {
+  private shared(key: string | undefined, pin: string, send: () => Promise<Exchange>): Promise<Exchange> {
     if (key === undefined) return send();
-    const pending = this.inFlight.get(key);
+    const pins = this.inFlight.get(key) ?? new Map<string, Promise<Exchange>>();
+    const pending = pins.get(pin);
     if (pending) return pending;
-    const started = send().finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, started);
+    this.inFlight.set(key, pins);
+    const started = send().finally(() => {
+      pins.delete(pin);
+      if (pins.size === 0 && this.inFlight.get(key) === pins) this.inFlight.delete(key);
+    });
+    pins.set(pin, started);
     return started;
   }
 

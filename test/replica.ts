@@ -1,4 +1,4 @@
-// A PostgreSQL primary and a streaming replica of the test's own, in a temp dir on free loopback
+// A PostgreSQL primary and streaming replicas of the test's own, in a temp dir on free loopback
 // ports: initdb (wal_level=replica, trust, a replication role), pg_basebackup -R for the replica,
 // both run by pg_ctl — as the `postgres` OS user when the tests run as root (PostgreSQL refuses
 // root). `destroy()` stops each by the pid in its postmaster.pid and removes the directory.
@@ -41,7 +41,10 @@ export interface ClusterNode {
 
 export interface ReplicatedCluster {
   primary: ClusterNode;
+  /** The first replica. */
   replica: ClusterNode;
+  /** Every replica, in the order made. */
+  replicas: ClusterNode[];
   destroy(): Promise<void>;
 }
 
@@ -114,15 +117,17 @@ function node(dir: string, name: string, port: number): ClusterNode {
   };
 }
 
-/** A primary and a streaming replica of it (hot standby), both running. */
-export async function createReplicatedCluster(): Promise<ReplicatedCluster> {
+/** A primary and `replicas` streaming replicas of it (hot standbys, 1 by default), all running. */
+export async function createReplicatedCluster(options: { replicas?: number } = {}): Promise<ReplicatedCluster> {
   const dir = mkdtempSync(join(tmpdir(), "pg-replicated-"));
   chmodSync(dir, 0o777);
   if (asPostgres().length) execFileSync("chown", ["postgres", dir]);
   const primary = node(dir, "primary", await freePort());
-  const replica = node(dir, "replica", await freePort());
+  const names = Array.from({ length: options.replicas ?? 1 }, (_, i) => (i === 0 ? "replica" : `replica${i + 1}`));
+  const replicas: ClusterNode[] = [];
+  for (const name of names) replicas.push(node(dir, name, await freePort()));
   const destroy = async () => {
-    await replica.stop();
+    for (const replica of replicas) await replica.stop();
     await primary.stop();
     rmSync(dir, { recursive: true, force: true });
   };
@@ -147,11 +152,13 @@ export async function createReplicatedCluster(): Promise<ReplicatedCluster> {
     primary.start();
     run("psql", "-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-d", "postgres", "-c", "CREATE ROLE replicator WITH REPLICATION LOGIN");
     // -R writes standby.signal and primary_conninfo: the copy starts as a streaming replica.
-    run("pg_basebackup", "-h", "127.0.0.1", "-p", String(primary.port), "-U", "replicator", "-D", join(dir, "replica"), "-R", "-X", "stream", "--no-sync");
-    replica.start();
+    names.forEach((name, i) => {
+      run("pg_basebackup", "-h", "127.0.0.1", "-p", String(primary.port), "-U", "replicator", "-D", join(dir, name), "-R", "-X", "stream", "--no-sync");
+      replicas[i]!.start();
+    });
   } catch (error) {
     await destroy();
     throw error;
   }
-  return { primary, replica, destroy };
+  return { primary, replica: replicas[0]!, replicas, destroy };
 }

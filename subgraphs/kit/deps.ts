@@ -15,6 +15,8 @@ export interface SubgraphDeps {
    * (the highest indexed head served) holds across them. Unset: every read on `db`.
    */
   reads?: ReadRouter;
+  /** The read pin of the request being served (READ_PIN_HEADER), set per request with its `db`; for `reads.observe`. */
+  readPin?: string;
   /** The key page cursors are signed under (history subgraph); unset: a key of this process only. */
   cursorKey?: Uint8Array;
 }

@@ -6,6 +6,7 @@ import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
+import { readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
@@ -17,7 +18,7 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   /** The codegen-typed resolver map of the subgraph (`Resolvers` from its generated types). */
   resolvers: object;
   /** Builds a fresh context (with its request-scoped DataLoaders) for every request. */
-  context: () => TContext;
+  context: (req: IncomingMessage) => TContext;
   logger: Logger;
   production: boolean;
   maxBodyBytes?: number;
@@ -101,7 +102,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
       const listener = createGraphQLRequestListener<TContext>({
         server,
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-        context: async (_req: IncomingMessage) => withCachePolicy(options.context()),
+        context: async (req: IncomingMessage) => withCachePolicy(options.context(req)),
         routes: { "/metrics": metrics.route },
       });
       http = await listen(listener, host, port);
@@ -131,8 +132,13 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         name: definition.name,
         typeDefs,
         resolvers: definition.resolvers,
-        // Each request reads from one server, picked when its context is made.
-        context: () => definition.createContext(deps.reads ? { ...deps, db: deps.reads.pick() } : deps),
+        // Each request reads from one server, picked when its context is made; the calls of one
+        // gateway request carry one read pin, and read from one server (core/read-replicas.ts).
+        context: (req) => {
+          if (!deps.reads) return definition.createContext(deps);
+          const readPin = readPinOf(req);
+          return definition.createContext({ ...deps, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
+        },
         logger: deps.logger,
         production: deps.production,
       }),

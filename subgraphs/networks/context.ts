@@ -23,8 +23,9 @@ export function createNetworksContext(deps: SubgraphDeps): NetworksContext {
     }),
     cursorByChain: new DataLoader(async (ids) => {
       const cursors = await indexingCursorsOf(deps.db, ids);
-      // The heads this request shows: later requests of this process read from no server behind them.
-      deps.reads?.observe(cursors);
+      // The heads this request shows: later requests of this process read from no server behind them
+      // (and later calls of this pinned request know how far its server has replayed).
+      deps.reads?.observe(cursors, deps.readPin);
       const byId = new Map(cursors.map((row) => [Number(row.chainId), row]));
       return ids.map((id) => byId.get(id) ?? null);
     }),
