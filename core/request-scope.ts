@@ -30,7 +30,7 @@ export function requestIdOf(req: IncomingMessage): string {
 }
 
 /** The read pin a subgraph request carries, when it is a sane token; undefined: not pinned. */
-export function readPinOf(req: IncomingMessage): string | undefined {
+export function readPinOf(req: Pick<IncomingMessage, "headers">): string | undefined {
   const given = req.headers[READ_PIN_HEADER];
   return typeof given === "string" && VALID_ID.test(given) ? given : undefined;
 }

@@ -21,7 +21,7 @@ import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
-import { singleSubgraphGateway } from "./single-subgraph.ts";
+import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -121,7 +121,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const subgraphAgent = createSubgraphAgent();
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
   let watcher: FSWatcher | undefined;
-  const sources = new Map<string, GraphQLDataSource>();
+  // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
+  const singleSubgraph = createSingleSubgraphRouting();
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
     if (name === HEALTH_SUBGRAPH) return new LocalGraphQLDataSource(healthSchema);
     const inProcess = deps.inProcessSubgraphs?.[name];
@@ -154,15 +155,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
-    buildService: ({ name, url }) => {
-      const source = serviceFor(name, url);
-      sources.set(name, source);
-      return source;
-    },
+    buildService: ({ name, url }) => singleSubgraph.source(name, serviceFor(name, url)),
   });
 
   const server = new ApolloServer({
-    gateway: deps.planEveryOperation ? federation : singleSubgraphGateway(federation, sources),
+    gateway: deps.planEveryOperation ? federation : singleSubgraph.gateway(federation),
     formatError: createErrorFormatter({ production: deps.production, logger }),
     includeStacktraceInErrorResponses: false,
     // A public, read-only API with no cookies or credentials: nothing for CSRF to steal, and GET

@@ -106,20 +106,23 @@ export function singleOwnerOf(schema: GraphQLSchema, owners: FieldOwners, docume
   return eligible && candidates && candidates.length > 0 ? candidates[0] : undefined;
 }
 
+type SubgraphAnswer = Awaited<ReturnType<GraphQLDataSource["process"]>>;
+
 /**
- * Wraps a federation gateway (ApolloGateway) for Apollo Server: operations one subgraph answers
- * whole go straight to that subgraph's data source, the rest through the gateway's own executor.
+ * Routes operations one subgraph answers whole straight to that subgraph's data source, the rest
+ * through the federation gateway's own executor (ApolloGateway). `source` wraps each data source as
+ * the gateway builds it; `gateway` wraps the federation gateway for Apollo Server.
+ *
+ * An answer with errors (or a subgraph that does not answer) is handed to the query plan as its
+ * fetch's answer — replayed, not asked again — so its errors are named, pathed and nulled exactly as
+ * federation does, and the subgraph runs (and logs) the operation once.
  */
-export function singleSubgraphGateway(gateway: GatewayInterface, sources: ReadonlyMap<string, GraphQLDataSource>): GatewayInterface {
+export function createSingleSubgraphRouting() {
+  const sources = new Map<string, GraphQLDataSource>();
+  const replays = new WeakMap<object, { service: string; answer: Promise<SubgraphAnswer> }>();
   let schema: GraphQLSchema | undefined;
   let owners: FieldOwners = new Map();
   let ownerByDocument = new WeakMap<DocumentNode, Map<string, string | null>>();
-  // Kept in step with every supergraph the gateway loads (hot reloads included).
-  gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
-    owners = fieldOwnersOf(coreSupergraphSdl);
-    ownerByDocument = new WeakMap();
-    schema = apiSchema;
-  });
 
   const ownerOf = (context: GatewayGraphQLRequestContext): string | undefined => {
     if (!schema || context.schema !== schema) return undefined; // mid-reload: plan it
@@ -135,31 +138,59 @@ export function singleSubgraphGateway(gateway: GatewayInterface, sources: Readon
   };
 
   return {
-    onSchemaLoadOrUpdate: (callback) => gateway.onSchemaLoadOrUpdate(callback),
-    stop: () => gateway.stop(),
-    async load(options) {
-      const { executor } = await gateway.load(options);
-      if (!executor) return { executor };
-      const direct: GatewayExecutor = async (context) => {
-        const owner = ownerOf(context);
-        const source = owner ? sources.get(owner) : undefined;
-        if (!source || !context.source) return executor(context);
-        let answer: Awaited<ReturnType<GraphQLDataSource["process"]>>;
-        try {
-          answer = await source.process({
-            kind: GraphQLDataSourceRequestKind.INCOMING_OPERATION,
-            request: { query: context.source, variables: context.request.variables, operationName: context.request.operationName },
-            incomingRequestContext: context,
-            context: context.context,
-            document: context.document,
-          } as Parameters<GraphQLDataSource["process"]>[0]);
-        } catch {
-          return executor(context); // unavailable and the like: the plan reports it as federation does
-        }
-        if (answer.errors?.length || !answer.data) return executor(context);
-        return { data: answer.data };
+    source(name: string, inner: GraphQLDataSource): GraphQLDataSource {
+      sources.set(name, inner);
+      return {
+        process(options) {
+          const replay = "incomingRequestContext" in options ? replays.get(options.incomingRequestContext) : undefined;
+          if (replay?.service === name && "incomingRequestContext" in options) {
+            replays.delete(options.incomingRequestContext);
+            return replay.answer;
+          }
+          return inner.process(options);
+        },
       };
-      return { executor: direct };
+    },
+
+    gateway(federation: GatewayInterface): GatewayInterface {
+      // Kept in step with every supergraph the gateway loads (hot reloads included).
+      federation.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
+        owners = fieldOwnersOf(coreSupergraphSdl);
+        ownerByDocument = new WeakMap();
+        schema = apiSchema;
+      });
+      return {
+        onSchemaLoadOrUpdate: (callback) => federation.onSchemaLoadOrUpdate(callback),
+        stop: () => federation.stop(),
+        async load(options) {
+          const { executor } = await federation.load(options);
+          if (!executor) return { executor };
+          const direct: GatewayExecutor = async (context) => {
+            const owner = ownerOf(context);
+            const source = owner ? sources.get(owner) : undefined;
+            if (!owner || !source || !context.source) return executor(context);
+            const answer = source.process({
+              kind: GraphQLDataSourceRequestKind.INCOMING_OPERATION,
+              request: { query: context.source, variables: context.request.variables, operationName: context.request.operationName },
+              incomingRequestContext: context,
+              context: context.context,
+              document: context.document,
+            } as Parameters<GraphQLDataSource["process"]>[0]);
+            const settled = await answer.then(
+              (value) => value,
+              () => undefined,
+            );
+            if (settled?.data && !settled.errors?.length) return { data: settled.data };
+            replays.set(context, { service: owner, answer });
+            try {
+              return await executor(context);
+            } finally {
+              replays.delete(context);
+            }
+          };
+          return { executor: direct };
+        },
+      };
     },
   };
 }

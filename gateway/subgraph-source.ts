@@ -60,6 +60,22 @@ const PIN_PREFIX = randomBytes(6).toString("base64url");
 let pinCount = 0;
 const newPin = () => `${PIN_PREFIX}.${(pinCount++).toString(36)}`;
 
+/**
+ * Adds the request id and the read pin of the gateway request being served to a subgraph call's
+ * headers; the pin is fixed at the request's first call (`joining`: the pin of an identical call
+ * in flight, which this one would share). Synchronous, so calls of one request made in parallel agree.
+ */
+function withRequestScope(headers: Record<string, string>, joining?: string) {
+  const scope = currentRequestScope();
+  if (scope) {
+    // One request id from the client's request through every subgraph it reaches.
+    headers["x-request-id"] = scope.requestId;
+    scope.readPin ??= joining || newPin();
+    headers[READ_PIN_HEADER] = scope.readPin;
+  }
+  return scope;
+}
+
 export class SubgraphDataSource implements GraphQLDataSource {
   private readonly origin: string;
   private readonly path: string;
@@ -91,14 +107,7 @@ export class SubgraphDataSource implements GraphQLDataSource {
     // subgraph one request; mutations are never merged. The key leaves the request id out: the
     // shared request carries the first asker's id. Only calls with the same read pin share.
     const key = /^\s*(mutation|subscription)\b/.test(payload.query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
-    const scope = currentRequestScope();
-    if (scope) {
-      // One request id from the client's request through every subgraph it reaches.
-      headers["x-request-id"] = scope.requestId;
-      // Fixed synchronously (before any await), so calls of one request made in parallel agree.
-      scope.readPin ??= (key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined) || newPin();
-      headers[READ_PIN_HEADER] = scope.readPin;
-    }
+    const scope = withRequestScope(headers, key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined);
 
     const exchange = await this.shared(key, scope?.readPin ?? "", () => this.send(body, headers));
     if ("incomingRequestContext" in options) {
@@ -199,8 +208,7 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     if (!query) throw new Error("Missing query");
     const headers: Record<string, string> = {};
     if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
-    const requestId = currentRequestId();
-    if (requestId) headers["x-request-id"] = requestId;
+    withRequestScope(headers);
     const stop = this.fetchDuration?.startTimer({ subgraph: this.subgraphName });
     let answer: InProcessAnswer;
     try {

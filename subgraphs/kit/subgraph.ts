@@ -18,7 +18,7 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   /** The codegen-typed resolver map of the subgraph (`Resolvers` from its generated types). */
   resolvers: object;
   /** Builds a fresh context (with its request-scoped DataLoaders) for every request. */
-  context: (req: IncomingMessage) => TContext;
+  context: (req: Pick<IncomingMessage, "headers">) => TContext;
   logger: Logger;
   production: boolean;
   maxBodyBytes?: number;
@@ -87,7 +87,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
       const httpHeaders = new HeaderMap(Object.entries(headers));
       const response = await server.executeOperation(
         { ...request, http: { method: "POST", headers: httpHeaders, search: "", body: request } },
-        { contextValue: withCachePolicy(options.context()) },
+        { contextValue: withCachePolicy(options.context({ headers })) },
       );
       if (response.body.kind !== "single") throw new Error(`The ${options.name} subgraph answered incrementally`);
       return {
