@@ -90,11 +90,11 @@ describe("answers without the plan", () => {
   });
 
   it("hand an answer with errors to the plan as its fetch's answer: the subgraph runs the operation once", async () => {
-    const query = `query TooManyIds($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId } }`;
-    const { body } = await post(t.url, { query, variables: { ids: Array.from({ length: 101 }, (_, i) => String(i + 1)) }, operationName: "TooManyIds" });
+    const query = `query UnknownChain { networkConfigs(chainId: 5) { name } }`;
+    const { body } = await post(t.url, { query, operationName: "UnknownChain" });
     expect(JSON.parse(body).errors[0].extensions).toMatchObject({ code: "BAD_USER_INPUT" });
-    const counted = (await subgraphOperations("results")).split("\n").filter((line) => line.includes("TooManyIds"));
-    expect(counted).toEqual(['graphql_requests_total{operation="TooManyIds",outcome="error",service="subgraph-results"} 1']);
+    const counted = (await subgraphOperations("networks")).split("\n").filter((line) => line.includes("UnknownChain"));
+    expect(counted).toEqual(['graphql_requests_total{operation="UnknownChain",outcome="error",service="subgraph-networks"} 1']);
   });
 
   const ids = () => [t.fixtures.sampleSettled!.betId, "1", "2", "3", "999999999", "1"];
