@@ -126,6 +126,8 @@ describe("answers without the plan", () => {
       () => ({ w: t.fixtures.whale }),
     ],
     ["an edited cursor", `query($w: Address!) { playerBets(wallet: $w, first: 2, after: "eyJ4IjoxfQ") { nodes { betId } } }`, () => ({ w: t.fixtures.whale })],
+    ["an invalid literal", `{ pendingBetCount(wallet: "nope") }`, () => ({})],
+    ["a wallet nobody used", `query WalletPending { pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`, () => ({})],
     ["first out of range", `query($w: Address!) { playerBets(wallet: $w, first: 0) { nodes { betId } } }`, () => ({ w: t.fixtures.whale })],
   ];
   for (const [name, query, variables] of cases) {
