@@ -196,7 +196,7 @@ class DecodedMemo {
 }
 
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
-export const DEFAULT_REPLAY_MEMO_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
 /** Headers set per answer, never stored. */
 const PER_ANSWER = new Set(["x-cache", "age"]);
