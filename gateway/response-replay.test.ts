@@ -357,6 +357,37 @@ describe("response cache byte path and its neighbours", () => {
     }
   });
 
+  it("replays only what the store holds now: another write under the same key is decoded afresh", async () => {
+    const memory = createMemoryResponseCacheStore({ maxEntries: 10, maxBytes: 1024 * 1024 });
+    const written: string[] = [];
+    const store: ResponseCacheStore = {
+      get: (key) => memory.get(key),
+      set: (key, value, options) => {
+        written.push(key);
+        return memory.set(key, value, options);
+      },
+      delete: (key) => memory.delete(key),
+    };
+    const at = 1_700_000_000_000; // one clock reading for both writes: only the write itself tells them apart
+    const replay = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => at });
+    const request = (): HTTPGraphQLRequest => ({ method: "POST", headers: new HeaderMap(), search: "", body: { query: BETS } });
+    const storeAnswer = async (body: string) => {
+      const miss = request();
+      expect(await replay.answer(miss)).toBeUndefined();
+      replay.answered?.(miss, { status: 200, headers: [["content-type", "application/json"]], body }, undefined, "graphql");
+      await new Promise((resolve) => setImmediate(resolve));
+    };
+    const replayed = async () => (await replay.answer(request()))?.body.toString();
+
+    await storeAnswer('{"data":{"a":1}}');
+    expect([await replayed(), await replayed()]).toEqual(['{"data":{"a":1}}', '{"data":{"a":1}}']);
+    await memory.delete(written[0]!);
+    await storeAnswer('{"data":{"a":2}}');
+    expect(written).toHaveLength(2);
+    expect(written[1]).toBe(written[0]);
+    expect(await replayed()).toBe('{"data":{"a":2}}');
+  });
+
   it("takes a store that throws for a miss", async () => {
     const replay = createResponseReplay({
       store: { get: () => Promise.reject(new Error("down")), set: () => Promise.reject(new Error("down")), delete: () => Promise.reject(new Error("down")) },

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { HTTPGraphQLRequest } from "@apollo/server";
 import type { ContentEncoding } from "../core/compression.ts";
 import type { AnswerBeforeGraphQL, CompleteAnswer, SentEncoding } from "../core/http.ts";
@@ -35,6 +35,8 @@ export interface Replayable {
 
 interface Entry extends Replayable {
   v: typeof ENTRY_VERSION;
+  /** This write's own id: a decoding is reused only for the write it was made from. */
+  id: string;
   status: number;
   /** Apollo Server's headers for the answer, without `x-cache` and `age` (set per answer). */
   headers: [string, string][];
@@ -124,14 +126,21 @@ function encodeEntry(entry: Entry, body: string): string {
   return `${JSON.stringify(entry)}\n${body}`;
 }
 
-/** An entry and its body, or undefined for anything this version did not write. */
-function decodeEntry(text: string): { entry: Entry; body: string } | undefined {
+/** An entry, its header line and its body, or undefined for anything this version did not write. */
+function decodeEntry(text: string): { entry: Entry; head: string; body: string } | undefined {
   const end = text.indexOf("\n");
   if (end < 0) return undefined;
   try {
     const entry = JSON.parse(text.slice(0, end)) as Entry;
-    if (entry?.v !== ENTRY_VERSION || !Number.isFinite(entry.cacheTime) || !Number.isFinite(entry.maxAge) || !Array.isArray(entry.headers)) return undefined;
-    return { entry, body: text.slice(end + 1) };
+    if (
+      entry?.v !== ENTRY_VERSION ||
+      !Number.isFinite(entry.cacheTime) ||
+      !Number.isFinite(entry.maxAge) ||
+      !Array.isArray(entry.headers) ||
+      typeof entry.id !== "string"
+    )
+      return undefined;
+    return { entry, head: text.slice(0, end + 1), body: text.slice(end + 1) };
   } catch {
     return undefined;
   }
@@ -139,8 +148,12 @@ function decodeEntry(text: string): { entry: Entry; body: string } | undefined {
 
 /** An entry as a hit writes it: the body as bytes, compressed representations decoded when first asked. */
 interface Decoded {
-  /** The stored text this was decoded from: a hit uses it only while the store still answers exactly this. */
-  text: string;
+  /**
+   * The stored text's header line (with the newline, holding the write's id) and its body's
+   * length: a hit uses this decoding only while the store still answers that very write.
+   */
+  head: string;
+  bodyChars: number;
   entry: Entry;
   body: Buffer;
   encoded: Partial<Record<ContentEncoding, Buffer>>;
@@ -151,7 +164,8 @@ interface Decoded {
  * Decoded entries by replay key, least recently used first, bounded in bytes. Writing a Buffer
  * instead of a 100 KB string (encoded to UTF-8 on every write) is most of what a hit costs.
  * It is only a decoding of what the store holds, never a second cache: every hit still reads the
- * store and uses the memo only when the store returns the very text it was decoded from.
+ * store and uses the memo only when the store returns the text it was decoded from. Its size
+ * counts the header line, the body bytes and the compressed bytes it holds.
  */
 class DecodedMemo {
   private readonly entries = new Map<string, Decoded>();
@@ -163,7 +177,7 @@ class DecodedMemo {
     const found = this.entries.get(key);
     if (!found) return undefined;
     this.entries.delete(key);
-    if (found.text !== text) {
+    if (text.length !== found.head.length + found.bodyChars || !text.startsWith(found.head)) {
       this.bytes -= found.size;
       return undefined;
     }
@@ -235,16 +249,23 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     const stored = decodeEntry(text);
     if (!stored) return undefined;
     const body = Buffer.from(stored.body, "utf8");
-    const decoded: Decoded = { text, entry: stored.entry, body, encoded: {}, size: body.length };
+    const decoded: Decoded = {
+      head: stored.head,
+      bodyChars: stored.body.length,
+      entry: stored.entry,
+      body,
+      encoded: {},
+      size: stored.head.length + body.length,
+    };
     memo.set(key, decoded);
     return decoded;
   };
 
-  const keep = (key: string, entry: Entry, body: string) => {
+  const keep = (key: string, entry: Omit<Entry, "id">, body: string) => {
     // The stored text changes, so the memo's decoding of the old one is dropped at the next hit.
     const ttl = Math.floor(entry.maxAge - (now() - entry.cacheTime) / 1000);
     if (ttl <= 0) return;
-    store.set(PREFIX + key, encodeEntry(entry, body), { ttl }).catch(() => undefined);
+    store.set(PREFIX + key, encodeEntry({ ...entry, id: randomUUID() }, body), { ttl }).catch(() => undefined);
   };
 
   return {
