@@ -15,7 +15,9 @@ import { createResponseReplay, type Replayable } from "./response-replay.ts";
 // A whole-response cache at the gateway, on Apollo's response cache plugin: the key is a SHA-256
 // of the query text (an APQ hash is resolved to its text first), the operation name and the
 // variables; a hit skips the query plan, so no subgraph and no SQL is reached. The subgraphs'
-// Cache-Control hints, merged by the gateway, decide what is stored and for how long.
+// Cache-Control hints, merged by the gateway, decide what is stored and for how long. The bytes of
+// every answer stored here are kept beside it and replayed before Apollo Server is even entered
+// (gateway/response-replay.ts); this plugin still answers the requests that path cannot key.
 //
 // Only answers that may be kept at least a minute are stored: finalized bets (an hour) and network
 // settings (a minute). Anything that moves with the head (`live`, 2 s) is never stored: a client
