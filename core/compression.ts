@@ -42,33 +42,30 @@ export function negotiateEncoding(acceptEncoding: string | undefined): ContentEn
 }
 
 /**
- * `body` compressed as the request accepts, or undefined to send it as it is. The caller sets
- * `Vary: Accept-Encoding` either way (a cache must not serve one client's encoding to another).
+ * The encoding `body` goes out in for this request (compressFor's choice), or undefined: identity
+ * (compression off, a small answer, or nothing acceptable).
  */
-export async function compressFor(
-  req: IncomingMessage,
-  body: string | Buffer,
-  settings: CompressionSettings,
-): Promise<{ encoding: ContentEncoding; bytes: Buffer } | undefined> {
+export function encodingFor(req: IncomingMessage, body: string | Buffer, settings: CompressionSettings): ContentEncoding | undefined {
   if (settings.minBytes <= 0 || Buffer.byteLength(body) < settings.minBytes) return undefined;
-  const encoding = negotiateEncoding(req.headers["accept-encoding"]);
-  if (!encoding) return undefined;
-  const bytes =
-    encoding === "br"
-      ? await brotli(body, {
-          params: {
-            [constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality,
-            [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-            [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(body),
-          },
-        })
-      : await gzipAsync(body, { level: settings.gzipLevel });
-  return { encoding, bytes };
+  return negotiateEncoding(req.headers["accept-encoding"]);
+}
+
+/** `body` compressed in `encoding` with the configured quality. */
+export async function compress(body: string | Buffer, encoding: ContentEncoding, settings: CompressionSettings): Promise<Buffer> {
+  return encoding === "br"
+    ? await brotli(body, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: settings.brotliQuality,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(body),
+        },
+      })
+    : await gzipAsync(body, { level: settings.gzipLevel });
 }
 
 /**
  * A compressing stream for an answer of unknown length (the CSV export), with the settings and
- * negotiation of compressFor, or undefined to send it as it is (compression off, or not accepted).
+ * negotiation of encodingFor, or undefined to send it as it is (compression off, or not accepted).
  * The caller sets `Content-Encoding` to `encoding` and `Vary: Accept-Encoding` either way.
  */
 export function compressionStreamFor(

@@ -1,7 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { HeaderMap, type ApolloServer, type BaseContext } from "@apollo/server";
-import { type CompressionSettings, compressFor } from "./compression.ts";
+import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
+import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
 
@@ -29,6 +29,34 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Compress answers the client accepts compressed (core/compression.ts); off when absent. */
   compression?: CompressionSettings;
+  /** Answers GraphQL requests it can without entering Apollo Server (e.g. stored bytes); see AnswerBeforeGraphQL. */
+  beforeGraphQL?: AnswerBeforeGraphQL;
+}
+
+/** A complete GraphQL answer, as Apollo Server renders it or as a shortcut replays it. */
+export interface CompleteAnswer {
+  status: number;
+  headers: Iterable<[string, string]>;
+  /** Apollo Server's string, or the very bytes a shortcut kept (written without encoding it again). */
+  body: string | Buffer;
+  /** The body already compressed in `encoding`, when kept (written as is instead of compressing again). */
+  encoded?(encoding: ContentEncoding): Buffer | undefined;
+}
+
+/** What was written of an answer: the encoding and its bytes, or identity (undefined). */
+export type SentEncoding = { encoding: ContentEncoding; bytes: Buffer } | undefined;
+
+/**
+ * A generic hook in front of Apollo Server, run after `admit` (so the rate limit applies) with the
+ * request exactly as Apollo Server would get it. `answer` returns a ready answer — written with
+ * the same headers, status and compression rules as Apollo Server's — or undefined to let Apollo
+ * Server answer; it must never throw for a request it cannot serve. `answered` sees every complete
+ * answer written, Apollo Server's (`from: "graphql"`) and its own (`from: "before"`), with the
+ * compressed bytes that were sent.
+ */
+export interface AnswerBeforeGraphQL {
+  answer(request: HTTPGraphQLRequest): Promise<CompleteAnswer | undefined>;
+  answered?(request: HTTPGraphQLRequest, answer: CompleteAnswer, sent: SentEncoding, from: "graphql" | "before"): void;
 }
 
 export class HttpError extends Error {
@@ -136,27 +164,23 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       }
       const method = (req.method ?? "GET").toUpperCase();
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
-      const response = await options.server.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method, headers, search: url.search, body },
-        context: () => options.context(req),
-      });
-      for (const [key, value] of response.headers) res.setHeader(key, value);
-      res.statusCode = response.status ?? 200;
-      if (response.body.kind === "complete") {
-        if (!options.compression) {
-          res.end(response.body.string);
-          return;
-        }
-        const vary = res.getHeader("vary");
-        res.setHeader("vary", vary ? `${String(vary)}, accept-encoding` : "accept-encoding");
-        const compressed = await compressFor(req, response.body.string, options.compression);
-        if (compressed) {
-          res.setHeader("content-encoding", compressed.encoding);
-          res.setHeader("content-length", compressed.bytes.length);
-          res.end(compressed.bytes);
-        } else res.end(response.body.string);
+      const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: url.search, body };
+      const shortcut = options.beforeGraphQL;
+      const early = await shortcut?.answer(httpGraphQLRequest);
+      if (early) {
+        const sent = await writeAnswer(req, res, early);
+        shortcut?.answered?.(httpGraphQLRequest, early, sent, "before");
         return;
       }
+      const response = await options.server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: () => options.context(req) });
+      if (response.body.kind === "complete") {
+        const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body: response.body.string };
+        const sent = await writeAnswer(req, res, answer); // written whether or not a shortcut is watching
+        shortcut?.answered?.(httpGraphQLRequest, answer, sent, "graphql");
+        return;
+      }
+      for (const [key, value] of response.headers) res.setHeader(key, value);
+      res.statusCode = response.status ?? 200;
       for await (const chunk of response.body.asyncIterator) res.write(chunk);
       res.end();
     } catch (error) {
@@ -166,6 +190,28 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       }
       sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
     }
+  }
+
+  /** Writes a complete answer, compressed when the client accepts it (stored bytes first); says what was sent. */
+  async function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: CompleteAnswer): Promise<SentEncoding> {
+    for (const [key, value] of answer.headers) res.setHeader(key, value);
+    res.statusCode = answer.status;
+    if (!options.compression) {
+      res.end(answer.body);
+      return undefined;
+    }
+    const vary = res.getHeader("vary");
+    res.setHeader("vary", vary ? `${String(vary)}, accept-encoding` : "accept-encoding");
+    const encoding = encodingFor(req, answer.body, options.compression);
+    if (!encoding) {
+      res.end(answer.body);
+      return undefined;
+    }
+    const bytes = answer.encoded?.(encoding) ?? (await compress(answer.body, encoding, options.compression));
+    res.setHeader("content-encoding", encoding);
+    res.setHeader("content-length", bytes.length);
+    res.end(bytes);
+    return { encoding, bytes };
   }
 }
 

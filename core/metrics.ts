@@ -12,6 +12,8 @@ export interface ServiceMetrics {
   duration: Histogram<"operation">;
   /** Apollo plugin recording every GraphQL request. */
   plugin: ApolloServerPlugin;
+  /** Records a GraphQL request answered without Apollo Server (a replayed cache hit) as the plugin records the others. */
+  record(operationName: string | null | undefined, outcome: "ok" | "error", seconds: number): void;
   route: RouteHandler;
 }
 
@@ -84,6 +86,11 @@ export function createServiceMetrics(service: string, options: ServiceMetricsOpt
           },
         };
       },
+    },
+    record(operationName, outcome, seconds) {
+      const operation = operationLabel(operationName);
+      duration.observe({ operation }, seconds);
+      requests.inc({ operation, outcome });
     },
     route: metricsRoute(registry),
   };

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ApolloServer } from "@apollo/server";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { ask, FINAL_BET, finalizedSettledBetIds } from "../test/cache-answers.ts";
 import { eventually } from "../test/eventually.ts";
@@ -48,6 +49,33 @@ describe("response cache (in process)", () => {
     const other = await ask(t.url, FINAL_BET, { betId: finalIds[1]! });
     expect(other.xCache).toBe("MISS");
     expect(other.text).not.toBe(first.text);
+  });
+
+  it("replays a hit before any Apollo Server is entered: the miss's bytes and headers (gateway/response-replay.ts)", async () => {
+    const betId = finalIds[5]!;
+    const post = () =>
+      fetch(`${t.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "accept-encoding": "identity" },
+        body: JSON.stringify({ query: FINAL_BET, variables: { betId } }),
+      });
+    const lasting = (headers: Headers) =>
+      Object.fromEntries([...headers].filter(([name]) => !["date", "x-request-id", "x-cache", "age", "connection", "keep-alive"].includes(name)));
+    const entered = vi.spyOn(ApolloServer.prototype, "executeHTTPGraphQLRequest");
+    try {
+      const miss = await post();
+      const missText = await miss.text();
+      expect(miss.headers.get("x-cache")).toBe("MISS");
+      expect(entered).toHaveBeenCalled(); // the gateway's and the subgraphs'
+      entered.mockClear();
+      const hit = await post();
+      expect(hit.headers.get("x-cache")).toBe("HIT");
+      expect(await hit.text()).toBe(missText);
+      expect(lasting(hit.headers)).toEqual(lasting(miss.headers));
+      expect(entered).not.toHaveBeenCalled();
+    } finally {
+      entered.mockRestore();
+    }
   });
 
   it("keys on the query text: a GET, and an APQ hash-only GET, hit what a POST stored", async () => {

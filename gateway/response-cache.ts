@@ -1,18 +1,23 @@
-import type { ApolloServerPlugin } from "@apollo/server";
+import type { ApolloServerPlugin, HTTPGraphQLRequest } from "@apollo/server";
 import ApolloServerPluginResponseCache from "@apollo/server-plugin-response-cache";
 import { InMemoryLRUCache, type KeyValueCache, type KeyValueCacheSetOptions } from "@apollo/utils.keyvaluecache";
 import { Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import type { Database } from "../core/db.ts";
+import type { AnswerBeforeGraphQL } from "../core/http.ts";
+import type { ServiceMetrics } from "../core/metrics.ts";
 import type { Logger } from "../core/logger.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
+import { createResponseReplay, type Replayable } from "./response-replay.ts";
 
 // A whole-response cache at the gateway, on Apollo's response cache plugin: the key is a SHA-256
 // of the query text (an APQ hash is resolved to its text first), the operation name and the
 // variables; a hit skips the query plan, so no subgraph and no SQL is reached. The subgraphs'
-// Cache-Control hints, merged by the gateway, decide what is stored and for how long.
+// Cache-Control hints, merged by the gateway, decide what is stored and for how long. The bytes of
+// every answer stored here are kept beside it and replayed before Apollo Server is even entered
+// (gateway/response-replay.ts); this plugin still answers the requests that path cannot key.
 //
 // Only answers that may be kept at least a minute are stored: finalized bets (an hour) and network
 // settings (a minute). Anything that moves with the head (`live`, 2 s) is never stored: a client
@@ -123,14 +128,31 @@ export function watchDataGeneration(db: Database, options: { pollMs: number; log
   };
 }
 
+/** The response cache as the gateway wires it: Apollo Server's plugin and the byte path in front of it (core/http.ts). */
+export interface ResponseCache {
+  plugin: ApolloServerPlugin;
+  beforeGraphQL: AnswerBeforeGraphQL;
+}
+
+export interface ResponseCacheOptions {
+  registry?: Registry;
+  generation?: DataGeneration;
+  /** Request metrics of the answers replayed before Apollo Server (core/metrics.ts). */
+  metrics?: Pick<ServiceMetrics, "record">;
+}
+
 /**
  * Apollo's response cache restricted to what this API may keep: public answers with a merged
  * maxAge of at least RESPONSE_CACHE_MIN_MAX_AGE, never `health`, never errors or partial data
  * (the plugin stores only answers without errors). Every answer says `X-Cache: HIT` or `MISS`; a
  * hit also carries `Age`. With a registry, `graphql_response_cache_total{result}` counts each
  * answer as `hit`, `stored` (a miss written to the cache) or `miss` (not cacheable, or skipped).
+ *
+ * These rules are the only ones: the byte path (gateway/response-replay.ts) stores the bytes of an
+ * answer only when this plugin kept it (or served it from its entry), for as long as that entry
+ * lives, and replays them before Apollo Server is entered.
  */
-export function responseCachePlugin(store: ResponseCacheStore, options: { registry?: Registry; generation?: DataGeneration } = {}): ApolloServerPlugin {
+export function createResponseCache(store: ResponseCacheStore, options: ResponseCacheOptions = {}): ResponseCache {
   const { registry, generation } = options;
   // Without a known generation (not read yet) the cache is neither read nor written.
   const generationKnown = () => !generation || generation.current() !== undefined;
@@ -144,6 +166,8 @@ export function responseCachePlugin(store: ResponseCacheStore, options: { regist
     : undefined;
   // The plugin asks shouldWriteToCache once per cacheable answer, just before it stores it.
   const stored = new WeakSet<object>();
+  // Answers this plugin kept or served from its entry, by the HTTP request core/http.ts built: the byte path's only input.
+  const replayable = new WeakMap<HTTPGraphQLRequest, Replayable>();
   const inner = ApolloServerPluginResponseCache({
     cache: store,
     extraCacheKeyData: async () => generation?.current() ?? null,
@@ -159,7 +183,7 @@ export function responseCachePlugin(store: ResponseCacheStore, options: { regist
       return write;
     },
   });
-  return {
+  const plugin: ApolloServerPlugin = {
     async requestDidStart(requestContext) {
       const listener = (await inner.requestDidStart?.(requestContext)) ?? {};
       return {
@@ -168,9 +192,26 @@ export function responseCachePlugin(store: ResponseCacheStore, options: { regist
           await listener.willSendResponse?.(context);
           const hit = context.metrics.responseCacheHit === true;
           context.response.http.headers.set("x-cache", hit ? "HIT" : "MISS");
-          answers?.inc({ result: hit ? "hit" : stored.has(context.request) ? "stored" : "miss" });
+          const kept = stored.has(context.request);
+          answers?.inc({ result: hit ? "hit" : kept ? "stored" : "miss" });
+          // On a hit the policy is the stored entry's, and `age` how old it is.
+          const policy = context.overallCachePolicy.policyIfCacheable();
+          if ((hit || kept) && policy && context.request.http) {
+            const age = hit ? Number(context.response.http.headers.get("age") ?? 0) : 0;
+            replayable.set(context.request.http, { cacheTime: Date.now() - age * 1000, maxAge: policy.maxAge, operation: context.operationName ?? null });
+          }
         },
       };
     },
   };
+  const beforeGraphQL = createResponseReplay({
+    store,
+    generation,
+    decisionFor: (request) => replayable.get(request),
+    onReplay: (operation, seconds) => {
+      answers?.inc({ result: "hit" });
+      options.metrics?.record(operation, "ok", seconds);
+    },
+  });
+  return { plugin, beforeGraphQL };
 }

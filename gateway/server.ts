@@ -20,7 +20,7 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
-import { responseCachePlugin, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
+import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
@@ -120,6 +120,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const subgraphAgent = createSubgraphAgent();
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
+  const responseCache = deps.responseCache ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics }) : undefined;
   let watcher: FSWatcher | undefined;
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting();
@@ -176,7 +177,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
-      ...(deps.responseCache ? [responseCachePlugin(deps.responseCache, { registry: metrics.registry, generation })] : []),
+      ...(responseCache ? [responseCache.plugin] : []),
     ],
     logger,
   });
@@ -221,6 +222,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         browserPage: deps.graphiql,
         admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
         compression: deps.compression,
+        // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
+        beforeGraphQL: responseCache?.beforeGraphQL,
       });
       http = await listen(listener, host, port);
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");
