@@ -10,6 +10,7 @@ import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
+import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
   name: string;
@@ -21,6 +22,11 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   logger: Logger;
   production: boolean;
   maxBodyBytes?: number;
+  /**
+   * How operations run: compiled once per operation (kit/executor.ts, the default), or by graphql-js
+   * field by field, as Apollo Server does on its own (what the compiled path is checked against).
+   */
+  execution?: "compiled" | "graphql-js";
 }
 
 /** What a composition root needs of a subgraph: its name, and to run it. */
@@ -32,6 +38,8 @@ export interface RunnableSubgraph {
 
 export interface Subgraph<TContext extends BaseContext> extends RunnableSubgraph {
   server: ApolloServer<TContext>;
+  /** How its requests were executed (compiled or graphql-js); absent when `execution` is graphql-js. */
+  executorStats?: ExecutorStats;
 }
 
 /** Builds a subgraph from its dependencies (what subgraphs/registry.ts lists), named as it is built. */
@@ -41,8 +49,10 @@ export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { sub
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
+  const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live);
+  const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
-    schema: instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live),
+    ...(compiled ? { gateway: compiled.gateway } : { schema }),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // Introspection answers in every mode, as at the gateway (Apollo turns it off under NODE_ENV=production).
@@ -58,6 +68,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   return {
     name: options.name,
     server,
+    ...(compiled ? { executorStats: compiled.stats } : {}),
     async listen(host, port) {
       started ??= server.start();
       await started;
