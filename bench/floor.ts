@@ -50,7 +50,7 @@ function fullResult(r: BetResultModel | null) {
     outcome: r.outcome,
     won: r.won,
     payout: formatUInt256(r.payout),
-    proof: { piA: r.proof.pi_a, piB: r.proof.pi_b, piC: r.proof.pi_c, publicSignals: r.publicSignals, verified: r.verified },
+    proof: { piA: r.proof.piA, piB: r.proof.piB, piC: r.proof.piC, publicSignals: r.proof.publicSignals, verified: r.proof.verified },
   };
 }
 
@@ -113,7 +113,7 @@ async function playerBets(variables: Record<string, unknown>): Promise<Answer> {
             outcome: r.outcome,
             won: r.won,
             payout: formatUInt256(r.payout),
-            proof: { piA: r.proof.pi_a, publicSignals: r.publicSignals, verified: r.verified },
+            proof: { piA: r.proof.piA, publicSignals: r.proof.publicSignals, verified: r.proof.verified },
           }
         : null,
     });
