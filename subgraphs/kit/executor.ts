@@ -1,5 +1,14 @@
 import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
-import { execute, getVariableValues, GraphQLError, Kind, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from "graphql";
+import {
+  execute,
+  getVariableValues,
+  GraphQLError,
+  Kind,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 
 // The subgraphs' executor: each operation is compiled once into JavaScript (graphql-jit) and run

@@ -32,14 +32,14 @@ export interface SubgraphOptions<TContext extends BaseContext> {
 /** What a composition root needs of a subgraph: its name, and to run it. */
 export interface RunnableSubgraph {
   name: string;
+  /** How its requests were executed (compiled or graphql-js); absent when `execution` is graphql-js. */
+  executorStats?: ExecutorStats;
   listen(host: string, port: number): Promise<RunningHttpServer>;
   stop(): Promise<void>;
 }
 
 export interface Subgraph<TContext extends BaseContext> extends RunnableSubgraph {
   server: ApolloServer<TContext>;
-  /** How its requests were executed (compiled or graphql-js); absent when `execution` is graphql-js. */
-  executorStats?: ExecutorStats;
 }
 
 /** Builds a subgraph from its dependencies (what subgraphs/registry.ts lists), named as it is built. */
@@ -107,6 +107,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         context: () => definition.createContext(deps.reads ? { ...deps, db: deps.reads.pick() } : deps),
         logger: deps.logger,
         production: deps.production,
+        execution: deps.execution,
       }),
     { typeDefs, subgraphName: definition.name },
   );
