@@ -20,7 +20,7 @@ import { MAX_AGE } from "../core/max-age.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { formatUInt256, parseAddress, parseChainId, parseUInt256 } from "../core/scalars.ts";
 import { betKey } from "../subgraphs/kit/bet-key.ts";
-import { betMaxAge } from "../subgraphs/kit/cache-hints.ts";
+import { betMaxAge, betMaxAgeAt } from "../subgraphs/kit/cache-hints.ts";
 import { encodeCursor, queryFingerprint } from "../subgraphs/history/cursor.ts";
 import { betFilterConditions, betPage, countBets } from "../subgraphs/history/data.ts";
 import { networksOf } from "../subgraphs/networks/data.ts";
@@ -59,7 +59,7 @@ async function betResults(variables: Record<string, unknown>): Promise<Answer> {
   const chainId = parseChainId(variables.chainId);
   const betIds = (variables.betIds as unknown[]).map((id) => parseUInt256(id));
   checkBetIdCount(betIds.length);
-  await networks.require(chainId);
+  const network = await networks.require(chainId);
   const rows = await betsWithResults(
     db,
     betIds.map((betId) => betKey(chainId, betId)),
@@ -67,7 +67,7 @@ async function betResults(variables: Record<string, unknown>): Promise<Answer> {
   let maxAge: number = MAX_AGE.final;
   const out = [];
   for (const [i, row] of rows.entries()) {
-    maxAge = Math.min(maxAge, row ? await betMaxAge(networks, row) : MAX_AGE.live);
+    maxAge = Math.min(maxAge, row ? betMaxAgeAt(network, row) : MAX_AGE.live);
     out.push(row ? { betId: betIds[i]!, result: fullResult(row.result) } : null);
   }
   return { body: `${JSON.stringify({ data: { betResults: out } })}\n`, maxAge };

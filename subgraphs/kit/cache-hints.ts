@@ -9,7 +9,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { MAX_AGE } from "../../core/max-age.ts";
-import { betDepth, type NetworkDirectory } from "../../core/networks.ts";
+import { betDepth, type NetworkDirectory, type NetworkEntry } from "../../core/networks.ts";
 
 // Cache-Control for CDNs: subgraphs hint each field (a tier of core/max-age.ts), the gateway sends
 // the minimum. The rule is Apollo's cache-control plugin's (a hint replaces the field's default; a
@@ -38,7 +38,13 @@ export function cacheFor(info: GraphQLResolveInfo, maxAge: number): void {
 /** `final` once a settled or refunded bet's change is finalized on its network; a pending bet is always `live`. */
 export async function betMaxAge(networks: NetworkDirectory, bet: { chainId: number | bigint; lastChangeBlock: bigint; status: string }): Promise<number> {
   if (bet.status === "PENDING") return MAX_AGE.live;
-  return betDepth(bet.lastChangeBlock, await networks.get(bet.chainId)).finalized ? MAX_AGE.final : MAX_AGE.live;
+  return betMaxAgeAt(await networks.get(bet.chainId), bet);
+}
+
+/** betMaxAge with the bet's network already in hand: no await per bet where a whole list shares one network. */
+export function betMaxAgeAt(network: NetworkEntry | undefined, bet: { lastChangeBlock: bigint; status: string }): number {
+  if (bet.status === "PENDING") return MAX_AGE.live;
+  return betDepth(bet.lastChangeBlock, network).finalized ? MAX_AGE.final : MAX_AGE.live;
 }
 
 /** Gives a request's context its (empty) cache policy; the same object comes back. */
