@@ -31,9 +31,9 @@ type RequestContext = Parameters<GatewayExecutor>[0];
 export interface ExecutorStats {
   /** Requests run by a compiled query. */
   compiledRuns: number;
-  /** Requests run by graphql-js (not compilable, not a query, introspection, bad variables). */
+  /** Requests run by graphql-js (first sight, not compilable, not a query, introspection, bad variables). */
   fallbackRuns: number;
-  /** Compilations (cache misses), including the ones that fell back. */
+  /** Compilations (an operation's second arrival), including the ones that fell back. */
   compilations: number;
 }
 
@@ -43,7 +43,10 @@ export interface CompiledExecutor {
 }
 
 const FALLBACK = Symbol("run on graphql-js");
-type Entry = CompiledQuery | typeof FALLBACK;
+/** Seen once: compiled when it comes again, so a stream of one-off operations never pays a compilation (~1 ms). */
+const SEEN_ONCE = Symbol("seen once");
+type Runnable = CompiledQuery | typeof FALLBACK;
+type Entry = Runnable | typeof SEEN_ONCE;
 
 /** Whether a selection asks for `__schema` or `__type` (introspection stays on graphql-js). */
 function introspects(selectionSet: SelectionSetNode, fragments: Map<string, SelectionSetNode>, seen = new Set<string>()): boolean {
@@ -74,22 +77,30 @@ function asGraphQLError(error: GraphQLError): GraphQLError {
   return rebuilt;
 }
 
-/** A gateway for Apollo Server that serves `schema` with compiled queries, `maxOperations` kept (least recently used dropped). */
+/**
+ * A gateway for Apollo Server that serves `schema` with compiled queries: an operation is compiled
+ * the second time it comes (the first runs on graphql-js), `maxOperations` kept, least recently
+ * used dropped.
+ */
 export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOperations?: number } = {}): CompiledExecutor {
   const maxOperations = options.maxOperations ?? 500;
   const cache = new Map<string, Entry>();
   const stats: ExecutorStats = { compiledRuns: 0, fallbackRuns: 0, compilations: 0 };
 
-  function entryFor(requestContext: RequestContext, operation: OperationDefinitionNode): Entry {
+  function entryFor(requestContext: RequestContext, operation: OperationDefinitionNode): Runnable {
     const key = `${requestContext.queryHash}:${requestContext.operationName ?? ""}`;
     const cached = cache.get(key);
-    if (cached !== undefined) {
+    if (cached === undefined) {
+      remember(key, SEEN_ONCE);
+      return FALLBACK;
+    }
+    if (cached !== SEEN_ONCE) {
       cache.delete(key);
       cache.set(key, cached);
       return cached;
     }
     stats.compilations++;
-    let entry: Entry = FALLBACK;
+    let entry: Runnable = FALLBACK;
     const fragments = new Map(
       requestContext.document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
     );
@@ -101,9 +112,14 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
         // Not compilable: graphql-js runs it.
       }
     }
+    cache.delete(key);
+    remember(key, entry);
+    return entry;
+  }
+
+  function remember(key: string, entry: Entry): void {
     cache.set(key, entry);
     if (cache.size > maxOperations) cache.delete(cache.keys().next().value as string);
-    return entry;
   }
 
   const executor: GatewayExecutor = async (requestContext) => {
