@@ -62,7 +62,7 @@ const MAPPERS: Record<string, Record<string, string>> = {
   results: {
     Bet: "../mappers.ts#BetRefModel",
     BetResult: "../mappers.ts#BetResultModel",
-    Groth16Proof: "../mappers.ts#BetResultModel",
+    Groth16Proof: "../mappers.ts#Groth16ProofModel",
     GameStats: "../mappers.ts#GameStatsModel",
   },
 };

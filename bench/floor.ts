@@ -20,7 +20,7 @@ import { MAX_AGE } from "../core/max-age.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { formatUInt256, parseAddress, parseChainId, parseUInt256 } from "../core/scalars.ts";
 import { betKey } from "../subgraphs/kit/bet-key.ts";
-import { betMaxAge } from "../subgraphs/kit/cache-hints.ts";
+import { betMaxAge, betMaxAgeAt } from "../subgraphs/kit/cache-hints.ts";
 import { encodeCursor, queryFingerprint } from "../subgraphs/history/cursor.ts";
 import { betFilterConditions, betPage, countBets } from "../subgraphs/history/data.ts";
 import { networksOf } from "../subgraphs/networks/data.ts";
@@ -50,7 +50,7 @@ function fullResult(r: BetResultModel | null) {
     outcome: r.outcome,
     won: r.won,
     payout: formatUInt256(r.payout),
-    proof: { piA: r.proof.pi_a, piB: r.proof.pi_b, piC: r.proof.pi_c, publicSignals: r.publicSignals, verified: r.verified },
+    proof: { piA: r.proof.piA, piB: r.proof.piB, piC: r.proof.piC, publicSignals: r.proof.publicSignals, verified: r.proof.verified },
   };
 }
 
@@ -59,7 +59,7 @@ async function betResults(variables: Record<string, unknown>): Promise<Answer> {
   const chainId = parseChainId(variables.chainId);
   const betIds = (variables.betIds as unknown[]).map((id) => parseUInt256(id));
   checkBetIdCount(betIds.length);
-  await networks.require(chainId);
+  const network = await networks.require(chainId);
   const rows = await betsWithResults(
     db,
     betIds.map((betId) => betKey(chainId, betId)),
@@ -67,7 +67,7 @@ async function betResults(variables: Record<string, unknown>): Promise<Answer> {
   let maxAge: number = MAX_AGE.final;
   const out = [];
   for (const [i, row] of rows.entries()) {
-    maxAge = Math.min(maxAge, row ? await betMaxAge(networks, row) : MAX_AGE.live);
+    maxAge = Math.min(maxAge, row ? betMaxAgeAt(network, row) : MAX_AGE.live);
     out.push(row ? { betId: betIds[i]!, result: fullResult(row.result) } : null);
   }
   return { body: `${JSON.stringify({ data: { betResults: out } })}\n`, maxAge };
@@ -113,7 +113,7 @@ async function playerBets(variables: Record<string, unknown>): Promise<Answer> {
             outcome: r.outcome,
             won: r.won,
             payout: formatUInt256(r.payout),
-            proof: { piA: r.proof.pi_a, publicSignals: r.publicSignals, verified: r.verified },
+            proof: { piA: r.proof.piA, publicSignals: r.proof.publicSignals, verified: r.proof.verified },
           }
         : null,
     });

@@ -34,6 +34,11 @@ export class NetworkDirectory {
     return this.loading;
   }
 
+  /** The snapshot while it is fresh, with no await; undefined when `all()` must load it. */
+  fresh(): Map<number, NetworkEntry> | undefined {
+    return this.snapshot && Date.now() - this.loadedAt < this.ttlMs ? this.snapshot : undefined;
+  }
+
   async get(chainId: number | bigint): Promise<NetworkEntry | undefined> {
     return (await this.all()).get(Number(chainId));
   }

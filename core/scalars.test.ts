@@ -1,4 +1,5 @@
 import { GraphQLError, parseValue as parseLiteralText } from "graphql";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { AddressScalar, Bytes32Scalar, ChainIdScalar, UInt256Scalar } from "./scalars.ts";
 
@@ -25,6 +26,23 @@ describe("UInt256", () => {
     "rejects %j",
     (value) => rejects(() => UInt256Scalar.parseValue(value)),
   );
+  it("accepts exactly the canonical decimal strings up to 2^256-1 (the rule as a regular expression)", () => {
+    const canonical = (text: string) => /^(0|[1-9][0-9]*)$/.test(text) && BigInt(text) <= (1n << 256n) - 1n;
+    const accepts = (text: string) => {
+      try {
+        return UInt256Scalar.parseValue(text) === text && UInt256Scalar.serialize(text) === text;
+      } catch {
+        return false;
+      }
+    };
+    const digits = fc.string({ unit: fc.constantFrom(..."0123456789"), maxLength: 80 });
+    const near = fc.string({ unit: fc.constantFrom(..."0123456789 -+.e/:x"), maxLength: 80 });
+    fc.assert(
+      fc.property(fc.oneof(digits, near, fc.string()), (text) => accepts(text) === canonical(text)),
+      { numRuns: 5_000 },
+    );
+    for (const edge of ["0", "00", "01", "10", "/", ":", MAX, `${MAX.slice(0, -1)}6`, `${MAX}0`]) expect(accepts(edge)).toBe(canonical(edge));
+  });
   it("rejects number literals: integers travel as strings", () => {
     rejects(() => UInt256Scalar.parseLiteral(parseLiteralText("12")));
   });

@@ -44,10 +44,17 @@ async function header(query: string): Promise<string | undefined> {
   const subgraph = createSubgraph({ name: "t", typeDefs, resolvers, context: () => ({}), logger: pino({ level: "silent" }), production: true });
   const http = await subgraph.listen("127.0.0.1", 0);
   try {
-    const response = await fetch(`${http.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
-    return response.headers.get("cache-control") ?? undefined;
+    // Twice: an operation runs on graphql-js the first time, compiled after (kit/executor.ts); both must hint alike.
+    const headers: (string | null)[] = [];
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(`${http.url}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query }) });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
+      headers.push(response.headers.get("cache-control"));
+    }
+    expect(subgraph.executorStats!.compiledRuns + subgraph.executorStats!.fallbackRuns).toBe(2);
+    expect(headers[1]).toBe(headers[0]);
+    return headers[0] ?? undefined;
   } finally {
     await subgraph.stop();
   }

@@ -9,7 +9,7 @@ import {
   type GraphQLSchema,
 } from "graphql";
 import { MAX_AGE } from "../../core/max-age.ts";
-import { betDepth, type NetworkDirectory } from "../../core/networks.ts";
+import { betDepth, type NetworkDirectory, type NetworkEntry } from "../../core/networks.ts";
 
 // Cache-Control for CDNs: subgraphs hint each field (a tier of core/max-age.ts), the gateway sends
 // the minimum. The rule is Apollo's cache-control plugin's (a hint replaces the field's default; a
@@ -19,25 +19,32 @@ import { betDepth, type NetworkDirectory } from "../../core/networks.ts";
 // Only the fields that can matter are wrapped, once, when the schema is built; the minimum lives on
 // the request's context and becomes the header once per response (BENCHMARKS.md, issue 12).
 
+// A wrapped field's hint lives on its own resolve info (graphql-js and the compiled executor make
+// one per field call): NO_HINT until the resolver hints, no other object per call.
 const SLOT = Symbol("cache hint of this field");
 const POLICY = Symbol("cache policy of this response");
+const NO_HINT = -1;
 
-interface Slot {
-  maxAge: number | undefined;
-}
+type HintedInfo = GraphQLResolveInfo & { [SLOT]?: number };
 interface Policy {
   maxAge: number | undefined;
 }
 
 export function cacheFor(info: GraphQLResolveInfo, maxAge: number): void {
-  const slot = (info as GraphQLResolveInfo & { [SLOT]?: Slot })[SLOT];
-  if (slot) slot.maxAge = maxAge;
+  const hinted = info as HintedInfo;
+  if (hinted[SLOT] !== undefined) hinted[SLOT] = maxAge;
 }
 
 /** `final` once a settled or refunded bet's change is finalized on its network; a pending bet is always `live`. */
 export async function betMaxAge(networks: NetworkDirectory, bet: { chainId: number | bigint; lastChangeBlock: bigint; status: string }): Promise<number> {
   if (bet.status === "PENDING") return MAX_AGE.live;
-  return betDepth(bet.lastChangeBlock, await networks.get(bet.chainId)).finalized ? MAX_AGE.final : MAX_AGE.live;
+  return betMaxAgeAt(await networks.get(bet.chainId), bet);
+}
+
+/** betMaxAge with the bet's network already in hand: no await per bet where a whole list shares one network. */
+export function betMaxAgeAt(network: NetworkEntry | undefined, bet: { lastChangeBlock: bigint; status: string }): number {
+  if (bet.status === "PENDING") return MAX_AGE.live;
+  return betDepth(bet.lastChangeBlock, network).finalized ? MAX_AGE.final : MAX_AGE.live;
 }
 
 /** Gives a request's context its (empty) cache policy; the same object comes back. */
@@ -49,11 +56,26 @@ function isPromise(x: unknown): x is PromiseLike<unknown> {
   return typeof (x as PromiseLike<unknown> | null)?.then === "function";
 }
 
-/** Calls `done` once the field's value is settled (a promise, or a list holding promises, as `__resolveReference` batches give). */
-function whenFinished(result: unknown, done: () => void): void {
-  if (isPromise(result)) result.then((r) => whenFinished(r, done), done);
-  else if (Array.isArray(result) && result.some(isPromise)) Promise.all(result).then(done, done);
-  else done();
+/** Folds a finished field into the response's policy: its hint, else the default when the field counts. */
+function settle(policy: Policy, info: HintedInfo, fallback: number | undefined): void {
+  const hint = info[SLOT] ?? NO_HINT;
+  const maxAge = hint === NO_HINT ? fallback : hint;
+  if (maxAge !== undefined && (policy.maxAge === undefined || maxAge < policy.maxAge)) policy.maxAge = maxAge;
+}
+
+/** Settles once the field's value is (a promise, or a list holding promises, as `__resolveReference` batches give). */
+function settleWhenFinished(result: unknown, policy: Policy, info: HintedInfo, fallback: number | undefined): void {
+  if (isPromise(result)) {
+    result.then(
+      (value) => settleWhenFinished(value, policy, info, fallback),
+      () => settle(policy, info, fallback),
+    );
+  } else if (Array.isArray(result) && result.some(isPromise)) {
+    Promise.all(result).then(
+      () => settle(policy, info, fallback),
+      () => settle(policy, info, fallback),
+    );
+  } else settle(policy, info, fallback);
 }
 
 /**
@@ -70,23 +92,21 @@ export function instrumentCacheHints(schema: GraphQLSchema, defaultMaxAge: numbe
       const resolve = field.resolve;
       if (!counts && !resolve) continue;
       const inner: GraphQLFieldResolver<unknown, unknown> = resolve ?? defaultFieldResolver;
+      const fallback = counts ? defaultMaxAge : undefined;
       field.resolve = (source, args, context: { [POLICY]?: Policy } | undefined, info) => {
         const policy = context?.[POLICY];
         if (!policy) return inner(source, args, context, info);
-        const slot: Slot = { maxAge: undefined };
-        (info as GraphQLResolveInfo & { [SLOT]?: Slot })[SLOT] = slot;
-        const done = () => {
-          const maxAge = slot.maxAge ?? (counts ? defaultMaxAge : undefined);
-          if (maxAge !== undefined && (policy.maxAge === undefined || maxAge < policy.maxAge)) policy.maxAge = maxAge;
-        };
+        const hinted = info as HintedInfo;
+        hinted[SLOT] = NO_HINT;
+        let result: unknown;
         try {
-          const result = inner(source, args, context, info);
-          whenFinished(result, done);
-          return result;
+          result = inner(source, args, context, info);
         } catch (error) {
-          done();
+          settle(policy, hinted, fallback);
           throw error;
         }
+        settleWhenFinished(result, policy, hinted, fallback);
+        return result;
       };
     }
   }

@@ -19,4 +19,6 @@ export interface SubgraphDeps {
   readPin?: string;
   /** The key page cursors are signed under (history subgraph); unset: a key of this process only. */
   cursorKey?: Uint8Array;
+  /** How operations run (kit/executor.ts): compiled, the default, or by graphql-js (what tests compare it with). */
+  execution?: "compiled" | "graphql-js";
 }

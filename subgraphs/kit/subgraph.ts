@@ -11,6 +11,7 @@ import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
+import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
   name: string;
@@ -22,6 +23,11 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   logger: Logger;
   production: boolean;
   maxBodyBytes?: number;
+  /**
+   * How operations run: compiled once per operation (kit/executor.ts, the default), or by graphql-js
+   * field by field, as Apollo Server does on its own (what the compiled path is checked against).
+   */
+  execution?: "compiled" | "graphql-js";
 }
 
 /** An operation handed to a subgraph by a gateway in the same process, with the headers HTTP would carry. */
@@ -43,6 +49,8 @@ export interface DirectAnswer {
 /** What a composition root needs of a subgraph: its name, and to run it. */
 export interface RunnableSubgraph {
   name: string;
+  /** How its requests were executed (compiled or graphql-js); absent when `execution` is graphql-js. */
+  executorStats?: ExecutorStats;
   listen(host: string, port: number): Promise<RunningHttpServer>;
   /**
    * Runs one operation through the same request pipeline as its HTTP route (context, plugins,
@@ -63,8 +71,10 @@ export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { sub
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
+  const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live);
+  const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
-    schema: instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live),
+    ...(compiled ? { gateway: compiled.gateway } : { schema }),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
     // Introspection answers in every mode, as at the gateway (Apollo turns it off under NODE_ENV=production).
@@ -96,6 +106,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         cacheControl: response.http.headers.get("cache-control"),
       };
     },
+    ...(compiled ? { executorStats: compiled.stats } : {}),
     async listen(host, port) {
       started ??= server.start();
       await started;
@@ -141,6 +152,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         },
         logger: deps.logger,
         production: deps.production,
+        execution: deps.execution,
       }),
     { typeDefs, subgraphName: definition.name },
   );

@@ -1,16 +1,22 @@
 import type { Database } from "../../core/db.ts";
 import { splitBetKey } from "../kit/bet-key.ts";
+import type { SnarkjsProof } from "../../zk/proof-shape.ts";
 import type { BetResultModel, BetWithResult } from "./mappers.ts";
 
 // Every statement of the results subgraph.
 
-type Row = Omit<BetResultModel, "won" | "verified"> & {
+interface Row {
   key: string;
   lastChangeBlock: string;
   status: string;
+  outcome: string;
   won: boolean | null;
+  payout: string;
+  proof: SnarkjsProof;
+  publicSignals: string[];
+  solidityCalldata: string;
   verified: boolean | null;
-};
+}
 
 /**
  * Bets by "chainId:betId" key with their result (null while unsettled), null for an unknown bet:
@@ -39,10 +45,16 @@ export async function betsWithResults(db: Database, keys: readonly string[]): Pr
               outcome: row.outcome,
               won: row.won,
               payout: row.payout,
-              proof: row.proof,
-              publicSignals: row.publicSignals,
-              solidityCalldata: row.solidityCalldata,
-              verified: row.verified ?? false,
+              proof: {
+                protocol: row.proof.protocol,
+                curve: row.proof.curve,
+                piA: row.proof.pi_a,
+                piB: row.proof.pi_b,
+                piC: row.proof.pi_c,
+                publicSignals: row.publicSignals,
+                solidityCalldata: row.solidityCalldata,
+                verified: row.verified ?? false,
+              },
             };
       return [row.key, { chainId: Number(splitBetKey(row.key).chainId), result, lastChangeBlock: BigInt(row.lastChangeBlock), status: row.status }];
     }),

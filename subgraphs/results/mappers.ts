@@ -15,7 +15,19 @@ export interface BetResultModel {
   outcome: string;
   won: boolean;
   payout: string;
-  proof: SnarkjsProof;
+  proof: Groth16ProofModel;
+}
+
+/**
+ * A `Groth16Proof` in the API's layout, shaped once when its row is read: every field is served as
+ * it stands (no resolver per field: 100 proofs are ~1 000 fields per answer).
+ */
+export interface Groth16ProofModel {
+  protocol: SnarkjsProof["protocol"];
+  curve: SnarkjsProof["curve"];
+  piA: SnarkjsProof["pi_a"];
+  piB: SnarkjsProof["pi_b"];
+  piC: SnarkjsProof["pi_c"];
   publicSignals: string[];
   solidityCalldata: string;
   verified: boolean;

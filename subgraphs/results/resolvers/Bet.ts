@@ -1,5 +1,5 @@
 import { MAX_AGE } from "../../../core/max-age.ts";
-import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
+import { betMaxAgeAt, cacheFor } from "../../kit/cache-hints.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { refKey } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
@@ -17,7 +17,13 @@ export const Bet: BetResolvers = {
   },
   result: async (ref, _args, ctx, info) => {
     const bet = await ctx.betWithResult.load(refKey(ref));
-    cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
-    return bet?.result ?? null;
+    if (!bet) {
+      cacheFor(info, MAX_AGE.live);
+      return null;
+    }
+    // The network snapshot in hand when fresh: one await per bet, not three.
+    const networks = ctx.networks.fresh() ?? (await ctx.networks.all());
+    cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), bet));
+    return bet.result;
   },
 };

@@ -1,7 +1,7 @@
 import { ChainIdScalar, UInt256Scalar } from "../../../core/scalars.ts";
 import type { Resolvers } from "../generated/resolvers-types.ts";
 import { Bet } from "./Bet.ts";
-import { BetResult, Groth16Proof } from "./BetResult.ts";
+import { BetResult } from "./BetResult.ts";
 import { betResult, betResults } from "./Query/betResults.ts";
 import { fairnessStats } from "./Query/fairnessStats.ts";
 
@@ -11,5 +11,4 @@ export const resolvers: Resolvers = {
   Query: { betResult, betResults, fairnessStats },
   Bet,
   BetResult,
-  Groth16Proof,
 };

@@ -1,0 +1,156 @@
+import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
+import {
+  execute,
+  getVariableValues,
+  GraphQLError,
+  Kind,
+  type ExecutionResult,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
+
+// The subgraphs' executor: each operation is compiled once into JavaScript (graphql-jit) and run
+// from a bounded cache, instead of graphql-js walking the document for every field of every
+// response. graphql-js completing ~2 000 leaves of 100 proofs per answer was the largest share of a
+// results subgraph request after the SQL (BENCHMARKS.md, issue 12).
+//
+// Apollo Server has no executor option for a plain schema; its `gateway` option (GatewayInterface:
+// `load()` gives the schema and an executor) is the seam. Apollo Server still parses, validates,
+// runs the plugins and formats errors (core/errors.ts) as before: only execution moves. What stays
+// on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
+// compile, anything but a query, introspection (`__schema`, `__type`) and variable coercion (its
+// errors are graphql-js's own; the compiled query then coerces the same raw values again).
+
+type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
+type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface["load"]>>["executor"]>;
+type RequestContext = Parameters<GatewayExecutor>[0];
+
+/** How requests were executed since start: a test and /metrics-free debugging read it. */
+export interface ExecutorStats {
+  /** Requests run by a compiled query. */
+  compiledRuns: number;
+  /** Requests run by graphql-js (first sight, not compilable, not a query, introspection, bad variables). */
+  fallbackRuns: number;
+  /** Compilations (an operation's second arrival), including the ones that fell back. */
+  compilations: number;
+}
+
+export interface CompiledExecutor {
+  gateway: GatewayInterface;
+  stats: ExecutorStats;
+}
+
+const FALLBACK = Symbol("run on graphql-js");
+/** Seen once: compiled when it comes again, so a stream of one-off operations never pays a compilation (~1 ms). */
+const SEEN_ONCE = Symbol("seen once");
+type Runnable = CompiledQuery | typeof FALLBACK;
+type Entry = Runnable | typeof SEEN_ONCE;
+
+/** Whether a selection asks for `__schema` or `__type` (introspection stays on graphql-js). */
+function introspects(selectionSet: SelectionSetNode, fragments: Map<string, SelectionSetNode>, seen = new Set<string>()): boolean {
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === "__schema" || selection.name.value === "__type") return true;
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      if (introspects(selection.selectionSet, fragments, seen)) return true;
+    } else if (!seen.has(selection.name.value)) {
+      seen.add(selection.name.value);
+      const fragment = fragments.get(selection.name.value);
+      if (fragment && introspects(fragment, fragments, seen)) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * graphql-jit reports errors as its own objects (no `nodes`, `extensions` undefined when the cause
+ * has none): rebuilt here as graphql-js's, as `locatedError` makes them, so that Apollo Server and
+ * core/errors.ts see the same error either way.
+ */
+function asGraphQLError(error: GraphQLError): GraphQLError {
+  const original = error.originalError ?? undefined;
+  if (original instanceof GraphQLError && Array.isArray(original.path)) return original;
+  const rebuilt = new GraphQLError(error.message, { path: error.path, originalError: original });
+  (rebuilt as { locations: GraphQLError["locations"] }).locations = error.locations?.length ? error.locations : undefined;
+  return rebuilt;
+}
+
+/**
+ * A gateway for Apollo Server that serves `schema` with compiled queries: an operation is compiled
+ * the second time it comes (the first runs on graphql-js), `maxOperations` kept, least recently
+ * used dropped.
+ */
+export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOperations?: number } = {}): CompiledExecutor {
+  const maxOperations = options.maxOperations ?? 500;
+  const cache = new Map<string, Entry>();
+  const stats: ExecutorStats = { compiledRuns: 0, fallbackRuns: 0, compilations: 0 };
+
+  function entryFor(requestContext: RequestContext, operation: OperationDefinitionNode): Runnable {
+    const key = `${requestContext.queryHash}:${requestContext.operationName ?? ""}`;
+    const cached = cache.get(key);
+    if (cached === undefined) {
+      remember(key, SEEN_ONCE);
+      return FALLBACK;
+    }
+    if (cached !== SEEN_ONCE) {
+      cache.delete(key);
+      cache.set(key, cached);
+      return cached;
+    }
+    stats.compilations++;
+    let entry: Runnable = FALLBACK;
+    const fragments = new Map(
+      requestContext.document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
+    );
+    if (operation.operation === "query" && !introspects(operation.selectionSet, fragments)) {
+      try {
+        const compiled = compileQuery(schema, requestContext.document, requestContext.operationName ?? undefined);
+        if (isCompiledQuery(compiled)) entry = compiled;
+      } catch {
+        // Not compilable: graphql-js runs it.
+      }
+    }
+    cache.delete(key);
+    remember(key, entry);
+    return entry;
+  }
+
+  function remember(key: string, entry: Entry): void {
+    cache.set(key, entry);
+    if (cache.size > maxOperations) cache.delete(cache.keys().next().value as string);
+  }
+
+  const executor: GatewayExecutor = async (requestContext) => {
+    const { operation, document, context } = requestContext;
+    const variables = requestContext.request.variables ?? {};
+    const entry = operation ? entryFor(requestContext, operation) : FALLBACK;
+    if (entry === FALLBACK || !operation) {
+      stats.fallbackRuns++;
+      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
+    }
+    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
+    if (coerced.errors) {
+      stats.fallbackRuns++;
+      return { errors: coerced.errors };
+    }
+    stats.compiledRuns++;
+    const result: ExecutionResult = await entry.query(undefined, context, variables);
+    return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
+  };
+
+  const gateway: GatewayInterface = {
+    async load() {
+      return { executor };
+    },
+    onSchemaLoadOrUpdate(callback) {
+      callback({ apiSchema: schema, coreSupergraphSdl: "" });
+      return () => {};
+    },
+    async stop() {
+      cache.clear();
+    },
+  };
+  return { gateway, stats };
+}
