@@ -73,6 +73,18 @@ describe("createBatchVerifier", () => {
     expect(verifier.verify(swapped)).toEqual([...genuine.map(() => true), false]);
   });
 
+  it("bisects across several shared Miller-loop chunks: exactly the tampered proofs fail", async () => {
+    const verifier = await createBatchVerifier(key);
+    // 50 items: more than three chunks of shared Miller loops; bad ones in the first, a middle and the last chunk.
+    const bad = new Set([0, 17, 18, 49]);
+    const items = Array.from({ length: 50 }, (_, i) => (bad.has(i) ? tamper(genuine[i % N] as BatchItem) : (genuine[i % N] as BatchItem)));
+    expect(verifier.verify(items)).toEqual(items.map((_, i) => !bad.has(i)));
+    const good = Array.from({ length: 50 }, (_, i) => genuine[i % N] as BatchItem);
+    const before = verifier.checks;
+    expect(verifier.verify(good)).toEqual(good.map(() => true));
+    expect(verifier.checks - before).toBe(1);
+  });
+
   it("weights each proof at random: two wrong proofs whose errors cancel in a plain sum both fail", async () => {
     const verifier = await createBatchVerifier(key);
     const [plus, minus] = await cancellingPair(genuine[2] as BatchItem);
