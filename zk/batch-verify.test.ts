@@ -5,7 +5,7 @@ import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBatchVerifier, type BatchItem } from "./batch-verify.ts";
 import { FIELD_MODULUS, loadDevVerificationKey, proveBetOutcome, releaseProverResources, verifyBetProof, type SnarkjsProof } from "./groth16.ts";
-import { createVerifyPool, type VerifyPool } from "./verify-pool.ts";
+import { createVerifyPool, workerUrl, type VerifyPool } from "./verify-pool.ts";
 
 const { key } = loadDevVerificationKey();
 const N = 6;
@@ -153,6 +153,12 @@ interface Fq2 {
 }
 
 describe("createVerifyPool", () => {
+  it("starts its workers from the esbuild bundle (no TypeScript loader in the worker)", async () => {
+    const url = await workerUrl();
+    expect(url.protocol).toBe("data:");
+    expect(decodeURIComponent(url.href)).toContain("parentPort");
+  });
+
   it.each([0, 2])("with %i workers: the same verdicts as snarkjs, in order, over many slices", async (workers) => {
     const pool = createVerifyPool(key, { workers });
     pools.push(pool);
