@@ -3,7 +3,11 @@
  *
  * - Backfill: while the cursor is below the finalized block (core/finality.ts), BetVault logs
  *   are read with eth_getLogs in ranges of `batchSize` blocks and committed in groups of whole
- *   blocks (≤ maxEventsPerCommit events), each group with the cursor in one transaction.
+ *   blocks (≤ maxEventsPerCommit events, ≤ maxSettlementsPerCommit settlements), each group with
+ *   the cursor in one transaction. The proofs are pipelined: every group's settlements go to the
+ *   verifier (the worker pool) as soon as the range is decoded, so the pool verifies the next
+ *   groups while the current one is written; each group still commits in order, and only once
+ *   its own proofs' verdicts are in (a verdict is never assumed).
  * - Follow: above that, block by block: the header's parent hash must be the stored hash of the
  *   cursor block, the logs are read by block hash, and block, events and cursor commit together.
  * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash than ours
@@ -54,6 +58,11 @@ export interface NetworkSyncDeps {
   emit: (event: IndexerEvent) => void;
   /** Largest number of events one commit carries during backfill (whole blocks only). */
   maxEventsPerCommit: number;
+  /**
+   * Largest number of settlements one backfill commit carries (whole blocks only): smaller groups
+   * let the pool verify the next group's proofs while this one is written.
+   */
+  maxSettlementsPerCommit: number;
   /** How often an idle, caught-up indexer refreshes the cursor's head and updatedAt. */
   heartbeatMs: number;
   /** While backfilling, how often progress is logged and emitted. */
@@ -239,18 +248,29 @@ export class NetworkSync {
     const events = decodeBetLogs(logs);
     const timestamps = await blockTimestamps(this.deps.rpc, this.chainId, logs, [first, last]);
 
-    // Commit whole blocks, at most maxEventsPerCommit events at a time (a single larger block still goes alone).
+    // Commit whole blocks, at most maxEventsPerCommit events (maxSettlementsPerCommit settlements)
+    // at a time (a single larger block still goes alone).
+    const groups: [number, number][] = [];
     let start = 0;
     while (start < events.length) {
-      let end = Math.min(start + this.deps.maxEventsPerCommit, events.length);
+      let end = start;
+      let settlements = 0;
+      while (end < events.length && end - start < this.deps.maxEventsPerCommit && settlements < this.deps.maxSettlementsPerCommit) {
+        if (events[end]?.kind === "BetSettled") settlements++;
+        end++;
+      }
       const lastBlock = events[end - 1]?.blockNumber;
       while (end < events.length && events[end]?.blockNumber === lastBlock) end++;
-      const group = events.slice(start, end);
-      const tail = group[group.length - 1];
-      const isLast = end >= events.length;
-      const target = isLast || !tail ? { number: last.number, hash: last.hash } : { number: tail.blockNumber, hash: tail.blockHash };
-      await this.commitEvents(group, target, timestamps, "backfill");
+      groups.push([start, end]);
       start = end;
+    }
+    const ahead = await this.verifyAhead(groups.map(([a, b]) => events.slice(a, b)));
+    for (const [i, [a, b]] of groups.entries()) {
+      const group = events.slice(a, b);
+      const tail = group[group.length - 1];
+      const isLast = b >= events.length;
+      const target = isLast || !tail ? { number: last.number, hash: last.hash } : { number: tail.blockNumber, hash: tail.blockHash };
+      await this.commitEvents(group, target, timestamps, "backfill", ahead[i]);
     }
     if (events.length === 0) await this.commitEvents([], { number: last.number, hash: last.hash }, timestamps, "backfill");
   }
@@ -265,13 +285,54 @@ export class NetworkSync {
     return { chainId, name, confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
   }
 
-  private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
+  /**
+   * Starts verifying the settlements of every group of a backfill range, in group order (the pool
+   * queues them): one promise per group, its proofs by settlement key. The bets they settle come
+   * from the range's own BetPlaced events, the pending-bet cache or one database read. A group
+   * whose inputs cannot be built gets a rejected promise: its commit fails as it did before.
+   */
+  private async verifyAhead(groups: readonly (readonly BetEvent[])[]): Promise<Promise<Map<string, SettlementProof>>[]> {
+    const all = groups.flat();
+    const known = new Map<string, Pick<Bet, "serverSeedHash" | "clientSeed">>();
+    const missing: bigint[] = [];
+    for (const betId of betsToLoad(all)) {
+      const cached = this.pendingBets.get(betIdKey(betId));
+      if (cached) known.set(betIdKey(betId), cached);
+      else missing.push(betId);
+    }
+    if (missing.length > 0) for (const [key, bet] of await this.deps.store.bets(this.chainId, missing)) known.set(key, bet);
+    const out: Promise<Map<string, SettlementProof>>[] = [];
+    for (const group of groups) {
+      let verifying: Promise<Map<string, SettlementProof>>;
+      try {
+        verifying = this.proofs(settlementInputs(group, known));
+      } catch (error) {
+        verifying = Promise.reject(error);
+      }
+      verifying.catch(() => undefined); // awaited by its commit; a failed earlier commit leaves it unawaited
+      out.push(verifying);
+      for (const e of group) if (e.kind === "BetPlaced") known.set(betIdKey(e.betId), { serverSeedHash: e.serverSeedHash, clientSeed: e.clientSeed });
+    }
+    return out;
+  }
+
+  private async commitEvents(
+    events: readonly BetEvent[],
+    to: BlockRef,
+    timestamps: ReadonlyMap<bigint, bigint>,
+    mode: "backfill" | "follow",
+    verifying?: Promise<Map<string, SettlementProof>>,
+  ): Promise<void> {
     const { store } = this.deps;
     const from = this.requireCursor();
     const started = performance.now();
     const existing = await this.existingBets(events);
     const loaded = performance.now();
-    const proofs = await this.proofs(settlementInputs(events, existing));
+    const inputs = settlementInputs(events, existing);
+    const ahead = verifying ? await verifying : undefined;
+    // The verdicts verified ahead are for exactly these settlements (same proof, same bet signals);
+    // anything else (none expected) is verified now.
+    const proofs = ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : await this.proofs(inputs);
     const proved = performance.now();
     const state = this.cursorState(to.number);
     const network = this.entry(state);
