@@ -70,6 +70,9 @@ const cached = readProofCache(WANTED);
 const N = cached.length;
 if (N === 0) throw new Error("no cached proofs: run `npx tsx bench/proof-cache.ts --bets <n>` first");
 if (N < WANTED) log(`only ${N} of ${WANTED} proofs are cached: measuring ${N} settlements`);
+// Every settlement carries its own proof: no proof may stand for two bets.
+const DISTINCT = new Set(cached.map((c) => `${c.proof.pA.join(",")}|${c.proof.pC.join(",")}`)).size;
+if (DISTINCT !== N) throw new Error(`the proof cache holds ${N - DISTINCT} duplicate proofs among ${N}: regenerate it`);
 
 async function postgresReachable(): Promise<boolean> {
   const client = new pg.Client({ connectionString: config.TEST_DATABASE_URL, connectionTimeoutMillis: 2000 });
@@ -261,6 +264,6 @@ const table: string[][] = [
 ];
 const widths = (table[0] ?? []).map((_, i) => Math.max(...table.map((r) => (r[i] ?? "").length)));
 console.log(
-  `\nBackfill with genuine proofs — ${N} settlements each with its own Groth16 proof (+ ${N} placements), ${dbKind}, ${availableParallelism()} CPUs\n`,
+  `\nBackfill with genuine proofs — ${N} settlements each with its own Groth16 proof (${DISTINCT} distinct) (+ ${N} placements), ${dbKind}, ${availableParallelism()} CPUs\n`,
 );
 for (const r of table) console.log(r.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  "));
