@@ -4,10 +4,7 @@
  * - Backfill: while the cursor is below the finalized block (core/finality.ts), BetVault logs
  *   are read with eth_getLogs in ranges of `batchSize` blocks and committed in groups of whole
  *   blocks (≤ maxEventsPerCommit events, ≤ maxSettlementsPerCommit settlements), each group with
- *   the cursor in one transaction. The proofs are pipelined: every group's settlements go to the
- *   verifier (the worker pool) as soon as the range is decoded, so the pool verifies the next
- *   groups while the current one is written; each group still commits in order, and only once
- *   its own proofs' verdicts are in (a verdict is never assumed).
+ *   the cursor in one transaction; their proofs are verified ahead (indexer/backfill-pipeline.ts).
  * - Follow: above that, block by block: the header's parent hash must be the stored hash of the
  *   cursor block, the logs are read by block hash, and block, events and cursor commit together.
  * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash than ours
@@ -31,7 +28,8 @@ import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDee
 import { decodeBetLogs, type BetEvent } from "./events.ts";
 import { blockTimestamps } from "./timestamps.ts";
 import { BackfillProgressTracker, progressFields, progressMessage, type BackfillProgress } from "./progress.ts";
-import { settlementProofs, type ProofVerifier, type SettlementProof } from "./proofs.ts";
+import { commitGroups, proofsByKey, verifyGroupsAhead } from "./backfill-pipeline.ts";
+import type { ProofVerifier, SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 import { TokenMetadata } from "./tokens.ts";
@@ -58,10 +56,7 @@ export interface NetworkSyncDeps {
   emit: (event: IndexerEvent) => void;
   /** Largest number of events one commit carries during backfill (whole blocks only). */
   maxEventsPerCommit: number;
-  /**
-   * Largest number of settlements one backfill commit carries (whole blocks only): smaller groups
-   * let the pool verify the next group's proofs while this one is written.
-   */
+  /** Largest number of settlements one backfill commit carries (whole blocks only; pipelined proofs). */
   maxSettlementsPerCommit: number;
   /** How often an idle, caught-up indexer refreshes the cursor's head and updatedAt. */
   heartbeatMs: number;
@@ -248,22 +243,7 @@ export class NetworkSync {
     const events = decodeBetLogs(logs);
     const timestamps = await blockTimestamps(this.deps.rpc, this.chainId, logs, [first, last]);
 
-    // Commit whole blocks, at most maxEventsPerCommit events (maxSettlementsPerCommit settlements)
-    // at a time (a single larger block still goes alone).
-    const groups: [number, number][] = [];
-    let start = 0;
-    while (start < events.length) {
-      let end = start;
-      let settlements = 0;
-      while (end < events.length && end - start < this.deps.maxEventsPerCommit && settlements < this.deps.maxSettlementsPerCommit) {
-        if (events[end]?.kind === "BetSettled") settlements++;
-        end++;
-      }
-      const lastBlock = events[end - 1]?.blockNumber;
-      while (end < events.length && events[end]?.blockNumber === lastBlock) end++;
-      groups.push([start, end]);
-      start = end;
-    }
+    const groups = commitGroups(events, { maxEvents: this.deps.maxEventsPerCommit, maxSettlements: this.deps.maxSettlementsPerCommit });
     const ahead = await this.verifyAhead(groups.map(([a, b]) => events.slice(a, b)));
     for (const [i, [a, b]] of groups.entries()) {
       const group = events.slice(a, b);
@@ -285,35 +265,10 @@ export class NetworkSync {
     return { chainId, name, confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
   }
 
-  /**
-   * Starts verifying the settlements of every group of a backfill range, in group order (the pool
-   * queues them): one promise per group, its proofs by settlement key. The bets they settle come
-   * from the range's own BetPlaced events, the pending-bet cache or one database read. A group
-   * whose inputs cannot be built gets a rejected promise: its commit fails as it did before.
-   */
+  /** Starts verifying every group's settlements (indexer/backfill-pipeline.ts), bets not placed in the range loaded once. */
   private async verifyAhead(groups: readonly (readonly BetEvent[])[]): Promise<Promise<Map<string, SettlementProof>>[]> {
-    const all = groups.flat();
-    const known = new Map<string, Pick<Bet, "serverSeedHash" | "clientSeed">>();
-    const missing: bigint[] = [];
-    for (const betId of betsToLoad(all)) {
-      const cached = this.pendingBets.get(betIdKey(betId));
-      if (cached) known.set(betIdKey(betId), cached);
-      else missing.push(betId);
-    }
-    if (missing.length > 0) for (const [key, bet] of await this.deps.store.bets(this.chainId, missing)) known.set(key, bet);
-    const out: Promise<Map<string, SettlementProof>>[] = [];
-    for (const group of groups) {
-      let verifying: Promise<Map<string, SettlementProof>>;
-      try {
-        verifying = this.proofs(settlementInputs(group, known));
-      } catch (error) {
-        verifying = Promise.reject(error);
-      }
-      verifying.catch(() => undefined); // awaited by its commit; a failed earlier commit leaves it unawaited
-      out.push(verifying);
-      for (const e of group) if (e.kind === "BetPlaced") known.set(betIdKey(e.betId), { serverSeedHash: e.serverSeedHash, clientSeed: e.clientSeed });
-    }
-    return out;
+    const known = await this.existingBets(groups.flat());
+    return verifyGroupsAhead(groups, known, (inputs) => proofsByKey(inputs, this.deps.verifier));
   }
 
   private async commitEvents(
@@ -332,7 +287,7 @@ export class NetworkSync {
     const ahead = verifying ? await verifying : undefined;
     // The verdicts verified ahead are for exactly these settlements (same proof, same bet signals);
     // anything else (none expected) is verified now.
-    const proofs = ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : await this.proofs(inputs);
+    const proofs = ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : await proofsByKey(inputs, this.deps.verifier);
     const proved = performance.now();
     const state = this.cursorState(to.number);
     const network = this.entry(state);
@@ -425,12 +380,6 @@ export class NetworkSync {
       this.deps.logger.info({ chainId: this.chainId, block }, "backfill done, following the head");
       this.deps.emit({ type: "ready", chainId: this.chainId, block });
     }
-  }
-
-  /** The settlements of one commit, verified together (one batch per pool worker), by settlement key. */
-  private async proofs(inputs: ReturnType<typeof settlementInputs>): Promise<Map<string, SettlementProof>> {
-    const done = await settlementProofs(inputs, this.deps.verifier);
-    return new Map(inputs.map(({ event }, i) => [settlementKey(event), done[i] as SettlementProof]));
   }
 
   /** Caught up: publish readiness and refresh head/updatedAt (at most every heartbeatMs when nothing changes). */
