@@ -110,10 +110,10 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
     }
   }
 
-  const chunkSize = millerChunkSize(curve);
-  /** Π of the members' own Miller loops, in shared loops of chunkSize pairs. */
+  /** Π of the members' own Miller loops, in shared loops of as many pairs as the wasm memory holds. */
   function millerOf(members: readonly Member[]): Point {
     const pairs = members.flatMap((m) => (m.prepared.pair ? [m.prepared.pair] : []));
+    const chunkSize = millerChunkSize(curve);
     let acc = Gt.one;
     for (let i = 0; i < pairs.length; i += chunkSize) acc = Gt.mul(acc, multiMillerLoop(curve, pairs.slice(i, i + chunkSize)));
     return acc;
@@ -174,6 +174,7 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
         if (prepared) ready.push({ index, prepared });
       }
       const units: Unit[] = [];
+      const chunkSize = millerChunkSize(curve);
       for (let i = 0; i < ready.length; i += chunkSize) {
         const members = ready.slice(i, i + chunkSize);
         units.push({ members, miller: millerOf(members) });

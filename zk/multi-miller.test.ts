@@ -27,6 +27,13 @@ describe("multiMillerLoop", () => {
     }
   });
 
+  it("refuses more pairs than one shared loop takes (never writes past the wasm memory)", () => {
+    const { G1, G2 } = curve;
+    const pairs = Array.from({ length: millerChunkSize(curve) + 1 }, () => ({ p: G1.g, q: G2.g }));
+    expect(() => multiMillerLoop(curve, pairs)).toThrow(/at most \d+ per shared loop/);
+    expect(multiMillerLoop(curve, pairs.slice(1)).byteLength).toBe(12 * 32);
+  });
+
   it("e(aP, Q) · e(−P, aQ) = 1 through the shared loop", () => {
     const { G1, G2, Gt } = curve;
     const [g1, g2] = [G1.g, G2.g];

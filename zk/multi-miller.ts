@@ -42,6 +42,7 @@ export function multiMillerLoop(curve: Bn128, pairs: readonly { p: Uint8Array; q
   const mulBy024 = x[`${name}__mulBy024`];
   const { ftm_one: one, ftm_square: square, f2m_mul1: mul1 } = x;
   if (!prepareG1 || !prepareG2 || !mulBy024 || !one || !square || !mul1) throw new Error("not ffjavascript's bn128 wasm");
+  if (pairs.length > millerChunkSize(curve)) throw new Error(`${pairs.length} pairs: at most ${millerChunkSize(curve)} per shared loop (wasm memory)`);
   tm.startSyncOp();
   try {
     const f = tm.alloc(12 * n8);
