@@ -5,6 +5,11 @@
 // seedBase = fieldToBytes32(tx + 1), all from one wallet (so ids follow transaction order).
 //
 //   npx tsx bench/proof-cache.ts [--bets 2000]     # generate (resumes an interrupted run)
+//
+// Bets 1..n are read in id order up to the first one missing, and each id keeps one proof (the
+// last line for it), so the benchmark never counts a proof twice. The 1 767 of the first figures
+// were a generation stopped early (bench/README.md), not duplicates; backfill-proofs.ts now
+// refuses a cache in which two bets share a proof and prints how many distinct proofs it used.
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { encodeAbiParameters, keccak256, type Hex } from "viem";
@@ -36,7 +41,12 @@ export function readProofCache(n: number): CachedProof[] {
   const byId = new Map<bigint, CachedProof>();
   for (const line of readFileSync(PROOF_CACHE, "utf8").split("\n")) {
     if (!line.trim()) continue;
-    const j = JSON.parse(line) as Json;
+    let j: Json;
+    try {
+      j = JSON.parse(line) as Json;
+    } catch {
+      continue; // a line cut short by an interrupted run: that bet is proved again
+    }
     const two = (v: string[]) => [BigInt(v[0] ?? "0"), BigInt(v[1] ?? "0")] as const;
     byId.set(BigInt(j.betId), {
       betId: BigInt(j.betId),
@@ -56,6 +66,8 @@ export function readProofCache(n: number): CachedProof[] {
 /** Proves bets 1..n, appending the ones not cached yet. */
 export async function fillProofCache(n: number, log: (msg: string) => void): Promise<CachedProof[]> {
   mkdirSync(".data", { recursive: true });
+  // An interrupted run may have left a partial last line: start the next one on a line of its own.
+  if (existsSync(PROOF_CACHE) && !readFileSync(PROOF_CACHE, "utf8").endsWith("\n")) appendFileSync(PROOF_CACHE, "\n");
   const have = readProofCache(n).length;
   const started = performance.now();
   for (let id = BigInt(have + 1); id <= BigInt(n); id++) {

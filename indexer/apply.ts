@@ -159,7 +159,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
 /** The seeds a settlement's public signals need, from the batch's own placements or the stored bets. */
 export function settlementInputs(
   events: readonly BetEvent[],
-  existing: ReadonlyMap<string, Bet>,
+  existing: ReadonlyMap<string, Pick<Bet, "serverSeedHash" | "clientSeed">>,
 ): { event: BetSettledEvent; bet: { serverSeedHash: Hex; clientSeed: Hex } }[] {
   const placed = new Map<string, { serverSeedHash: Hex; clientSeed: Hex }>();
   const out: { event: BetSettledEvent; bet: { serverSeedHash: Hex; clientSeed: Hex } }[] = [];

@@ -27,6 +27,8 @@ export interface IndexerDeps {
   hooks?: StoreHooks;
   /** Largest number of events one backfill commit carries (whole blocks only). Default 5 000. */
   maxEventsPerCommit?: number;
+  /** Largest number of settlements one backfill commit carries (proofs pipelined per commit). Default 500. */
+  maxSettlementsPerCommit?: number;
   /** How often an idle indexer refreshes its cursor's head and updatedAt. Default 15 s. */
   heartbeatMs?: number;
   /** While a network backfills, how often its progress is logged and emitted. Default 10 s. */
@@ -95,6 +97,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           logger,
           emit,
           maxEventsPerCommit: deps.maxEventsPerCommit ?? 5_000,
+          maxSettlementsPerCommit: deps.maxSettlementsPerCommit ?? 500,
           heartbeatMs: deps.heartbeatMs ?? 15_000,
           progressIntervalMs: deps.progressIntervalMs ?? 10_000,
           signal: controller.signal,

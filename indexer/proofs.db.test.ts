@@ -7,7 +7,8 @@ import { fromSnarkjsProof, parseSolidityCalldata, publicSignalsOf, toSnarkjsProo
 import { createLogger } from "../core/logger.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { createIndexer, type Indexer, type IndexerEvent } from "./indexer.ts";
+import { createIndexer, type Indexer } from "./indexer.ts";
+import { createProofVerifier } from "./proofs.ts";
 import { startTestChain, type TestChain } from "../test/chain.ts";
 import { testConfig } from "../test/config.ts";
 
@@ -90,32 +91,65 @@ it("indexes a genuine proof as verified and a tampered or garbage one as not ver
   expect(verdicts).toEqual([true, false, false]);
 });
 
-it("backfills a range of settlements through the worker pool: the tampered proofs false, the genuine ones true", async () => {
+it("backfills settlements through the worker pool, pipelined per commit: exactly the tampered proofs false", async () => {
   const { driver } = chain;
-  await driver.ensureCommitments(8);
-  for (let i = 0; i < 8; i++) await driver.place(i, { game: "dice" });
+  const N = 40;
+  await driver.ensureCommitments(N);
+  for (let i = 0; i < N; i++) await driver.place(i % 8, { game: "dice" });
   const ids = (await driver.mine()).placed;
-  const tampered = new Set([ids[2], ids[5]]);
-  for (const id of ids) {
-    if (!tampered.has(id)) {
-      await driver.settle(id);
-      continue;
+  expect(ids).toHaveLength(N);
+  // Tampered ones in both halves; each half settles in its own block, so a commit of at most 20
+  // settlements holds one half: two commits, each a batch of 20 for the pool (≥ its 16-proof slice).
+  const tampered = new Set([ids[2], ids[25], ids[39]]);
+  const blocks: bigint[] = [];
+  for (const half of [ids.slice(0, N / 2), ids.slice(N / 2)]) {
+    for (const id of half) {
+      if (!tampered.has(id)) {
+        await driver.settle(id);
+        continue;
+      }
+      const honest = await driver.prove(id);
+      await driver.settle(id, { outcome: honest.outcome + 1n, proof: honest.proof });
     }
-    const honest = await driver.prove(id);
-    await driver.settle(id, { outcome: honest.outcome + 1n, proof: honest.proof });
+    blocks.push((await driver.mine()).block);
   }
-  const settled = await driver.mine();
-  await driver.mineEmpty(4); // final: the second indexer backfills the settlement block
+  await driver.mineEmpty(4); // final: the second indexer backfills the settlement blocks
 
+  // What reaches the verifier and when, next to the commits.
+  const trace: string[] = [];
   const backfillDb = await createTestDatabase();
-  const events: IndexerEvent[] = [];
-  const backfill = createIndexer({ db: backfillDb, logger, networks: [chain.network()], proofWorkers: 2, onEvent: (e) => events.push(e) });
+  const backfill = createIndexer({
+    db: backfillDb,
+    logger,
+    networks: [chain.network()],
+    maxSettlementsPerCommit: N / 2,
+    createVerifier: (vk) => {
+      const pool = createProofVerifier(vk, { workers: 2 });
+      return {
+        ...pool,
+        verifyMany: (items) => {
+          trace.push(`verify ${items.length}`);
+          return pool.verifyMany(items);
+        },
+      };
+    },
+    onEvent: (e) => {
+      if (e.type === "block" && e.mode === "backfill" && e.events > 0) trace.push("commit");
+    },
+  });
   try {
     await backfill.start();
     await backfill.synced();
     const results = new Map((await backfillDb.prisma.betResult.findMany()).map((r) => [BigInt(r.betId.toFixed(0)), r.verified]));
     expect(ids.map((id) => results.get(id))).toEqual(ids.map((id) => !tampered.has(id)));
-    expect(events.some((e) => e.type === "block" && e.mode === "backfill" && e.fromBlock <= settled.block && settled.block <= e.toBlock)).toBe(true);
+    // Both groups went to the pool before the first was committed: the second was verified while
+    // the first was written.
+    const steps = trace.filter((t) => t !== "verify 0");
+    expect(steps.slice(0, 3).map((t) => t.split(" ")[0])).toEqual(["verify", "verify", "commit"]);
+    // Each a batch big enough for the pool's workers (zk/verify-pool.ts: 16 proofs or more).
+    expect(steps.slice(0, 2).map((t) => Number(t.split(" ")[1]) >= 16)).toEqual([true, true]);
+    expect(trace.filter((t) => t === "commit").length).toBeGreaterThanOrEqual(2);
+    expect(blocks).toHaveLength(2);
   } finally {
     await backfill.stop();
     await backfillDb.close();

@@ -3,7 +3,8 @@
  *
  * - Backfill: while the cursor is below the finalized block (core/finality.ts), BetVault logs
  *   are read with eth_getLogs in ranges of `batchSize` blocks and committed in groups of whole
- *   blocks (≤ maxEventsPerCommit events), each group with the cursor in one transaction.
+ *   blocks (≤ maxEventsPerCommit events, ≤ maxSettlementsPerCommit settlements), each group with
+ *   the cursor in one transaction; their proofs are verified ahead (indexer/backfill-pipeline.ts).
  * - Follow: above that, block by block: the header's parent hash must be the stored hash of the
  *   cursor block, the logs are read by block hash, and block, events and cursor commit together.
  * - Reorg: a parent-hash mismatch (or a head at or below the cursor with another hash than ours
@@ -27,7 +28,8 @@ import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDee
 import { decodeBetLogs, type BetEvent } from "./events.ts";
 import { blockTimestamps } from "./timestamps.ts";
 import { BackfillProgressTracker, progressFields, progressMessage, type BackfillProgress } from "./progress.ts";
-import { settlementProofs, type ProofVerifier, type SettlementProof } from "./proofs.ts";
+import { commitGroups, proofsByKey, verifyGroupsAhead } from "./backfill-pipeline.ts";
+import type { ProofVerifier, SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 import { TokenMetadata } from "./tokens.ts";
@@ -54,6 +56,8 @@ export interface NetworkSyncDeps {
   emit: (event: IndexerEvent) => void;
   /** Largest number of events one commit carries during backfill (whole blocks only). */
   maxEventsPerCommit: number;
+  /** Largest number of settlements one backfill commit carries (whole blocks only; pipelined proofs). */
+  maxSettlementsPerCommit: number;
   /** How often an idle, caught-up indexer refreshes the cursor's head and updatedAt. */
   heartbeatMs: number;
   /** While backfilling, how often progress is logged and emitted. */
@@ -239,18 +243,14 @@ export class NetworkSync {
     const events = decodeBetLogs(logs);
     const timestamps = await blockTimestamps(this.deps.rpc, this.chainId, logs, [first, last]);
 
-    // Commit whole blocks, at most maxEventsPerCommit events at a time (a single larger block still goes alone).
-    let start = 0;
-    while (start < events.length) {
-      let end = Math.min(start + this.deps.maxEventsPerCommit, events.length);
-      const lastBlock = events[end - 1]?.blockNumber;
-      while (end < events.length && events[end]?.blockNumber === lastBlock) end++;
-      const group = events.slice(start, end);
+    const groups = commitGroups(events, { maxEvents: this.deps.maxEventsPerCommit, maxSettlements: this.deps.maxSettlementsPerCommit });
+    const ahead = await this.verifyAhead(groups.map(([a, b]) => events.slice(a, b)));
+    for (const [i, [a, b]] of groups.entries()) {
+      const group = events.slice(a, b);
       const tail = group[group.length - 1];
-      const isLast = end >= events.length;
+      const isLast = b >= events.length;
       const target = isLast || !tail ? { number: last.number, hash: last.hash } : { number: tail.blockNumber, hash: tail.blockHash };
-      await this.commitEvents(group, target, timestamps, "backfill");
-      start = end;
+      await this.commitEvents(group, target, timestamps, "backfill", ahead[i]);
     }
     if (events.length === 0) await this.commitEvents([], { number: last.number, hash: last.hash }, timestamps, "backfill");
   }
@@ -265,13 +265,29 @@ export class NetworkSync {
     return { chainId, name, confirmations, headBlock: state.headBlock, finalizedBlock: state.finalizedBlock };
   }
 
-  private async commitEvents(events: readonly BetEvent[], to: BlockRef, timestamps: ReadonlyMap<bigint, bigint>, mode: "backfill" | "follow"): Promise<void> {
+  /** Starts verifying every group's settlements (indexer/backfill-pipeline.ts), bets not placed in the range loaded once. */
+  private async verifyAhead(groups: readonly (readonly BetEvent[])[]): Promise<Promise<Map<string, SettlementProof>>[]> {
+    const known = await this.existingBets(groups.flat());
+    return verifyGroupsAhead(groups, known, (inputs) => proofsByKey(inputs, this.deps.verifier));
+  }
+
+  private async commitEvents(
+    events: readonly BetEvent[],
+    to: BlockRef,
+    timestamps: ReadonlyMap<bigint, bigint>,
+    mode: "backfill" | "follow",
+    verifying?: Promise<Map<string, SettlementProof>>,
+  ): Promise<void> {
     const { store } = this.deps;
     const from = this.requireCursor();
     const started = performance.now();
     const existing = await this.existingBets(events);
     const loaded = performance.now();
-    const proofs = await this.proofs(settlementInputs(events, existing));
+    const inputs = settlementInputs(events, existing);
+    const ahead = verifying ? await verifying : undefined;
+    // The verdicts verified ahead are for exactly these settlements (same proof, same bet signals);
+    // anything else (none expected) is verified now.
+    const proofs = ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : await proofsByKey(inputs, this.deps.verifier);
     const proved = performance.now();
     const state = this.cursorState(to.number);
     const network = this.entry(state);
@@ -364,12 +380,6 @@ export class NetworkSync {
       this.deps.logger.info({ chainId: this.chainId, block }, "backfill done, following the head");
       this.deps.emit({ type: "ready", chainId: this.chainId, block });
     }
-  }
-
-  /** The settlements of one commit, verified together (one batch per pool worker), by settlement key. */
-  private async proofs(inputs: ReturnType<typeof settlementInputs>): Promise<Map<string, SettlementProof>> {
-    const done = await settlementProofs(inputs, this.deps.verifier);
-    return new Map(inputs.map(({ event }, i) => [settlementKey(event), done[i] as SettlementProof]));
   }
 
   /** Caught up: publish readiness and refresh head/updatedAt (at most every heartbeatMs when nothing changes). */

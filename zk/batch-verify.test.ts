@@ -5,7 +5,7 @@ import * as snarkjs from "snarkjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBatchVerifier, type BatchItem } from "./batch-verify.ts";
 import { FIELD_MODULUS, loadDevVerificationKey, proveBetOutcome, releaseProverResources, verifyBetProof, type SnarkjsProof } from "./groth16.ts";
-import { createVerifyPool, type VerifyPool } from "./verify-pool.ts";
+import { createVerifyPool, workerUrl, type VerifyPool } from "./verify-pool.ts";
 
 const { key } = loadDevVerificationKey();
 const N = 6;
@@ -71,6 +71,18 @@ describe("createBatchVerifier", () => {
     // A proof swapped onto another bet's signals fails too, and only there.
     const swapped = [...genuine, { proof: genuine[0]?.proof, publicSignals: genuine[1]?.publicSignals }];
     expect(verifier.verify(swapped)).toEqual([...genuine.map(() => true), false]);
+  });
+
+  it("bisects across several shared Miller-loop chunks: exactly the tampered proofs fail", async () => {
+    const verifier = await createBatchVerifier(key);
+    // 50 items: more than three chunks of shared Miller loops; bad ones in the first, a middle and the last chunk.
+    const bad = new Set([0, 17, 18, 49]);
+    const items = Array.from({ length: 50 }, (_, i) => (bad.has(i) ? tamper(genuine[i % N] as BatchItem) : (genuine[i % N] as BatchItem)));
+    expect(verifier.verify(items)).toEqual(items.map((_, i) => !bad.has(i)));
+    const good = Array.from({ length: 50 }, (_, i) => genuine[i % N] as BatchItem);
+    const before = verifier.checks;
+    expect(verifier.verify(good)).toEqual(good.map(() => true));
+    expect(verifier.checks - before).toBe(1);
   });
 
   it("weights each proof at random: two wrong proofs whose errors cancel in a plain sum both fail", async () => {
@@ -141,6 +153,12 @@ interface Fq2 {
 }
 
 describe("createVerifyPool", () => {
+  it("starts its workers from the esbuild bundle (no TypeScript loader in the worker)", async () => {
+    const url = await workerUrl();
+    expect(url.protocol).toBe("data:");
+    expect(decodeURIComponent(url.href)).toContain("parentPort");
+  });
+
   it.each([0, 2])("with %i workers: the same verdicts as snarkjs, in order, over many slices", async (workers) => {
     const pool = createVerifyPool(key, { workers });
     pools.push(pool);

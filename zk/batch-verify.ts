@@ -6,7 +6,9 @@
 //
 //   Π_i e(-r_i·A_i, B_i) · e(Σ_i r_i·vk_x_i, γ) · e(Σ_i r_i·C_i, δ) · e((Σ_i r_i)·α, β) = 1
 //
-// with one Miller loop per proof, three shared ones and ONE final exponentiation. Σ r_i·vk_x_i is
+// with one Miller loop per proof, three shared ones and ONE final exponentiation. The proofs'
+// Miller loops run together in chunks (zk/multi-miller.ts: one accumulator squaring per
+// iteration for the whole chunk, not one per proof). Σ r_i·vk_x_i is
 // computed as Σ_j (Σ_i r_i·s_ij mod r)·IC_j, so it costs nPublic + 1 scalar multiplications per
 // batch, not per proof. A batch that passes means every proof in it verifies (except with
 // probability about 2^-128); a batch of one is exactly snarkjs's check raised to r_1 ≠ 0 in a group
@@ -16,12 +18,15 @@
 // Input checks before any pairing: the shape rules of zk/proof-shape.ts (canonical decimals,
 // signals < r, affine points), the points on their curves as snarkjs checks them, and B in the
 // order-r subgroup of the twist, which snarkjs does not check but the EVM pairing precompile does
-// (a genuine proof always passes it; the random combination is only sound for subgroup points).
+// (a genuine proof always passes it; the random combination is only sound for subgroup points),
+// by the ψ-endomorphism test of zk/g2-subgroup.ts (a 63-bit multiplication, not one by r).
 //
 // Runs on its own single-threaded BN254 instance (snarkjs/ffjavascript wasm, no worker threads),
 // so it can live inside a worker of zk/verify-pool.ts. Never throws on bad input: false.
 import { randomBytes } from "node:crypto";
 import * as snarkjs from "snarkjs";
+import { isInG2Subgroup } from "./g2-subgroup.ts";
+import { millerChunkSize, multiMillerLoop } from "./multi-miller.ts";
 import { FIELD_MODULUS, isWellFormedProof, type Groth16VerificationKey, type SnarkjsProof } from "./proof-shape.ts";
 
 export interface BatchItem {
@@ -41,12 +46,23 @@ type Point = Uint8Array;
 
 /** A proof that passed the input checks, with what every sub-batch containing it needs. */
 interface Prepared {
-  /** Miller loop of (-r·A, B) (not final-exponentiated). */
-  miller: Point;
+  /** (-r·A, B), the proof's own pairing; undefined when either is zero (its factor is 1). */
+  pair: { p: Point; q: Point } | undefined;
   /** r·C. */
   rC: Point;
   r: bigint;
   signals: bigint[];
+}
+
+interface Member {
+  index: number;
+  prepared: Prepared;
+}
+
+/** Members whose Miller loops were computed together: Π of their own, reused by the bisection. */
+interface Unit {
+  members: readonly Member[];
+  miller: Point;
 }
 
 /** A uniformly random scalar in [1, 2^128). */
@@ -84,25 +100,34 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
       const b = G2.fromObject(proof.pi_b.map(big));
       const c = G1.fromObject(big(proof.pi_c));
       if (!G1.isValid(a) || !G2.isValid(b) || !G1.isValid(c)) return undefined;
-      if (!G2.isZero(G2.timesScalar(b, curve.r))) return undefined;
+      if (!isInG2Subgroup(curve, b)) return undefined;
       const r = randomScalar();
       const ra = G1.neg(G1.timesScalar(a, r));
-      const m = G1.isZero(ra) || G2.isZero(b) ? Gt.one : curve.millerLoop(curve.prepareG1(G1.toJacobian(ra)), curve.prepareG2(G2.toJacobian(b)));
-      return { miller: m, rC: G1.timesScalar(c, r), r, signals: big(item.publicSignals as string[]) };
+      const pair = G1.isZero(ra) || G2.isZero(b) ? undefined : { p: ra, q: b };
+      return { pair, rC: G1.timesScalar(c, r), r, signals: big(item.publicSignals as string[]) };
     } catch {
       return undefined;
     }
   }
 
-  /** The batch equation over `batch`, with one final exponentiation. */
-  function passes(batch: readonly Prepared[]): boolean {
+  /** Π of the members' own Miller loops, in shared loops of as many pairs as the wasm memory holds. */
+  function millerOf(members: readonly Member[]): Point {
+    const pairs = members.flatMap((m) => (m.prepared.pair ? [m.prepared.pair] : []));
+    const chunkSize = millerChunkSize(curve);
+    let acc = Gt.one;
+    for (let i = 0; i < pairs.length; i += chunkSize) acc = Gt.mul(acc, multiMillerLoop(curve, pairs.slice(i, i + chunkSize)));
+    return acc;
+  }
+
+  /** The batch equation over the units' members, with one final exponentiation. */
+  function passes(units: readonly Unit[]): boolean {
     checks++;
     let acc = Gt.one;
     let sumR = 0n;
     const t = new Array<bigint>(vk.nPublic).fill(0n);
     let sumC = G1.zero;
-    for (const p of batch) {
-      acc = Gt.mul(acc, p.miller);
+    for (const unit of units) acc = Gt.mul(acc, unit.miller);
+    for (const { prepared: p } of units.flatMap((u) => u.members)) {
       sumR += p.r;
       for (let j = 0; j < t.length; j++) t[j] = ((t[j] ?? 0n) + p.r * (p.signals[j] ?? 0n)) % FIELD_MODULUS;
       sumC = G1.add(sumC, p.rC);
@@ -116,28 +141,45 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
     return Gt.eq(curve.finalExponentiation(acc), Gt.one);
   }
 
-  /** Sets verdicts[i] = true for every member of a passing sub-batch; splits failing ones. */
-  function bisect(batch: readonly { index: number; prepared: Prepared }[], verdicts: boolean[]): void {
-    if (batch.length === 0) return;
-    if (passes(batch.map((b) => b.prepared))) {
-      for (const b of batch) verdicts[b.index] = true;
+  /**
+   * Sets verdicts[i] = true for every member of a passing sub-batch; splits failing ones: first
+   * by units (their Miller products are reused), then a failing unit into one unit per proof.
+   */
+  function bisect(units: readonly Unit[], verdicts: boolean[]): void {
+    if (units.length === 0) return;
+    if (passes(units)) {
+      for (const unit of units) for (const m of unit.members) verdicts[m.index] = true;
       return;
     }
-    if (batch.length === 1) return;
-    const half = Math.ceil(batch.length / 2);
-    bisect(batch.slice(0, half), verdicts);
-    bisect(batch.slice(half), verdicts);
+    if (units.length === 1) {
+      const members = units[0]?.members ?? [];
+      if (members.length > 1)
+        bisect(
+          members.map((m) => ({ members: [m], miller: millerOf([m]) })),
+          verdicts,
+        );
+      return;
+    }
+    const half = Math.ceil(units.length / 2);
+    bisect(units.slice(0, half), verdicts);
+    bisect(units.slice(half), verdicts);
   }
 
   return {
     verify(items) {
       const verdicts = items.map(() => false);
-      const ready: { index: number; prepared: Prepared }[] = [];
+      const ready: Member[] = [];
       for (const [index, item] of items.entries()) {
         const prepared = prepare(item);
         if (prepared) ready.push({ index, prepared });
       }
-      bisect(ready, verdicts);
+      const units: Unit[] = [];
+      const chunkSize = millerChunkSize(curve);
+      for (let i = 0; i < ready.length; i += chunkSize) {
+        const members = ready.slice(i, i + chunkSize);
+        units.push({ members, miller: millerOf(members) });
+      }
+      bisect(units, verdicts);
       return verdicts;
     },
     get checks() {

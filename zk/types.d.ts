@@ -58,28 +58,72 @@ declare module "snarkjs" {
     terminate(): Promise<void>;
   }
 
+  /** A field of ffjavascript's wasm curve; elements are byte buffers (Montgomery form). */
+  export interface WasmField<Coordinates> {
+    readonly n8: number;
+    readonly zero: Uint8Array;
+    readonly one: Uint8Array;
+    fromObject(value: Coordinates): Uint8Array;
+    toObject(value: Uint8Array): Coordinates;
+    add(a: Uint8Array, b: Uint8Array): Uint8Array;
+    mul(a: Uint8Array, b: Uint8Array): Uint8Array;
+    square(a: Uint8Array): Uint8Array;
+    neg(a: Uint8Array): Uint8Array;
+    eq(a: Uint8Array, b: Uint8Array): boolean;
+    isSquare(a: Uint8Array): boolean;
+    sqrt(a: Uint8Array): Uint8Array;
+  }
+
   /** A group of ffjavascript's wasm curve; points are byte buffers (affine or Jacobian). */
   export interface CurveGroup<Coordinates> {
     readonly zero: Uint8Array;
+    /** The generator (Jacobian). */
+    readonly g: Uint8Array;
+    /** The curve's coefficient b (y² = x³ + b). */
+    readonly b: Uint8Array;
     fromObject(point: Coordinates): Uint8Array;
     toJacobian(point: Uint8Array): Uint8Array;
     toAffine(point: Uint8Array): Uint8Array;
     toObject(point: Uint8Array): Coordinates;
     neg(point: Uint8Array): Uint8Array;
     add(a: Uint8Array, b: Uint8Array): Uint8Array;
+    double(a: Uint8Array): Uint8Array;
+    /** Same point (any mix of affine and Jacobian). */
+    eq(a: Uint8Array, b: Uint8Array): boolean;
     timesScalar(point: Uint8Array, scalar: bigint): Uint8Array;
     /** On the curve (the point at infinity included); no subgroup check. */
     isValid(point: Uint8Array): boolean;
     isZero(point: Uint8Array): boolean;
   }
 
+  export interface WasmThreadManager {
+    readonly memory: WebAssembly.Memory;
+    /** u32[0] is the first free byte of the wasm memory (a bump allocator). */
+    readonly u32: Uint32Array;
+    readonly instance: { readonly exports: Record<string, (...args: number[]) => number> };
+    alloc(length: number): number;
+    allocBuff(buffer: Uint8Array): number;
+    setBuff(pointer: number, buffer: Uint8Array): void;
+    getBuff(pointer: number, length: number): Uint8Array;
+    /** Frees everything allocated since: startSyncOp()/endSyncOp() bracket one synchronous computation. */
+    startSyncOp(): void;
+    endSyncOp(): void;
+  }
+
   /** What zk/batch-verify.ts uses of ffjavascript's BN254 (bn128) curve. */
   export interface Bn128Curve extends SnarkjsCurve {
     /** The order of G1, G2 and Gt (the scalar field modulus). */
     readonly r: bigint;
-    readonly G1: CurveGroup<bigint[]>;
-    readonly G2: CurveGroup<bigint[][]>;
+    readonly G1: CurveGroup<bigint[]> & { readonly F: WasmField<bigint> };
+    readonly G2: CurveGroup<bigint[][]> & { readonly F: WasmField<bigint[]> & { readonly F: WasmField<bigint> } };
     readonly Gt: { readonly one: Uint8Array; mul(a: Uint8Array, b: Uint8Array): Uint8Array; eq(a: Uint8Array, b: Uint8Array): boolean };
+    /** "bn128": the prefix of its wasm exports. */
+    readonly name: string;
+    /** Bytes of a prepared G1 point / a prepared G2 point (its line coefficients). */
+    readonly prePSize: number;
+    readonly preQSize: number;
+    /** The wasm instance's memory manager (single-threaded curves: the only user of that memory). */
+    readonly tm: WasmThreadManager;
     prepareG1(jacobian: Uint8Array): Uint8Array;
     prepareG2(jacobian: Uint8Array): Uint8Array;
     millerLoop(preparedP: Uint8Array, preparedQ: Uint8Array): Uint8Array;
