@@ -40,6 +40,7 @@ describe("which operations one subgraph answers whole", () => {
     expect(ownerOf(`{ __schema { queryType { name } } }`)).toBeUndefined();
     expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId } __type(name: "Bet") { name } }`)).toBeUndefined();
     expect(ownerOf(`{ health { status } }`)).toBeUndefined();
+    expect(ownerOf(`query A { networkConfigs { name } } query B { networkConfigs { chainId } }`)).toBeUndefined();
     expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId status } }`)).toBeUndefined();
   });
 });
@@ -137,6 +138,23 @@ describe("answers without the plan", () => {
       expect(direct).toEqual(viaPlan);
     });
   }
+
+  it("are the plan's answers for a document of several operations owned by different subgraphs", async () => {
+    const query = `query A { networkConfigs { name } } query B { betResults(chainId: 31337, betIds: ["1"]) { betId } }`;
+    for (const operationName of ["A", "B"]) {
+      const [direct, viaPlan] = await Promise.all([post(t.url, { query, operationName }), post(plannedHttp.url, { query, operationName })]);
+      expect(JSON.parse(direct.body).errors).toBeUndefined();
+      expect(direct).toEqual(viaPlan);
+    }
+  });
+
+  it("are the plan's answers for a field answered under the key __proto__", async () => {
+    const query = `{ betResults(chainId: 31337, betIds: ["1", "2"]) { __proto__: betId betId result { __proto__: won outcome } } }`;
+    for (let i = 0; i < 3; i++) {
+      const [direct, viaPlan] = await Promise.all([post(t.url, { query }), post(plannedHttp.url, { query })]);
+      expect(direct).toEqual(viaPlan);
+    }
+  });
 
   it("are the plan's answers for generated selections (seeded)", async () => {
     let seed = 12345;

@@ -22,10 +22,10 @@ import {
 // as the client wrote it, and its answer is the gateway's answer. Profiled on betResults(100), the
 // plan's shaping walk over 100 proofs was the largest share of the gateway's own CPU.
 //
-// Anything else takes the query plan: fields of two subgraphs, interfaces or unions, introspection,
-// directives other than @skip/@include, the health subgraph (answered in the gateway), and any
-// answer that carries errors — it is asked again through the plan, so that errors are shaped,
-// named and nulled exactly as federation does.
+// Anything else takes the query plan: a document of several operations, fields of two subgraphs,
+// interfaces or unions, introspection, directives other than @skip/@include, the health subgraph
+// (answered in the gateway). An answer that carries errors is handed to the plan as its fetch's
+// answer, so that errors are shaped, named and nulled exactly as federation does.
 
 type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
 type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface["load"]>>["executor"]>;
@@ -65,6 +65,9 @@ function addOwnFields(owners: FieldOwners, graph: string, schema: Schema): void 
 /** The one subgraph that resolves every field of the operation by itself, if there is one. */
 export function singleOwnerOf(schema: GraphQLSchema, owners: FieldOwners, document: DocumentNode, operation: OperationDefinitionNode): string | undefined {
   if (operation.operation !== "query") return undefined;
+  // The owner is sent the whole document and validates every operation in it: a document of
+  // several operations (GraphiQL sends the editor's content) may name another subgraph's fields.
+  if (document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length !== 1) return undefined;
   let candidates: readonly string[] | undefined;
   let eligible = true;
   const typeInfo = new TypeInfo(schema);

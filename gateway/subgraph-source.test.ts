@@ -6,7 +6,7 @@ import { GraphQLError } from "graphql";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { READ_PIN_HEADER, runInRequestScope } from "../core/request-scope.ts";
-import { createSubgraphAgent, SubgraphDataSource } from "./subgraph-source.ts";
+import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessAnswer, type InProcessSubgraph } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
 // reads every kind of answer, and that it keeps its connections open between requests.
@@ -206,5 +206,39 @@ describe("SubgraphDataSource", () => {
     const mutation = { ...operation([]), request: { query: "mutation M { ok }" } };
     await Promise.all([source.process(mutation as GraphQLDataSourceProcessOptions), source.process(mutation as GraphQLDataSourceProcessOptions)]);
     expect(seen).toHaveLength(2);
+  });
+});
+
+describe("InProcessSubgraphSource", () => {
+  const answering = (answer: () => Promise<InProcessAnswer>): InProcessSubgraph => ({ execute: answer });
+
+  it("reports a subgraph that is not running as SERVICE_UNAVAILABLE, naming it", async () => {
+    const source = new InProcessSubgraphSource(
+      "history",
+      answering(async () => ({ status: 503, body: {} })),
+    );
+    const failure = await source.process(operation([])).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ServiceUnavailableError);
+    expect((failure as ServiceUnavailableError).extensions).toMatchObject({ serviceName: "history" });
+  });
+
+  it("reports a subgraph that fails inside (a 500, or a throw) as a failing status, not as unavailable — as over HTTP", async () => {
+    for (const failing of [async () => ({ status: 500, body: {} }), async (): Promise<InProcessAnswer> => Promise.reject(new Error("context failed"))]) {
+      const failure = await new InProcessSubgraphSource("results", answering(failing)).process(operation([])).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(GraphQLError);
+      expect(failure).not.toBeInstanceOf(ServiceUnavailableError);
+      expect((failure as GraphQLError).message).toBe("500: Internal Server Error");
+    }
+  });
+
+  it("passes a refusal's errors on and merges Cache-Control", async () => {
+    const hints: unknown[] = [];
+    const refusal = { errors: [{ message: "bad", extensions: { code: "BAD_USER_INPUT" } }] };
+    const source = new InProcessSubgraphSource(
+      "results",
+      answering(async () => ({ status: 400, body: refusal, cacheControl: "no-store" })),
+    );
+    expect(await source.process(operation(hints))).toEqual(refusal);
+    expect(hints).toEqual([{ maxAge: 0 }]);
   });
 });

@@ -182,7 +182,8 @@ export interface InProcessAnswer {
 /**
  * A subgraph running in this process (the `npm start` stack): executed directly, with its own
  * request pipeline (context, plugins, error masking, Cache-Control), but without a socket, an HTTP
- * parse or a JSON round trip. It throws when it is not running (stopped: SERVICE_UNAVAILABLE).
+ * parse or a JSON round trip. It answers 503 when it is not running (stopped: SERVICE_UNAVAILABLE),
+ * and 500 when it fails inside, as over HTTP.
  */
 export interface InProcessSubgraph {
   execute(request: SubgraphRequest): Promise<InProcessAnswer>;
@@ -214,10 +215,13 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     try {
       answer = await this.subgraph.execute({ query, variables, operationName, extensions, headers });
     } catch {
-      throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
+      // A failure inside the subgraph, as its HTTP front would answer it: a 500.
+      answer = { status: 500, body: {} };
     } finally {
       stop?.();
     }
+    // Not running (stopped): what a refused connection is over HTTP.
+    if (answer.status === 503) throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
     if ("incomingRequestContext" in options) {
       const policy = options.incomingRequestContext.overallCachePolicy;
       if (policy && "restrict" in policy) policy.restrict(cacheHintOf(answer.cacheControl));

@@ -177,6 +177,11 @@ function directRequests(): { name: string; body: unknown }[] {
       body: { query: `{ a: betResult(chainId: 10, betId: "1") { betId } b: betResults(chainId: 11, betIds: ["1"]) { betId } c: __typename }` },
     },
     { name: "results", body: { query: `{ __schema { queryType { name } types { name kind } } }` } },
+    // A response key "__proto__": graphql-jit's object literals would set the prototype instead.
+    {
+      name: "results",
+      body: { query: `{ betResults(chainId: 31337, betIds: ["1", "2"]) { __proto__: betId betId result { __proto__: won outcome } } }` },
+    },
     {
       name: "results",
       body: { query: `fragment T on Query { __type(name: "Bet") { fields { name } } } { ...T betResult(chainId: 31337, betId: "1") { betId } }` },

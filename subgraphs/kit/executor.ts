@@ -1,9 +1,12 @@
 import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
 import {
+  BREAK,
   execute,
   getVariableValues,
   GraphQLError,
   Kind,
+  visit,
+  type DocumentNode,
   type ExecutionResult,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -65,6 +68,21 @@ function introspects(selectionSet: SelectionSetNode, fragments: Map<string, Sele
 }
 
 /**
+ * A field answered under the key `__proto__` (an alias or the name): graphql-jit builds results as
+ * object literals, where that key sets the prototype instead of a field; graphql-js keeps it.
+ */
+function hasProtoKey(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Field(node) {
+      if ((node.alias ?? node.name).value === "__proto__") found = true;
+      return found ? BREAK : undefined;
+    },
+  });
+  return found;
+}
+
+/**
  * graphql-jit reports errors as its own objects (no `nodes`, `extensions` undefined when the cause
  * has none): rebuilt here as graphql-js's, as `locatedError` makes them, so that Apollo Server and
  * core/errors.ts see the same error either way.
@@ -104,7 +122,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
     const fragments = new Map(
       requestContext.document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
     );
-    if (operation.operation === "query" && !introspects(operation.selectionSet, fragments)) {
+    if (operation.operation === "query" && !introspects(operation.selectionSet, fragments) && !hasProtoKey(requestContext.document)) {
       try {
         const compiled = compileQuery(schema, requestContext.document, requestContext.operationName ?? undefined);
         if (isCompiledQuery(compiled)) entry = compiled;

@@ -54,7 +54,8 @@ export interface RunnableSubgraph {
   listen(host: string, port: number): Promise<RunningHttpServer>;
   /**
    * Runs one operation through the same request pipeline as its HTTP route (context, plugins,
-   * error masking, Cache-Control), for a gateway in the same process. Throws unless listening.
+   * error masking, Cache-Control), for a gateway in the same process. Answers 503 unless
+   * listening, 500 when its context cannot be made (as its HTTP front would).
    */
   execute(request: DirectRequest): Promise<DirectAnswer>;
   stop(): Promise<void>;
@@ -93,11 +94,19 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
     name: options.name,
     server,
     async execute({ headers, ...request }) {
-      if (!serving) throw new Error(`The ${options.name} subgraph is not running`);
+      if (!serving) return { status: 503, body: {} };
       const httpHeaders = new HeaderMap(Object.entries(headers));
+      let contextValue: TContext;
+      try {
+        contextValue = withCachePolicy(options.context({ headers }));
+      } catch (error) {
+        // As over HTTP, where Apollo Server answers a failing context with a 500.
+        logger.error({ err: error }, "context creation failed");
+        return { status: 500, body: {} };
+      }
       const response = await server.executeOperation(
         { ...request, http: { method: "POST", headers: httpHeaders, search: "", body: request } },
-        { contextValue: withCachePolicy(options.context({ headers })) },
+        { contextValue },
       );
       if (response.body.kind !== "single") throw new Error(`The ${options.name} subgraph answered incrementally`);
       return {
