@@ -1,3 +1,4 @@
+import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
 import { readFileSync } from "node:fs";
 import { Supergraph } from "@apollo/federation-internals";
 import { buildSubgraphSchema } from "@apollo/subgraph";
@@ -22,3 +23,12 @@ export function buildFederatedSchema(typeDefs: DocumentNode, resolvers: object):
 export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
   return Supergraph.build(supergraphSdl).apiSchema().toGraphQLJSSchema();
 }
+
+/**
+ * Apollo Server's executor seam: its `gateway` option (`load()` gives the executor). The gateway
+ * wraps federation's executor there (gateway/single-subgraph.ts), the subgraphs put a compiled one
+ * (subgraphs/kit/executor.ts).
+ */
+export type ExecutorSeam = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
+export type SeamExecutor = NonNullable<Awaited<ReturnType<ExecutorSeam["load"]>>["executor"]>;
+export type SeamRequestContext = Parameters<SeamExecutor>[0];

@@ -1,7 +1,7 @@
+import type { ExecutorSeam, SeamExecutor, SeamRequestContext } from "../core/schema.ts";
 import { federationMetadata, Supergraph, type Schema } from "@apollo/federation-internals";
 import type { GraphQLDataSource } from "@apollo/gateway";
 import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/types.js";
-import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
 import {
   getNamedType,
   GraphQLObjectType,
@@ -26,10 +26,6 @@ import {
 // interfaces or unions, introspection, directives other than @skip/@include, the health subgraph
 // (answered in the gateway). An answer that carries errors is handed to the plan as its fetch's
 // answer, so that errors are shaped, named and nulled exactly as federation does.
-
-type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
-type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface["load"]>>["executor"]>;
-type GatewayGraphQLRequestContext = Parameters<GatewayExecutor>[0];
 
 /** Graphs whose answer the gateway never forwards as is. */
 const PLANNED_ONLY = new Set(["health"]);
@@ -127,7 +123,7 @@ export function createSingleSubgraphRouting() {
   let owners: FieldOwners = new Map();
   let ownerByDocument = new WeakMap<DocumentNode, Map<string, string | null>>();
 
-  const ownerOf = (context: GatewayGraphQLRequestContext): string | undefined => {
+  const ownerOf = (context: SeamRequestContext): string | undefined => {
     if (!schema || context.schema !== schema) return undefined; // mid-reload: plan it
     const key = context.operationName ?? "";
     const byName = ownerByDocument.get(context.document) ?? new Map<string, string | null>();
@@ -155,7 +151,7 @@ export function createSingleSubgraphRouting() {
       };
     },
 
-    gateway(federation: GatewayInterface): GatewayInterface {
+    gateway(federation: ExecutorSeam): ExecutorSeam {
       // Kept in step with every supergraph the gateway loads (hot reloads included).
       federation.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
         owners = fieldOwnersOf(coreSupergraphSdl);
@@ -168,7 +164,7 @@ export function createSingleSubgraphRouting() {
         async load(options) {
           const { executor } = await federation.load(options);
           if (!executor) return { executor };
-          const direct: GatewayExecutor = async (context) => {
+          const direct: SeamExecutor = async (context) => {
             const owner = ownerOf(context);
             const source = owner ? sources.get(owner) : undefined;
             if (!owner || !source || !context.source) return executor(context);

@@ -1,4 +1,3 @@
-import type { ApolloServerOptionsWithGateway, BaseContext } from "@apollo/server";
 import {
   BREAK,
   execute,
@@ -12,6 +11,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
+import type { ExecutorSeam, SeamExecutor, SeamRequestContext } from "../../core/schema.ts";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 
 // The subgraphs' executor: each operation is compiled once into JavaScript (graphql-jit) and run
@@ -19,16 +19,12 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 // response. graphql-js completing ~2 000 leaves of 100 proofs per answer was the largest share of a
 // results subgraph request after the SQL (BENCHMARKS.md, issue 12).
 //
-// Apollo Server has no executor option for a plain schema; its `gateway` option (GatewayInterface:
+// Apollo Server has no executor option for a plain schema; its `gateway` option (ExecutorSeam:
 // `load()` gives the schema and an executor) is the seam. Apollo Server still parses, validates,
 // runs the plugins and formats errors (core/errors.ts) as before: only execution moves. What stays
 // on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
 // compile, anything but a query, introspection (`__schema`, `__type`) and variable coercion (its
 // errors are graphql-js's own; the compiled query then coerces the same raw values again).
-
-type GatewayInterface = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
-type GatewayExecutor = NonNullable<Awaited<ReturnType<GatewayInterface["load"]>>["executor"]>;
-type RequestContext = Parameters<GatewayExecutor>[0];
 
 /** How requests were executed since start: a test and /metrics-free debugging read it. */
 export interface ExecutorStats {
@@ -41,7 +37,7 @@ export interface ExecutorStats {
 }
 
 export interface CompiledExecutor {
-  gateway: GatewayInterface;
+  gateway: ExecutorSeam;
   stats: ExecutorStats;
 }
 
@@ -105,7 +101,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
   const cache = new Map<string, Entry>();
   const stats: ExecutorStats = { compiledRuns: 0, fallbackRuns: 0, compilations: 0 };
 
-  function entryFor(requestContext: RequestContext, operation: OperationDefinitionNode): Runnable {
+  function entryFor(requestContext: SeamRequestContext, operation: OperationDefinitionNode): Runnable {
     const key = `${requestContext.queryHash}:${requestContext.operationName ?? ""}`;
     const cached = cache.get(key);
     if (cached === undefined) {
@@ -140,7 +136,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
     if (cache.size > maxOperations) cache.delete(cache.keys().next().value as string);
   }
 
-  const executor: GatewayExecutor = async (requestContext) => {
+  const executor: SeamExecutor = async (requestContext) => {
     const { operation, document, context } = requestContext;
     const variables = requestContext.request.variables ?? {};
     const entry = operation ? entryFor(requestContext, operation) : FALLBACK;
@@ -158,7 +154,7 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
   };
 
-  const gateway: GatewayInterface = {
+  const gateway: ExecutorSeam = {
     async load() {
       return { executor };
     },
