@@ -104,7 +104,16 @@ function node(dir: string, name: string, port: number): ClusterNode {
     freeze(frozen) {
       const pid = pidOf();
       if (pid === undefined) throw new Error(`${name} is not running`);
-      for (const member of tree(pid)) process.kill(member, frozen ? "SIGSTOP" : "SIGCONT");
+      for (const member of tree(pid)) {
+        try {
+          process.kill(member, frozen ? "SIGSTOP" : "SIGCONT");
+        } catch (error) {
+          // A backend that exited between the /proc walk and the signal has nothing to stop or resume;
+          // the postmaster itself gone while freezing is a failure.
+          const gone = (error as NodeJS.ErrnoException).code === "ESRCH";
+          if (!gone || (member === pid && frozen)) throw error;
+        }
+      }
     },
     async stop() {
       const pid = pidOf();
