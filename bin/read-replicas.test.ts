@@ -60,6 +60,20 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     writer.prisma.indexingCursor.update({ where: { chainId }, data: { indexedBlock: { increment: blocks }, headBlock: { increment: blocks } } });
   const primaryHead = async () => (await writer.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId } })).indexedBlock;
   const replicaState = () => reads.status()[0]!.state;
+  /** A router of its own over the one replica, checked every 200 ms, judged by `maxReplayLagMs` of replay lag. */
+  const ownRouter = (maxReplayLagMs: number) =>
+    createReadRouter({
+      primary: serving,
+      primaryUrl: cluster.primary.url,
+      replicaUrls: [cluster.replica.url],
+      maxLagBlocks: MAX_LAG,
+      maxReplayLagMs,
+      checkIntervalMs: 200,
+      connectTimeoutMs: 500,
+      poolSize: 1,
+      statementTimeoutMs: 0,
+      logger: silentLogger(),
+    });
   /** Statements reading bets that this service's connections ran on the replica (its log: test/replica.ts). */
   const betReadsOnReplica = () =>
     cluster.replica
@@ -212,18 +226,7 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
   });
 
   it("reads a pinned request's later calls where its first call read, unless that would show a head older than one served since", async () => {
-    const router = await createReadRouter({
-      primary: serving,
-      primaryUrl: cluster.primary.url,
-      replicaUrls: [cluster.replica.url],
-      maxLagBlocks: MAX_LAG,
-      maxReplayLagMs: 60_000,
-      checkIntervalMs: 200,
-      connectTimeoutMs: 500,
-      poolSize: 1,
-      statementTimeoutMs: 0,
-      logger: silentLogger(),
-    });
+    const router = await ownRouter(60_000);
     const state = () => router.status()[0]!.state;
     try {
       await eventually(
@@ -253,18 +256,7 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
   });
 
   it("skips a replica whose replay stopped once it misses WAL older than DATABASE_READ_MAX_REPLAY_LAG_MS, with no block indexed", async () => {
-    const router = await createReadRouter({
-      primary: serving,
-      primaryUrl: cluster.primary.url,
-      replicaUrls: [cluster.replica.url],
-      maxLagBlocks: MAX_LAG,
-      maxReplayLagMs: 600,
-      checkIntervalMs: 200,
-      connectTimeoutMs: 500,
-      poolSize: 1,
-      statementTimeoutMs: 0,
-      logger: silentLogger(),
-    });
+    const router = await ownRouter(600);
     const state = () => router.status()[0]!.state;
     try {
       await eventually(

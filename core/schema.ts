@@ -32,3 +32,19 @@ export function apiSchemaOf(supergraphSdl: string): GraphQLSchema {
 export type ExecutorSeam = ApolloServerOptionsWithGateway<BaseContext>["gateway"];
 export type SeamExecutor = NonNullable<Awaited<ReturnType<ExecutorSeam["load"]>>["executor"]>;
 export type SeamRequestContext = Parameters<SeamExecutor>[0];
+
+/** An operation a gateway hands a subgraph in the same process, with the headers HTTP would carry. */
+export interface InProcessRequest {
+  query: string;
+  variables?: Record<string, unknown>;
+  operationName?: string;
+  extensions?: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/** A subgraph's answer without HTTP: already-serialised GraphQL (formatted errors), its status and Cache-Control. */
+export interface InProcessAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  cacheControl?: string;
+}

@@ -6,7 +6,8 @@ import { GraphQLError } from "graphql";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { READ_PIN_HEADER, runInRequestScope } from "../core/request-scope.ts";
-import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessAnswer, type InProcessSubgraph } from "./subgraph-source.ts";
+import type { InProcessAnswer } from "../core/schema.ts";
+import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
 // reads every kind of answer, and that it keeps its connections open between requests.

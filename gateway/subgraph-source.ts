@@ -5,6 +5,7 @@ import { GraphQLError } from "graphql";
 import type { Histogram } from "prom-client";
 import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
+import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { currentRequestScope, READ_PIN_HEADER } from "../core/request-scope.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
@@ -37,6 +38,30 @@ function cacheHintOf(header: string | string[] | undefined): { maxAge: number; s
 }
 
 type GatewayGraphQLResponse = Awaited<ReturnType<GraphQLDataSource["process"]>>;
+
+/** A subgraph that does not answer (refused, reset, stopped): SERVICE_UNAVAILABLE, named, without host or port. */
+function unavailable(subgraphName: string): ServiceUnavailableError {
+  return new ServiceUnavailableError(`The ${subgraphName} service is unavailable`, { serviceName: subgraphName });
+}
+
+/** Merges a subgraph's Cache-Control into the gateway request's cache policy (what RemoteGraphQLDataSource does). */
+function restrictCachePolicy(options: GraphQLDataSourceProcessOptions, cacheControl: string | string[] | undefined): void {
+  if (!("incomingRequestContext" in options)) return;
+  const policy = options.incomingRequestContext.overallCachePolicy;
+  if (policy && "restrict" in policy) policy.restrict(cacheHintOf(cacheControl));
+}
+
+/**
+ * A subgraph answers a request it refuses (validation, variable coercion) with HTTP 400 and a
+ * GraphQL body: an ordinary GraphQL response whose errors (BAD_USER_INPUT, …) the client must see.
+ * Any other status outside 2xx is an error naming it.
+ */
+function checkStatus(status: number, parsed: unknown, url: string, body: unknown): void {
+  const graphqlRefusal = status >= 400 && status < 500 && isObject(parsed) && "errors" in parsed;
+  if ((status >= 200 && status < 300) || graphqlRefusal) return;
+  const statusText = STATUS_CODES[status] ?? "";
+  throw new GraphQLError(`${status}: ${statusText}`, { extensions: { response: { url, status, statusText, body } } });
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -110,10 +135,7 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const scope = withRequestScope(headers, key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined);
 
     const exchange = await this.shared(key, scope?.readPin ?? "", () => this.send(body, headers));
-    if ("incomingRequestContext" in options) {
-      const policy = options.incomingRequestContext.overallCachePolicy;
-      if (policy && "restrict" in policy) policy.restrict(cacheHintOf(exchange.cacheControl));
-    }
+    restrictCachePolicy(options, exchange.cacheControl);
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
     return this.interpret(exchange);
   }
@@ -139,8 +161,7 @@ export class SubgraphDataSource implements GraphQLDataSource {
       try {
         answer = await this.dispatcher.request({ origin: this.origin, path: this.path, method: "POST", headers, body });
       } catch {
-        // Nothing answered (refused, reset, DNS): SERVICE_UNAVAILABLE, named, without host or port.
-        throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
+        throw unavailable(this.subgraphName); // nothing answered: refused, reset, DNS
       }
       const text = await answer.body.text();
       return { status: answer.statusCode, type: String(answer.headers["content-type"] ?? ""), text, cacheControl: answer.headers["cache-control"] };
@@ -151,32 +172,10 @@ export class SubgraphDataSource implements GraphQLDataSource {
 
   private interpret({ status, type, text }: Exchange): GatewayGraphQLResponse {
     const parsed = JSON_TYPE.test(type) ? parseJson(text) : undefined;
-    // A subgraph answers a request it refuses (validation, variable coercion) with HTTP 400 and a
-    // GraphQL body: an ordinary GraphQL response whose errors (BAD_USER_INPUT, …) the client must see.
-    const graphqlRefusal = status >= 400 && status < 500 && isObject(parsed) && "errors" in parsed;
-    if ((status < 200 || status >= 300) && !graphqlRefusal) {
-      const statusText = STATUS_CODES[status] ?? "";
-      throw new GraphQLError(`${status}: ${statusText}`, { extensions: { response: { url: this.url, status, statusText, body: parsed ?? text } } });
-    }
+    checkStatus(status, parsed, this.url, parsed ?? text);
     if (!isObject(parsed)) throw new Error(`Expected JSON response body, but received: ${text.slice(0, 200)}`);
     return parsed as GatewayGraphQLResponse;
   }
-}
-
-/** What the gateway sends a subgraph, HTTP or not: the operation, and the headers it would carry. */
-export interface SubgraphRequest {
-  query: string;
-  variables?: Record<string, unknown>;
-  operationName?: string;
-  extensions?: Record<string, unknown>;
-  headers: Record<string, string>;
-}
-
-/** A subgraph's answer without HTTP: already-serialised GraphQL (formatted errors), its status and Cache-Control. */
-export interface InProcessAnswer {
-  status: number;
-  body: Record<string, unknown>;
-  cacheControl?: string;
 }
 
 /**
@@ -186,7 +185,7 @@ export interface InProcessAnswer {
  * and 500 when it fails inside, as over HTTP.
  */
 export interface InProcessSubgraph {
-  execute(request: SubgraphRequest): Promise<InProcessAnswer>;
+  execute(request: InProcessRequest): Promise<InProcessAnswer>;
 }
 
 /**
@@ -221,18 +220,9 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
       stop?.();
     }
     // Not running (stopped): what a refused connection is over HTTP.
-    if (answer.status === 503) throw new ServiceUnavailableError(`The ${this.subgraphName} service is unavailable`, { serviceName: this.subgraphName });
-    if ("incomingRequestContext" in options) {
-      const policy = options.incomingRequestContext.overallCachePolicy;
-      if (policy && "restrict" in policy) policy.restrict(cacheHintOf(answer.cacheControl));
-    }
-    const graphqlRefusal = answer.status >= 400 && answer.status < 500 && "errors" in answer.body;
-    if ((answer.status < 200 || answer.status >= 300) && !graphqlRefusal) {
-      const statusText = STATUS_CODES[answer.status] ?? "";
-      throw new GraphQLError(`${answer.status}: ${statusText}`, {
-        extensions: { response: { url: `in-process:${this.subgraphName}`, status: answer.status, statusText, body: answer.body } },
-      });
-    }
+    if (answer.status === 503) throw unavailable(this.subgraphName);
+    restrictCachePolicy(options, answer.cacheControl);
+    checkStatus(answer.status, answer.body, `in-process:${this.subgraphName}`, answer.body);
     return answer.body as GatewayGraphQLResponse;
   }
 }

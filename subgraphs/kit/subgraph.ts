@@ -8,7 +8,7 @@ import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
 import { readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
-import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
+import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequest } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
 import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
@@ -30,22 +30,6 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   execution?: "compiled" | "graphql-js";
 }
 
-/** An operation handed to a subgraph by a gateway in the same process, with the headers HTTP would carry. */
-export interface DirectRequest {
-  query: string;
-  variables?: Record<string, unknown>;
-  operationName?: string;
-  extensions?: Record<string, unknown>;
-  headers: Record<string, string>;
-}
-
-/** The subgraph's answer to a DirectRequest: what its HTTP answer would say, not serialised. */
-export interface DirectAnswer {
-  status: number;
-  body: Record<string, unknown>;
-  cacheControl?: string;
-}
-
 /** What a composition root needs of a subgraph: its name, and to run it. */
 export interface RunnableSubgraph {
   name: string;
@@ -57,7 +41,7 @@ export interface RunnableSubgraph {
    * error masking, Cache-Control), for a gateway in the same process. Answers 503 unless
    * listening, 500 when its context cannot be made (as its HTTP front would).
    */
-  execute(request: DirectRequest): Promise<DirectAnswer>;
+  execute(request: InProcessRequest): Promise<InProcessAnswer>;
   stop(): Promise<void>;
 }
 
