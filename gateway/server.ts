@@ -123,7 +123,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const responseCache = deps.responseCache ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics }) : undefined;
   let watcher: FSWatcher | undefined;
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
-  const singleSubgraph = createSingleSubgraphRouting();
+  const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
     if (name === HEALTH_SUBGRAPH) return new LocalGraphQLDataSource(healthSchema);
     const inProcess = deps.inProcessSubgraphs?.[name];

@@ -23,21 +23,20 @@ import {
 // plan's shaping walk over 100 proofs was the largest share of the gateway's own CPU.
 //
 // Anything else takes the query plan: a document of several operations, fields of two subgraphs,
-// interfaces or unions, introspection, directives other than @skip/@include, the health subgraph
-// (answered in the gateway). An answer that carries errors is handed to the plan as its fetch's
+// interfaces or unions, introspection, directives other than @skip/@include, a graph the caller
+// keeps planned (the health graph, answered in the gateway itself). An answer that carries errors is handed to the plan as its fetch's
 // answer, so that errors are shaped, named and nulled exactly as federation does.
 
-/** Graphs whose answer the gateway never forwards as is. */
-const PLANNED_ONLY = new Set(["health"]);
 const PLAIN_DIRECTIVES = new Set(["skip", "include"]);
 
 /** For each object type and field of the API schema: the subgraphs that resolve it on their own. */
 export type FieldOwners = Map<string, Map<string, readonly string[]>>;
 
-export function fieldOwnersOf(supergraphSdl: string): FieldOwners {
+/** `plannedOnly`: graphs whose answer the gateway never forwards as is (one it answers itself). */
+export function fieldOwnersOf(supergraphSdl: string, plannedOnly: ReadonlySet<string>): FieldOwners {
   const owners: FieldOwners = new Map();
   for (const subgraph of Supergraph.build(supergraphSdl).subgraphs()) {
-    if (PLANNED_ONLY.has(subgraph.name)) continue;
+    if (plannedOnly.has(subgraph.name)) continue;
     addOwnFields(owners, subgraph.name, subgraph.schema);
   }
   return owners;
@@ -116,7 +115,7 @@ type SubgraphAnswer = Awaited<ReturnType<GraphQLDataSource["process"]>>;
  * fetch's answer — replayed, not asked again — so its errors are named, pathed and nulled exactly as
  * federation does, and the subgraph runs (and logs) the operation once.
  */
-export function createSingleSubgraphRouting() {
+export function createSingleSubgraphRouting(options: { plannedOnly: ReadonlySet<string> }) {
   const sources = new Map<string, GraphQLDataSource>();
   const replays = new WeakMap<object, { service: string; answer: Promise<SubgraphAnswer> }>();
   let schema: GraphQLSchema | undefined;
@@ -154,7 +153,7 @@ export function createSingleSubgraphRouting() {
     gateway(federation: ExecutorSeam): ExecutorSeam {
       // Kept in step with every supergraph the gateway loads (hot reloads included).
       federation.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
-        owners = fieldOwnersOf(coreSupergraphSdl);
+        owners = fieldOwnersOf(coreSupergraphSdl, options.plannedOnly);
         ownerByDocument = new WeakMap();
         schema = apiSchema;
       });

@@ -5,6 +5,8 @@ import type { SnarkjsProof } from "../../zk/proof-shape.ts";
 export interface BetRefModel {
   chainId: number;
   betId: string;
+  /** The bet's row when the parent field has already read it (`betResults`): `result` then needs no await. */
+  loaded?: BetWithResult;
 }
 
 /**

@@ -25,7 +25,7 @@ export const betResults: QueryResolvers["betResults"] = async (_parent, { chainI
     const row = found[i];
     if (row instanceof Error) throw row;
     maxAge = Math.min(maxAge, row ? betMaxAgeAt(network, row) : MAX_AGE.live);
-    bets.push(row ? ref : null);
+    bets.push(row ? { ...ref, loaded: row } : null);
   }
   cacheFor(info, maxAge);
   return bets;
