@@ -24,8 +24,9 @@ import {
 //
 // Anything else takes the query plan: a document of several operations, fields of two subgraphs,
 // interfaces or unions, introspection, directives other than @skip/@include, a graph the caller
-// keeps planned (the health graph, answered in the gateway itself). An answer that carries errors is handed to the plan as its fetch's
-// answer, so that errors are shaped, named and nulled exactly as federation does.
+// keeps planned (the health graph, answered in the gateway itself). An answer that carries errors
+// is handed to the plan as its fetch's answer, so that errors are shaped, named and nulled exactly
+// as federation does.
 
 const PLAIN_DIRECTIVES = new Set(["skip", "include"]);
 
