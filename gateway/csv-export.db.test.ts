@@ -96,12 +96,19 @@ describe("GET /wallets/{address}/bets.csv", () => {
   });
 
   it("answers bad input with 400 and the REST error shape", async () => {
+    const indexedChainId = (await playerBets(t.fixtures.whale)).nodes[0]!.chainId;
+    expect((await get(`${t.url}/wallets/${t.fixtures.whale}/bets.csv?chainId=${indexedChainId}`)).status).toBe(200);
     for (const [path, argumentName] of [
       [`/wallets/0x1234/bets.csv`, "address"],
       [`/wallets/0x${"zz".repeat(20)}/bets.csv`, "address"],
       [`/wallets/${t.fixtures.whale}/bets.csv?chainId=abc`, "chainId"],
       [`/wallets/${t.fixtures.whale}/bets.csv?chainId=0`, "chainId"],
       [`/wallets/${t.fixtures.whale}/bets.csv?chainId=999999`, "chainId"],
+      // An indexed network's id, written otherwise: not the canonical decimal, and given twice.
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=00${indexedChainId}`, "chainId"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=+${indexedChainId}`, "chainId"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=`, "chainId"],
+      [`/wallets/${t.fixtures.whale}/bets.csv?chainId=${indexedChainId}&chainId=${indexedChainId}`, "chainId"],
     ] as const) {
       const answer = await get(`${t.url}${path}`);
       expect(answer.status, path).toBe(400);

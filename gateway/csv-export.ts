@@ -157,11 +157,14 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
     } catch (error) {
       return badInput(res, error instanceof Error ? error.message : "address is not an address", "address");
     }
-    const rawChainId = url.searchParams.get("chainId");
+    const rawChainIds = url.searchParams.getAll("chainId");
+    if (rawChainIds.length > 1) return badInput(res, "chainId is given more than once", "chainId");
+    const rawChainId = rawChainIds[0];
     let chainId: number | undefined;
-    if (rawChainId !== null) {
+    if (rawChainId !== undefined) {
       try {
-        chainId = parseChainId(/^[0-9]{1,16}$/.test(rawChainId) ? Number(rawChainId) : Number.NaN, "chainId");
+        // The canonical decimal only (no sign, no leading zero): one spelling per network, as in the filename.
+        chainId = parseChainId(/^[1-9][0-9]{0,15}$/.test(rawChainId) ? Number(rawChainId) : Number.NaN, "chainId");
       } catch (error) {
         return badInput(res, error instanceof Error ? error.message : "chainId is not a chain id", "chainId");
       }
