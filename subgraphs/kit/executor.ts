@@ -34,6 +34,8 @@ export interface ExecutorStats {
   fallbackRuns: number;
   /** Compilations (an operation's second arrival), including the ones that fell back. */
   compilations: number;
+  /** Second arrivals run on graphql-js because the minute's compilation budget was spent (compiled on a later arrival). */
+  compilationsDeferred: number;
 }
 
 export interface CompiledExecutor {
@@ -96,10 +98,31 @@ function asGraphQLError(error: GraphQLError): GraphQLError {
  * the second time it comes (the first runs on graphql-js), `maxOperations` kept, least recently
  * used dropped.
  */
-export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOperations?: number } = {}): CompiledExecutor {
+export function createCompiledExecutor(
+  schema: GraphQLSchema,
+  options: { maxOperations?: number; maxCompilationsPerMinute?: number; now?: () => number } = {},
+): CompiledExecutor {
   const maxOperations = options.maxOperations ?? 500;
+  const maxCompilationsPerMinute = options.maxCompilationsPerMinute ?? 120;
+  const now = options.now ?? Date.now;
   const cache = new Map<string, Entry>();
-  const stats: ExecutorStats = { compiledRuns: 0, fallbackRuns: 0, compilations: 0 };
+  const stats: ExecutorStats = { compiledRuns: 0, fallbackRuns: 0, compilations: 0, compilationsDeferred: 0 };
+  // A client sending ever-new operations twice each would otherwise make this process compile
+  // (~1 ms each) as fast as it asks, and push popular operations out of the cache: compilations
+  // are counted per minute, and past the budget an operation stays on graphql-js until later.
+  let windowStart = Number.NEGATIVE_INFINITY;
+  let compilationsInWindow = 0;
+
+  function mayCompile(): boolean {
+    const time = now();
+    if (time - windowStart >= 60_000) {
+      windowStart = time;
+      compilationsInWindow = 0;
+    }
+    if (compilationsInWindow >= maxCompilationsPerMinute) return false;
+    compilationsInWindow++;
+    return true;
+  }
 
   function entryFor(requestContext: SeamRequestContext, operation: OperationDefinitionNode): Runnable {
     const key = `${requestContext.queryHash}:${requestContext.operationName ?? ""}`;
@@ -112,6 +135,10 @@ export function createCompiledExecutor(schema: GraphQLSchema, options: { maxOper
       cache.delete(key);
       cache.set(key, cached);
       return cached;
+    }
+    if (!mayCompile()) {
+      stats.compilationsDeferred++;
+      return FALLBACK;
     }
     stats.compilations++;
     let entry: Runnable = FALLBACK;
