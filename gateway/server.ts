@@ -22,6 +22,7 @@ import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./lim
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
+import { dedupeRepresentations } from "./entity-dedupe.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -156,7 +157,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       });
       return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
     },
-    buildService: ({ name, url }) => singleSubgraph.source(name, serviceFor(name, url)),
+    // Entity fetches carry each distinct representation once (gateway/entity-dedupe.ts).
+    buildService: ({ name, url }) => singleSubgraph.source(name, dedupeRepresentations(serviceFor(name, url))),
   });
 
   const server = new ApolloServer({

@@ -1,0 +1,89 @@
+import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo/gateway";
+
+// @apollo/gateway sends an entity fetch one representation per entity in the response, repeats
+// included: a page of 50 bets on one network asks the networks subgraph for that network 50 times,
+// and merges 50 copies of its answer. This wrapper sends each distinct representation once and
+// hands the gateway back the answer it would have got for the full list: every entity at its
+// position (a copy per repeat, since the gateway merges into them), and every error of a repeated
+// representation once per position, its path pointing there. What a subgraph does for one
+// representation does not depend on the others in the list, so the answer is the same
+// (gateway/entity-dedupe.test.ts checks it over generated lists).
+
+type Response = Awaited<ReturnType<GraphQLDataSource["process"]>>;
+type FormattedError = NonNullable<Response["errors"]>[number];
+
+/** A copy of a JSON value (a subgraph's answer): objects and arrays new, leaves shared. */
+function copyJson(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(copyJson);
+  if (value !== null && typeof value === "object") {
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) copy[key] = copyJson(field);
+    return copy;
+  }
+  return value;
+}
+
+/** Where each representation of `list` goes in the list of distinct ones; undefined when all are distinct. */
+function distinctPositions(list: readonly unknown[]): { distinct: unknown[]; positionOf: number[] } | undefined {
+  const indexByKey = new Map<string, number>();
+  const distinct: unknown[] = [];
+  const positionOf: number[] = [];
+  for (const representation of list) {
+    // Representations are built by the gateway from one selection set: equal ones serialise alike.
+    const key = JSON.stringify(representation);
+    let index = indexByKey.get(key);
+    if (index === undefined) {
+      index = distinct.length;
+      indexByKey.set(key, index);
+      distinct.push(representation);
+    }
+    positionOf.push(index);
+  }
+  return distinct.length < list.length ? { distinct, positionOf } : undefined;
+}
+
+/** The answer for the full list, from the answer for its distinct representations. */
+function expand(response: Response, positionOf: readonly number[]): Response {
+  const entities = (response.data as { _entities?: unknown } | null | undefined)?._entities;
+  const firstUse = new Set<number>();
+  const data = Array.isArray(entities)
+    ? {
+        ...response.data,
+        _entities: positionOf.map((index) => {
+          if (firstUse.has(index)) return copyJson(entities[index]);
+          firstUse.add(index);
+          return entities[index];
+        }),
+      }
+    : response.data;
+  // An entity's errors at each of its positions, in position order (the order a subgraph resolving
+  // the full list reports them); errors of no entity first, as they came.
+  let errors: FormattedError[] | undefined;
+  if (response.errors) {
+    const ofNoEntity: FormattedError[] = [];
+    const atPosition: { at: number; error: FormattedError }[] = [];
+    for (const error of response.errors) {
+      const [root, index, ...rest] = error.path ?? [];
+      if (root !== "_entities" || typeof index !== "number") ofNoEntity.push(error);
+      else
+        for (const [at, position] of positionOf.entries()) {
+          if (position === index) atPosition.push({ at, error: { ...error, path: ["_entities", at, ...rest] } });
+        }
+    }
+    errors = [...ofNoEntity, ...atPosition.sort((a, b) => a.at - b.at).map(({ error }) => error)];
+  }
+  return { ...response, data, ...(errors ? { errors } : {}) };
+}
+
+/** Wraps a subgraph's data source so that entity fetches carry each distinct representation once. */
+export function dedupeRepresentations(inner: GraphQLDataSource): GraphQLDataSource {
+  return {
+    async process(options: GraphQLDataSourceProcessOptions): Promise<Response> {
+      const representations = options.request.variables?.representations;
+      const positions = Array.isArray(representations) ? distinctPositions(representations) : undefined;
+      if (!positions) return inner.process(options);
+      const request = { ...options.request, variables: { ...options.request.variables, representations: positions.distinct } };
+      return expand(await inner.process({ ...options, request }), positions.positionOf);
+    },
+  };
+}
