@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
+import { READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { createReadRouter, READ_APPLICATION_NAME, type ReadRouter } from "../core/read-replicas.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
@@ -112,6 +113,14 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     await serving?.close();
     await writer?.close();
     await cluster?.destroy();
+  });
+
+  it("has its subgraphs tell the gateway they read by pin (so that it never merges calls of different pins)", async () => {
+    for (const url of Object.values(stack.subgraphUrls)) {
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get(READ_PINS_HONOURED_HEADER), url).toBe("1");
+    }
   });
 
   it("serves reads from the replica once it has replayed the primary", async () => {

@@ -23,6 +23,13 @@ const VALID_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** The header carrying a gateway request's read pin to the subgraphs. */
 export const READ_PIN_HEADER = "x-read-pin";
 
+/**
+ * The header a subgraph answers with ("1") when it reads by pin (it has read replicas). A subgraph
+ * without it reads every request from one server, so the gateway may let requests with different
+ * pins share one identical call in flight.
+ */
+export const READ_PINS_HONOURED_HEADER = "x-read-pins-honoured";
+
 /** The caller's `X-Request-Id` when it is a sane token, else a fresh one. */
 export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers["x-request-id"];

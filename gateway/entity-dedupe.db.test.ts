@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type RunningStack } from "../bin/stack.ts";
 import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 
 // The gateway asks a subgraph for each distinct entity once (gateway/entity-dedupe.ts): a page of
@@ -47,6 +48,16 @@ async function bodiesSentTo<T>(url: string, work: () => Promise<T>): Promise<{ r
 interface Page {
   data: { playerBets: { nodes: { chainId: number; network: { chainId: number; name: string } }[] }; networkConfigs: { chainId: number; name: string }[] };
 }
+
+describe("subgraphs without read replicas", () => {
+  it("do not say they read by pin: the gateway may merge identical calls of different requests", async () => {
+    for (const url of Object.values(overHttp.subgraphUrls)) {
+      const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query: "{ __typename }" }) });
+      expect(response.status).toBe(200);
+      expect(response.headers.get(READ_PINS_HONOURED_HEADER), url).toBeNull();
+    }
+  });
+});
 
 describe("entity fetches", () => {
   it("carry each distinct representation once: one per network for a page of bets", async () => {

@@ -5,7 +5,7 @@ import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/t
 import { GraphQLError } from "graphql";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
-import { READ_PIN_HEADER, runInRequestScope } from "../core/request-scope.ts";
+import { READ_PIN_HEADER, READ_PINS_HONOURED_HEADER, runInRequestScope } from "../core/request-scope.ts";
 import type { InProcessAnswer } from "../core/schema.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
@@ -169,17 +169,63 @@ describe("SubgraphDataSource", () => {
     expect(pins[3]).toBeUndefined();
   });
 
+  /** Two requests, b and c, each pinned by a first call of its own, then asking `source` what request a has in flight. */
+  async function pinnedRequestsAskingWhatIsInFlight(source: SubgraphDataSource, honoured: Record<string, string>) {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Only the shared query is held (seen last: it is the request being answered); first calls answer at once.
+    answer = (res) => {
+      const reply = json(200, { data: { bet: { id: "7" } } }, honoured);
+      if (seen.at(-1)?.body.query === operation([]).request.query) void held.then(() => reply(res));
+      else reply(res);
+    };
+    const other = new SubgraphDataSource("results", url, agent);
+    const pinnedBy = (id: string) =>
+      runInRequestScope(id, async () => {
+        await other.process({ ...operation([]), request: { query: `query First { ${id} }` } } as GraphQLDataSourceProcessOptions);
+        await source.process(operation([]));
+      });
+    const leader = runInRequestScope("a", () => source.process(operation([])));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const later = [pinnedBy("b"), pinnedBy("c")];
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    await Promise.all([leader, ...later]);
+    return seen.filter((s) => s.body.query === operation([]).request.query).map((s) => s.headers["x-request-id"]);
+  }
+
+  it("a subgraph that reads by pin never merges calls of different pins; one that does not, does", async () => {
+    const honouring = new SubgraphDataSource("history", url, agent);
+    answer = json(200, { data: { bet: { id: "7" } } }, { [READ_PINS_HONOURED_HEADER]: "1" });
+    await honouring.process(operation([]));
+    seen.length = 0;
+    expect(await pinnedRequestsAskingWhatIsInFlight(honouring, { [READ_PINS_HONOURED_HEADER]: "1" })).toEqual(["a", "b", "c"]);
+
+    // Without replicas a subgraph reads everything from one server: b and c share a's call.
+    const single = new SubgraphDataSource("history", url, agent);
+    answer = json(200, { data: { bet: { id: "7" } } });
+    await single.process(operation([]));
+    seen.length = 0;
+    expect(await pinnedRequestsAskingWhatIsInFlight(single, {})).toEqual(["a"]);
+
+    // Once it answers that it reads by pin (restarted with replicas), pins keep calls apart again.
+    answer = json(200, { data: { bet: { id: "7" } } }, { [READ_PINS_HONOURED_HEADER]: "1" });
+    await single.process(operation([]));
+    seen.length = 0;
+    expect(await pinnedRequestsAskingWhatIsInFlight(single, { [READ_PINS_HONOURED_HEADER]: "1" })).toEqual(["a", "b", "c"]);
+  });
+
   it("a request whose first call joins an identical query in flight reads where that query reads; a pinned one joins only its own pin", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    answer = (res) => void held.then(() => json(200, { data: { bet: { id: "7" } } })(res));
+    answer = (res) => void held.then(() => json(200, { data: { bet: { id: "7" } } }, { [READ_PINS_HONOURED_HEADER]: "1" })(res));
     const source = new SubgraphDataSource("history", url, agent);
     const other = new SubgraphDataSource("results", url, agent);
     let pinnedFirst: Promise<unknown> | undefined;
     const leader = runInRequestScope("a", () => source.process(operation([])));
     const joiner = runInRequestScope("b", async () => {
       await source.process(operation([]));
-      answer = json(200, { data: { bet: { id: "7" } } });
+      answer = json(200, { data: { bet: { id: "7" } } }, { [READ_PINS_HONOURED_HEADER]: "1" });
       await other.process(operation([]));
     });
     // Request c is pinned by a call of its own first: its identical query is not merged with a's.

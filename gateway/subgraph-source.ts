@@ -6,7 +6,7 @@ import type { Histogram } from "prom-client";
 import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
-import { currentRequestScope, READ_PIN_HEADER } from "../core/request-scope.ts";
+import { currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
 // Request and Headers for every subgraph call and goes through a WHATWG fetch: profiled under load,
@@ -73,6 +73,8 @@ interface Exchange {
   type: string;
   text: string;
   cacheControl?: string | string[];
+  /** Whether the subgraph said it reads by pin (READ_PINS_HONOURED_HEADER). */
+  pinsHonoured: boolean;
 }
 
 // Read pins. Every subgraph call of one incoming request carries the same token (READ_PIN_HEADER),
@@ -109,6 +111,12 @@ export class SubgraphDataSource implements GraphQLDataSource {
    * by query, then by read pin ("" for calls outside a gateway request).
    */
   private readonly inFlight = new Map<string, Map<string, Promise<Exchange>>>();
+  /**
+   * Whether this subgraph's last answer said it reads by pin. Until it answers, assumed so. When it
+   * does not (no replicas: one server for everything), calls already pinned to different requests
+   * may share too; a pin of its own matters again from the first answer that says so.
+   */
+  private pinsHonoured = true;
 
   constructor(
     private readonly subgraphName: string,
@@ -130,11 +138,14 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const body = JSON.stringify(payload);
     // Many clients asking the same thing at once (a popular bet, the network list) cost the
     // subgraph one request; mutations are never merged. The key leaves the request id out: the
-    // shared request carries the first asker's id. Only calls with the same read pin share.
+    // shared request carries the first asker's id. Only calls with the same read pin share, unless
+    // the subgraph reads everything from one server (pinsHonoured).
     const key = /^\s*(mutation|subscription)\b/.test(payload.query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
     const scope = withRequestScope(headers, key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined);
 
-    const exchange = await this.shared(key, scope?.readPin ?? "", () => this.send(body, headers));
+    const exchange = await this.shared(key, this.pinsHonoured ? (scope?.readPin ?? "") : "", () => this.send(body, headers));
+    // Only a served answer says pins are not honoured (an error page may come from elsewhere).
+    if (exchange.pinsHonoured || exchange.status === 200) this.pinsHonoured = exchange.pinsHonoured;
     restrictCachePolicy(options, exchange.cacheControl);
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
     return this.interpret(exchange);
@@ -164,7 +175,13 @@ export class SubgraphDataSource implements GraphQLDataSource {
         throw unavailable(this.subgraphName); // nothing answered: refused, reset, DNS
       }
       const text = await answer.body.text();
-      return { status: answer.statusCode, type: String(answer.headers["content-type"] ?? ""), text, cacheControl: answer.headers["cache-control"] };
+      return {
+        status: answer.statusCode,
+        type: String(answer.headers["content-type"] ?? ""),
+        text,
+        cacheControl: answer.headers["cache-control"],
+        pinsHonoured: answer.headers[READ_PINS_HONOURED_HEADER] === "1",
+      };
     } finally {
       stop?.();
     }

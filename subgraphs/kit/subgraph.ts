@@ -1,12 +1,12 @@
 import type { IncomingMessage } from "node:http";
-import { ApolloServer, HeaderMap, type BaseContext } from "@apollo/server";
+import { ApolloServer, HeaderMap, type ApolloServerPlugin, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import type { DocumentNode } from "graphql";
 import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
-import { readPinOf } from "../../core/request-scope.ts";
+import { READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequest } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
@@ -23,6 +23,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   logger: Logger;
   production: boolean;
   maxBodyBytes?: number;
+  /** Whether it reads by read pin (it has replicas): said on every answer (READ_PINS_HONOURED_HEADER). */
+  honoursReadPins?: boolean;
   /**
    * How operations run: compiled once per operation (kit/executor.ts, the default), or by graphql-js
    * field by field, as Apollo Server does on its own (what the compiled path is checked against).
@@ -49,6 +51,17 @@ export interface Subgraph<TContext extends BaseContext> extends RunnableSubgraph
   server: ApolloServer<TContext>;
 }
 
+/** Tells the gateway that this subgraph reads by pin, so that it never merges calls of different pins. */
+const readPinsHonouredPlugin: ApolloServerPlugin<BaseContext> = {
+  async requestDidStart() {
+    return {
+      async willSendResponse({ response }) {
+        response.http.headers.set(READ_PINS_HONOURED_HEADER, "1");
+      },
+    };
+  },
+};
+
 /** Builds a subgraph from its dependencies (what subgraphs/registry.ts lists), named as it is built. */
 export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { subgraphName: string };
 
@@ -67,7 +80,13 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
     // No Apollo usage reporting here: federated traces would only cost time per request.
     // Fields without a hint may change with the next block (core/max-age.ts). Cache hints are
     // gathered by kit/cache-hints.ts, not by Apollo's per-field plugin (turned off here).
-    plugins: [ApolloServerPluginInlineTraceDisabled(), ApolloServerPluginCacheControlDisabled(), cacheHeaderPlugin(), metrics.plugin],
+    plugins: [
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginCacheControlDisabled(),
+      cacheHeaderPlugin(),
+      metrics.plugin,
+      ...(options.honoursReadPins ? [readPinsHonouredPlugin] : []),
+    ],
     logger,
   });
   let http: RunningHttpServer | undefined;
@@ -146,6 +165,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         logger: deps.logger,
         production: deps.production,
         execution: deps.execution,
+        honoursReadPins: deps.reads !== undefined,
       }),
     { typeDefs, subgraphName: definition.name },
   );
