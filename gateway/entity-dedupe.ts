@@ -1,4 +1,5 @@
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo/gateway";
+import { copyJson } from "./json-copy.ts";
 
 // @apollo/gateway sends an entity fetch one representation per entity in the response, repeats
 // included: a page of 50 bets on one network asks the networks subgraph for that network 50 times,
@@ -11,17 +12,6 @@ import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo
 
 type Response = Awaited<ReturnType<GraphQLDataSource["process"]>>;
 type FormattedError = NonNullable<Response["errors"]>[number];
-
-/** A copy of a JSON value (a subgraph's answer): objects and arrays new, leaves shared. */
-function copyJson(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copyJson);
-  if (value !== null && typeof value === "object") {
-    const copy: Record<string, unknown> = {};
-    for (const [key, field] of Object.entries(value)) copy[key] = copyJson(field);
-    return copy;
-  }
-  return value;
-}
 
 /** Where each representation of `list` goes in the list of distinct ones; undefined when all are distinct. */
 function distinctPositions(list: readonly unknown[]): { distinct: unknown[]; positionOf: number[] } | undefined {

@@ -288,4 +288,35 @@ describe("InProcessSubgraphSource", () => {
     expect(await source.process(operation(hints))).toEqual(refusal);
     expect(hints).toEqual([{ maxAge: 0 }]);
   });
+
+  it("shares an identical call in flight between requests, each with its own copy; apart per pin when the subgraph reads by pin", async () => {
+    for (const honoursReadPins of [false, true]) {
+      let executions = 0;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const subgraph: InProcessSubgraph = {
+        honoursReadPins,
+        execute: async (request) => {
+          executions++;
+          if (request.query === operation([]).request.query) await held;
+          return { status: 200, body: { data: { bet: { id: "7", nested: { n: 1 } } } } };
+        },
+      };
+      const source = new InProcessSubgraphSource("history", subgraph);
+      // Each request is pinned by a first call of its own, then asks the same thing.
+      const askers = ["a", "b", "c"].map((id) =>
+        runInRequestScope(id, async () => {
+          await source.process({ ...operation([]), request: { query: `query First { ${id} }` } } as GraphQLDataSourceProcessOptions);
+          return source.process(operation([]));
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      release();
+      const answers = (await Promise.all(askers)) as { data: { bet: { nested: { n: number } } } }[];
+      expect(executions, `honoursReadPins ${honoursReadPins}`).toBe(honoursReadPins ? 6 : 4);
+      expect(answers.map((a) => a.data.bet.nested.n)).toEqual([1, 1, 1]);
+      answers[0]!.data.bet.nested.n = 2; // what the gateway's merge does to its answer
+      expect(answers.slice(1).map((a) => a.data.bet.nested.n)).toEqual([1, 1]);
+    }
+  });
 });

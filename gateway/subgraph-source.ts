@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
+import { copyJson } from "./json-copy.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
 // Request and Headers for every subgraph call and goes through a WHATWG fetch: profiled under load,
@@ -103,20 +104,63 @@ function withRequestScope(headers: Record<string, string>, joining?: string) {
   return scope;
 }
 
+/**
+ * Identical calls in flight to one subgraph, shared (nothing is kept afterwards): by call (its
+ * headers without request id, and its body), then by read pin ("" for calls outside a gateway
+ * request). Mutations are never shared. A request whose pin is not fixed yet takes the pin of the
+ * call it would join (withRequestScope); one already pinned joins only calls of its own pin,
+ * unless the subgraph reads everything from one server (`pinsHonoured` false: it said so on its
+ * last served answer, READ_PINS_HONOURED_HEADER; until it answers, assumed to read by pin).
+ */
+class InFlightCalls<T extends { status: number; pinsHonoured: boolean }> {
+  private readonly calls = new Map<string, Map<string, { answer: Promise<T>; joiners: number }>>();
+  private pinsHonoured = true;
+
+  /** The key of a call that may be shared; undefined for a mutation or subscription. */
+  keyOf(query: string, headers: Record<string, string>, body: string): string | undefined {
+    return /^\s*(mutation|subscription)\b/.test(query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
+  }
+
+  /** The pin of a call in flight with this key, which a request not pinned yet would join. */
+  joinablePin(key: string | undefined): string | undefined {
+    return key !== undefined ? this.calls.get(key)?.keys().next().value : undefined;
+  }
+
+  /**
+   * The call's answer: the one in flight with the same key and pin, else a new one from `send`.
+   * `shared`: another caller got the same answer (so whoever changes it must change a copy).
+   */
+  async run(key: string | undefined, pin: string, send: () => Promise<T>): Promise<{ answer: T; shared: boolean }> {
+    if (key === undefined) return { answer: await send(), shared: false };
+    const slot = this.pinsHonoured ? pin : "";
+    const pins = this.calls.get(key) ?? new Map<string, { answer: Promise<T>; joiners: number }>();
+    const pending = pins.get(slot);
+    if (pending) {
+      pending.joiners++;
+      return { answer: await pending.answer, shared: true };
+    }
+    this.calls.set(key, pins);
+    const call = {
+      // Forgotten as soon as it settles: no caller joins it after that (the count below is final).
+      answer: send().finally(() => {
+        pins.delete(slot);
+        if (pins.size === 0 && this.calls.get(key) === pins) this.calls.delete(key);
+      }),
+      joiners: 0,
+    };
+    pins.set(slot, call);
+    const answer = await call.answer;
+    // Only a served answer says pins are not honoured (an error page may come from elsewhere).
+    if (answer.pinsHonoured || answer.status === 200) this.pinsHonoured = answer.pinsHonoured;
+    return { answer, shared: call.joiners > 0 };
+  }
+}
+
 export class SubgraphDataSource implements GraphQLDataSource {
   private readonly origin: string;
   private readonly path: string;
-  /**
-   * Identical queries in flight to this subgraph share one request (nothing is kept afterwards):
-   * by query, then by read pin ("" for calls outside a gateway request).
-   */
-  private readonly inFlight = new Map<string, Map<string, Promise<Exchange>>>();
-  /**
-   * Whether this subgraph's last answer said it reads by pin. Until it answers, assumed so. When it
-   * does not (no replicas: one server for everything), calls already pinned to different requests
-   * may share too; a pin of its own matters again from the first answer that says so.
-   */
-  private pinsHonoured = true;
+  /** Identical queries in flight to this subgraph share one request. */
+  private readonly inFlight = new InFlightCalls<Exchange>();
 
   constructor(
     private readonly subgraphName: string,
@@ -137,32 +181,14 @@ export class SubgraphDataSource implements GraphQLDataSource {
     headers["content-type"] = "application/json";
     const body = JSON.stringify(payload);
     // Many clients asking the same thing at once (a popular bet, the network list) cost the
-    // subgraph one request; mutations are never merged. The key leaves the request id out: the
-    // shared request carries the first asker's id. Only calls with the same read pin share, unless
-    // the subgraph reads everything from one server (pinsHonoured).
-    const key = /^\s*(mutation|subscription)\b/.test(payload.query) ? undefined : `${JSON.stringify(headers)}\n${body}`;
-    const scope = withRequestScope(headers, key !== undefined ? this.inFlight.get(key)?.keys().next().value : undefined);
-
-    const exchange = await this.shared(key, this.pinsHonoured ? (scope?.readPin ?? "") : "", () => this.send(body, headers));
-    // Only a served answer says pins are not honoured (an error page may come from elsewhere).
-    if (exchange.pinsHonoured || exchange.status === 200) this.pinsHonoured = exchange.pinsHonoured;
+    // subgraph one request. The key leaves the request id out: the shared request carries the
+    // first asker's id.
+    const key = this.inFlight.keyOf(payload.query, headers, body);
+    const scope = withRequestScope(headers, this.inFlight.joinablePin(key));
+    const { answer: exchange } = await this.inFlight.run(key, scope?.readPin ?? "", () => this.send(body, headers));
     restrictCachePolicy(options, exchange.cacheControl);
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
     return this.interpret(exchange);
-  }
-
-  private shared(key: string | undefined, pin: string, send: () => Promise<Exchange>): Promise<Exchange> {
-    if (key === undefined) return send();
-    const pins = this.inFlight.get(key) ?? new Map<string, Promise<Exchange>>();
-    const pending = pins.get(pin);
-    if (pending) return pending;
-    this.inFlight.set(key, pins);
-    const started = send().finally(() => {
-      pins.delete(pin);
-      if (pins.size === 0 && this.inFlight.get(key) === pins) this.inFlight.delete(key);
-    });
-    pins.set(pin, started);
-    return started;
   }
 
   private async send(body: string, headers: Record<string, string>): Promise<Exchange> {
@@ -203,17 +229,21 @@ export class SubgraphDataSource implements GraphQLDataSource {
  */
 export interface InProcessSubgraph {
   execute(request: InProcessRequest): Promise<InProcessAnswer>;
+  /** Whether it reads by read pin (it has replicas); unknown: assumed so. */
+  readonly honoursReadPins?: boolean;
 }
 
 /**
  * The gateway → subgraph call when both share a process: the same rules as SubgraphDataSource
  * (request id, Cache-Control merged, a subgraph that does not answer is SERVICE_UNAVAILABLE, a
- * refusal's errors reach the client), minus the transport. Profiled in `npm start`, the loopback
- * HTTP hop (both ends in one event loop) and the JSON stringify and parse of every subgraph answer
- * were the largest share of the process's CPU. Identical requests are not merged: each caller gets
- * its own objects, which the gateway merges into.
+ * refusal's errors reach the client, identical calls in flight shared), minus the transport.
+ * Profiled in `npm start`, the loopback HTTP hop (both ends in one event loop) and the JSON
+ * stringify and parse of every subgraph answer were the largest share of the process's CPU. A
+ * shared answer is copied for each caller: the gateway merges into the objects it receives.
  */
 export class InProcessSubgraphSource implements GraphQLDataSource {
+  private readonly inFlight = new InFlightCalls<InProcessAnswer & { pinsHonoured: boolean }>();
+
   constructor(
     private readonly subgraphName: string,
     private readonly subgraph: InProcessSubgraph,
@@ -225,22 +255,27 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     if (!query) throw new Error("Missing query");
     const headers: Record<string, string> = {};
     if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
-    withRequestScope(headers);
-    const stop = this.fetchDuration?.startTimer({ subgraph: this.subgraphName });
-    let answer: InProcessAnswer;
-    try {
-      answer = await this.subgraph.execute({ query, variables, operationName, extensions, headers });
-    } catch {
-      // A failure inside the subgraph, as its HTTP front would answer it: a 500.
-      answer = { status: 500, body: {} };
-    } finally {
-      stop?.();
-    }
+    const key = this.inFlight.keyOf(query, headers, JSON.stringify({ query, variables, operationName, extensions }));
+    const scope = withRequestScope(headers, this.inFlight.joinablePin(key));
+    const { answer, shared } = await this.inFlight.run(key, scope?.readPin ?? "", () => this.execute({ query, variables, operationName, extensions, headers }));
     // Not running (stopped): what a refused connection is over HTTP.
     if (answer.status === 503) throw unavailable(this.subgraphName);
     restrictCachePolicy(options, answer.cacheControl);
     checkStatus(answer.status, answer.body, `in-process:${this.subgraphName}`, answer.body);
-    return answer.body as GatewayGraphQLResponse;
+    return (shared ? copyJson(answer.body) : answer.body) as GatewayGraphQLResponse;
+  }
+
+  private async execute(request: InProcessRequest): Promise<InProcessAnswer & { pinsHonoured: boolean }> {
+    const stop = this.fetchDuration?.startTimer({ subgraph: this.subgraphName });
+    const pinsHonoured = this.subgraph.honoursReadPins ?? true;
+    try {
+      return { ...(await this.subgraph.execute(request)), pinsHonoured };
+    } catch {
+      // A failure inside the subgraph, as its HTTP front would answer it: a 500.
+      return { status: 500, body: {}, pinsHonoured };
+    } finally {
+      stop?.();
+    }
   }
 }
 

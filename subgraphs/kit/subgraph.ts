@@ -44,6 +44,8 @@ export interface RunnableSubgraph {
    * listening, 500 when its context cannot be made (as its HTTP front would).
    */
   execute(request: InProcessRequest): Promise<InProcessAnswer>;
+  /** Whether it reads by read pin (it has replicas), as it tells a gateway on every answer. */
+  readonly honoursReadPins: boolean;
   stop(): Promise<void>;
 }
 
@@ -96,6 +98,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   return {
     name: options.name,
     server,
+    honoursReadPins: options.honoursReadPins ?? false,
     async execute({ headers, ...request }) {
       if (!serving) return { status: 503, body: {} };
       const httpHeaders = new HeaderMap(Object.entries(headers));
