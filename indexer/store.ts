@@ -229,7 +229,7 @@ export class IndexerStore {
         data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
       });
       // After the bets' upsert: a settlement committed in an already final block is announced now.
-      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network);
+      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, input);
       await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       return finalized.length;
@@ -329,28 +329,55 @@ function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; h
  * UPDATE of the marker column: the caller's commit makes marker and outbox rows durable together
  * (exactly once across restarts), a concurrent claimer blocks on the row locks and then skips the
  * rows, and a reorg rolls back only changes above the finality, which were never announced.
+ *
+ * `written`: the bets (and results) this transaction has just written, exactly as stored: a claimed
+ * bet among them is not read back (a backfill commits settlements in blocks that are already final,
+ * so that would read every bet it just wrote).
  */
-async function finalizeBets(tx: Tx, chainId: number, finalizedBlock: bigint, network: NetworkEntry): Promise<BetUpdateRow[]> {
+async function finalizeBets(
+  tx: Tx,
+  chainId: number,
+  finalizedBlock: bigint,
+  network: NetworkEntry,
+  written: { bets: readonly Bet[]; results: readonly BetResult[] } = { bets: [], results: [] },
+): Promise<BetUpdateRow[]> {
   const id = BigInt(chainId);
   // The predicate repeats the partial index's ("Bet_finalized_pending_idx") so the planner uses it.
   const claimed = await tx.$queryRaw<{ betId: string }[]>`
     UPDATE "Bet" SET "finalizedUpdateBlock" = "lastChangeBlock"
     WHERE "chainId" = ${id} AND "finalizedUpdateBlock" IS NULL AND status <> 'PENDING' AND "lastChangeBlock" <= ${finalizedBlock}
     RETURNING "betId"::text AS "betId"`;
-  const rows: BetUpdateRow[] = [];
-  for (let i = 0; i < claimed.length; i += CHUNK) {
-    const bets = await tx.bet.findMany({
-      where: { chainId: id, betId: { in: claimed.slice(i, i + CHUNK).map((c) => new Prisma.Decimal(c.betId)) } },
-      include: { result: true },
-      orderBy: [{ lastChangeBlock: "asc" }, { placedBlock: "asc" }, { placedLogIndex: "asc" }],
-    });
-    for (const { result, ...bet } of bets) {
-      const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
-      rows.push(betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network));
-    }
+  if (claimed.length === 0) return [];
+  const writtenBets = new Map(written.bets.map((b) => [betIdKey(b.betId), b]));
+  const writtenResults = new Map(written.results.map((r) => [betIdKey(r.betId), r]));
+  const claimedBets: { bet: Bet; result: BetResult | null }[] = [];
+  const toRead: string[] = [];
+  for (const { betId } of claimed) {
+    const bet = writtenBets.get(betId);
+    const result = writtenResults.get(betId) ?? null;
+    // A settled bet whose result this transaction did not write is read back with it.
+    if (bet && bet.chainId === id && (bet.status !== "SETTLED" || result)) claimedBets.push({ bet, result });
+    else toRead.push(betId);
   }
-  return rows;
+  for (let i = 0; i < toRead.length; i += CHUNK) {
+    const bets = await tx.bet.findMany({
+      where: { chainId: id, betId: { in: toRead.slice(i, i + CHUNK).map((betId) => new Prisma.Decimal(betId)) } },
+      include: { result: true },
+    });
+    for (const { result, ...bet } of bets) claimedBets.push({ bet, result });
+  }
+  // Oldest change first: (lastChangeBlock, placedBlock, placedLogIndex) is unique within a chain.
+  claimedBets.sort(
+    ({ bet: a }, { bet: b }) =>
+      compareBig(a.lastChangeBlock, b.lastChangeBlock) || compareBig(a.placedBlock, b.placedBlock) || a.placedLogIndex - b.placedLogIndex,
+  );
+  return claimedBets.map(({ bet, result }) => {
+    const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
+    return betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network);
+  });
 }
+
+const compareBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Locks the cursor row and checks it is still at `expected`. */
 async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; hash: string }): Promise<void> {
