@@ -68,7 +68,7 @@ export interface StoreHooks {
 
 const TX_OPTIONS = { maxWait: 30_000, timeout: 120_000 } as const;
 
-// The writes of every commit (and of registration) are raw SQL: a Prisma client compiles each kind of
+// The statements of every commit, of registration and of the cursor's first reads are raw SQL: a Prisma client compiles each kind of
 // ORM operation on its first use (update, createMany, deleteMany: ~30–100 ms of CPU each), which a
 // backfill starting on a fresh client pays inside its first commits.
 /** What Prisma writes for `updatedAt: new Date()` into a timestamp(3) without time zone: UTC. */
@@ -98,7 +98,8 @@ export class IndexerStore {
     const contracts = Object.entries(network.contracts).map(([name, c]) => ({ name, address: c.address, deployBlock: c.deployBlock }));
     const start = network.contracts.BetVault.deployBlock > 0n ? network.contracts.BetVault.deployBlock - 1n : 0n;
 
-    const stored = await this.prisma.contract.findMany({ where: { chainId } });
+    const stored = await this.prisma.$queryRaw<{ name: string; address: string; deployBlock: bigint }[]>`
+      SELECT name, address, "deployBlock" FROM "Contract" WHERE "chainId" = ${chainId}`;
     const changed =
       stored.length > 0 &&
       contracts.some((c) => {
@@ -116,30 +117,31 @@ export class IndexerStore {
     }
 
     return this.prisma.$transaction(async (tx) => {
-      await tx.network.upsert({
-        where: { chainId },
-        create: { chainId, name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
-        update: { name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
-      });
+      await tx.$executeRaw`
+        INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
+        VALUES (${chainId}::bigint, ${network.name}, ${network.confirmations}::int, ${vk.json}, ${vk.sha256})
+        ON CONFLICT ("chainId") DO UPDATE SET name = EXCLUDED.name, confirmations = EXCLUDED.confirmations,
+          "verificationKeyJson" = EXCLUDED."verificationKeyJson", "verificationKeySha256" = EXCLUDED."verificationKeySha256"`;
       await tx.$executeRaw`
         DELETE FROM "Contract" WHERE "chainId" = ${chainId}
           AND name NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(contracts.map((c) => c.name))}::jsonb))`;
       for (const c of contracts) {
-        await tx.contract.upsert({
-          where: { chainId_name: { chainId, name: c.name } },
-          create: { chainId, ...c },
-          update: { address: c.address, deployBlock: c.deployBlock },
-        });
+        await tx.$executeRaw`
+          INSERT INTO "Contract" ("chainId", name, address, "deployBlock") VALUES (${chainId}::bigint, ${c.name}, ${c.address}, ${c.deployBlock}::bigint)
+          ON CONFLICT ("chainId", name) DO UPDATE SET address = EXCLUDED.address, "deployBlock" = EXCLUDED."deployBlock"`;
       }
       // The native coin's row follows the configuration (the only token not read from the chain).
-      const native = { symbol: network.nativeCurrency.symbol, decimals: network.nativeCurrency.decimals };
-      await tx.token.upsert({ where: { chainId_address: { chainId, address: NATIVE } }, create: { chainId, address: NATIVE, ...native }, update: native });
-      const cursor = await tx.indexingCursor.upsert({
-        where: { chainId },
-        create: { chainId, indexedBlock: start, indexedBlockHash: "", headBlock: start, finalizedBlock: 0n, isReady: false, updatedAt: new Date() },
-        // Not ready until this run has caught up with the head again.
-        update: { isReady: false, updatedAt: new Date() },
-      });
+      const { symbol, decimals } = network.nativeCurrency;
+      await tx.$executeRaw`
+        INSERT INTO "Token" ("chainId", address, symbol, decimals) VALUES (${chainId}::bigint, ${NATIVE}, ${symbol}, ${decimals}::int)
+        ON CONFLICT ("chainId", address) DO UPDATE SET symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals`;
+      // Not ready until this run has caught up with the head again.
+      const [cursor] = await tx.$queryRaw<CursorRow[]>`
+        INSERT INTO "IndexingCursor" ("chainId", "indexedBlock", "indexedBlockHash", "headBlock", "finalizedBlock", "isReady", "updatedAt")
+        VALUES (${chainId}::bigint, ${start}::bigint, '', ${start}::bigint, 0, false, ${UTC_NOW})
+        ON CONFLICT ("chainId") DO UPDATE SET "isReady" = false, "updatedAt" = EXCLUDED."updatedAt"
+        RETURNING ${CURSOR_COLUMNS}`;
+      if (!cursor) throw new IndexerInvariantError(`no cursor for chain ${network.chainId}`);
       return toStoredCursor(cursor);
     }, TX_OPTIONS);
   }
@@ -148,18 +150,16 @@ export class IndexerStore {
   async anchorCursor(chainId: number, block: BlockRef): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, chainId, { number: block.number, hash: "" });
-      await tx.indexedBlock.upsert({
-        where: { chainId_number: { chainId: BigInt(chainId), number: block.number } },
-        create: { chainId: BigInt(chainId), number: block.number, hash: block.hash },
-        update: { hash: block.hash },
-      });
+      await tx.$executeRaw`
+        INSERT INTO "IndexedBlock" ("chainId", "number", hash) VALUES (${BigInt(chainId)}::bigint, ${block.number}::bigint, ${block.hash})
+        ON CONFLICT ("chainId", "number") DO UPDATE SET hash = EXCLUDED.hash`;
       await tx.$executeRaw`
         UPDATE "IndexingCursor" SET "indexedBlockHash" = ${block.hash}, "updatedAt" = ${UTC_NOW} WHERE "chainId" = ${BigInt(chainId)}`;
     }, TX_OPTIONS);
   }
 
   async cursor(chainId: number): Promise<StoredCursor> {
-    const row = await this.prisma.indexingCursor.findUnique({ where: { chainId: BigInt(chainId) } });
+    const [row] = await this.prisma.$queryRaw<CursorRow[]>`SELECT ${CURSOR_COLUMNS} FROM "IndexingCursor" WHERE "chainId" = ${BigInt(chainId)}`;
     if (!row) throw new IndexerInvariantError(`no cursor for chain ${chainId}`);
     return toStoredCursor(row);
   }
@@ -333,7 +333,10 @@ function emptyEntry(network: NetworkConfig): NetworkEntry {
   return { chainId: network.chainId, name: network.name, confirmations: network.confirmations, headBlock: null, finalizedBlock: null };
 }
 
-function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint }): StoredCursor {
+type CursorRow = { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint };
+const CURSOR_COLUMNS = Prisma.sql`"indexedBlock", "indexedBlockHash", "headBlock", "finalizedBlock"`;
+
+function toStoredCursor(row: CursorRow): StoredCursor {
   return { number: row.indexedBlock, hash: row.indexedBlockHash as Hex | "", headBlock: row.headBlock, finalizedBlock: row.finalizedBlock };
 }
 
