@@ -85,10 +85,17 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           logger,
           signal: controller.signal,
         });
-        // The key is served to clients and judges every proof: it must be the deployed verifier's.
-        await checkVerifierKey({ network, rpc, key: vk, logger });
-        await store.register(network, vk);
+        // Built first: its workers boot while the key is checked, the network registered and the first logs read.
         const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
+        verifier.warm?.().catch(() => undefined); // a worker that fails to start is replaced on the first verify
+        try {
+          // The key is served to clients and judges every proof: it must be the deployed verifier's.
+          await checkVerifierKey({ network, rpc, key: vk, logger });
+          await store.register(network, vk);
+        } catch (error) {
+          await verifier.close();
+          throw error;
+        }
         const sync = new NetworkSync({
           network,
           store,

@@ -100,6 +100,8 @@ export interface ProofVerifier {
   verify(proof: SnarkjsProof, publicSignals: string[]): Promise<boolean>;
   /** One verdict per item, in order: the items not memoised go to the pool as one batch. */
   verifyMany(items: readonly ProofToVerify[]): Promise<boolean[]>;
+  /** Starts the pool's workers ahead of the first proofs (their boot overlaps the indexer's start-up). */
+  warm?(): Promise<void>;
   /** Stops the pool's workers (a later call starts new ones). */
   close(): Promise<void>;
 }
@@ -149,6 +151,9 @@ export function createProofVerifier(vk: VerificationKeyFile, options: ProofVerif
       return (await verifyMany([{ proof, publicSignals }]))[0] === true;
     },
     verifyMany,
+    warm: async () => {
+      await pool.warm();
+    },
     close: () => pool.close(),
   };
 }

@@ -68,6 +68,12 @@ export interface StoreHooks {
 
 const TX_OPTIONS = { maxWait: 30_000, timeout: 120_000 } as const;
 
+// The statements of every commit, of registration and of the cursor's first reads are raw SQL: a Prisma client compiles each kind of
+// ORM operation on its first use (update, createMany, deleteMany: ~30–100 ms of CPU each), which a
+// backfill starting on a fresh client pays inside its first commits.
+/** What Prisma writes for `updatedAt: new Date()` into a timestamp(3) without time zone: UTC. */
+const UTC_NOW = Prisma.sql`(now() AT TIME ZONE 'UTC')::timestamp(3)`;
+
 export class IndexerStore {
   constructor(
     private readonly db: Database,
@@ -92,7 +98,8 @@ export class IndexerStore {
     const contracts = Object.entries(network.contracts).map(([name, c]) => ({ name, address: c.address, deployBlock: c.deployBlock }));
     const start = network.contracts.BetVault.deployBlock > 0n ? network.contracts.BetVault.deployBlock - 1n : 0n;
 
-    const stored = await this.prisma.contract.findMany({ where: { chainId } });
+    const stored = await this.prisma.$queryRaw<{ name: string; address: string; deployBlock: bigint }[]>`
+      SELECT name, address, "deployBlock" FROM "Contract" WHERE "chainId" = ${chainId}`;
     const changed =
       stored.length > 0 &&
       contracts.some((c) => {
@@ -110,28 +117,31 @@ export class IndexerStore {
     }
 
     return this.prisma.$transaction(async (tx) => {
-      await tx.network.upsert({
-        where: { chainId },
-        create: { chainId, name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
-        update: { name: network.name, confirmations: network.confirmations, verificationKeyJson: vk.json, verificationKeySha256: vk.sha256 },
-      });
-      await tx.contract.deleteMany({ where: { chainId, name: { notIn: contracts.map((c) => c.name) } } });
+      await tx.$executeRaw`
+        INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
+        VALUES (${chainId}::bigint, ${network.name}, ${network.confirmations}::int, ${vk.json}, ${vk.sha256})
+        ON CONFLICT ("chainId") DO UPDATE SET name = EXCLUDED.name, confirmations = EXCLUDED.confirmations,
+          "verificationKeyJson" = EXCLUDED."verificationKeyJson", "verificationKeySha256" = EXCLUDED."verificationKeySha256"`;
+      await tx.$executeRaw`
+        DELETE FROM "Contract" WHERE "chainId" = ${chainId}
+          AND name NOT IN (SELECT jsonb_array_elements_text(${JSON.stringify(contracts.map((c) => c.name))}::jsonb))`;
       for (const c of contracts) {
-        await tx.contract.upsert({
-          where: { chainId_name: { chainId, name: c.name } },
-          create: { chainId, ...c },
-          update: { address: c.address, deployBlock: c.deployBlock },
-        });
+        await tx.$executeRaw`
+          INSERT INTO "Contract" ("chainId", name, address, "deployBlock") VALUES (${chainId}::bigint, ${c.name}, ${c.address}, ${c.deployBlock}::bigint)
+          ON CONFLICT ("chainId", name) DO UPDATE SET address = EXCLUDED.address, "deployBlock" = EXCLUDED."deployBlock"`;
       }
       // The native coin's row follows the configuration (the only token not read from the chain).
-      const native = { symbol: network.nativeCurrency.symbol, decimals: network.nativeCurrency.decimals };
-      await tx.token.upsert({ where: { chainId_address: { chainId, address: NATIVE } }, create: { chainId, address: NATIVE, ...native }, update: native });
-      const cursor = await tx.indexingCursor.upsert({
-        where: { chainId },
-        create: { chainId, indexedBlock: start, indexedBlockHash: "", headBlock: start, finalizedBlock: 0n, isReady: false, updatedAt: new Date() },
-        // Not ready until this run has caught up with the head again.
-        update: { isReady: false, updatedAt: new Date() },
-      });
+      const { symbol, decimals } = network.nativeCurrency;
+      await tx.$executeRaw`
+        INSERT INTO "Token" ("chainId", address, symbol, decimals) VALUES (${chainId}::bigint, ${NATIVE}, ${symbol}, ${decimals}::int)
+        ON CONFLICT ("chainId", address) DO UPDATE SET symbol = EXCLUDED.symbol, decimals = EXCLUDED.decimals`;
+      // Not ready until this run has caught up with the head again.
+      const [cursor] = await tx.$queryRaw<CursorRow[]>`
+        INSERT INTO "IndexingCursor" ("chainId", "indexedBlock", "indexedBlockHash", "headBlock", "finalizedBlock", "isReady", "updatedAt")
+        VALUES (${chainId}::bigint, ${start}::bigint, '', ${start}::bigint, 0, false, ${UTC_NOW})
+        ON CONFLICT ("chainId") DO UPDATE SET "isReady" = false, "updatedAt" = EXCLUDED."updatedAt"
+        RETURNING ${CURSOR_COLUMNS}`;
+      if (!cursor) throw new IndexerInvariantError(`no cursor for chain ${network.chainId}`);
       return toStoredCursor(cursor);
     }, TX_OPTIONS);
   }
@@ -140,17 +150,16 @@ export class IndexerStore {
   async anchorCursor(chainId: number, block: BlockRef): Promise<void> {
     await this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, chainId, { number: block.number, hash: "" });
-      await tx.indexedBlock.upsert({
-        where: { chainId_number: { chainId: BigInt(chainId), number: block.number } },
-        create: { chainId: BigInt(chainId), number: block.number, hash: block.hash },
-        update: { hash: block.hash },
-      });
-      await tx.indexingCursor.update({ where: { chainId: BigInt(chainId) }, data: { indexedBlockHash: block.hash, updatedAt: new Date() } });
+      await tx.$executeRaw`
+        INSERT INTO "IndexedBlock" ("chainId", "number", hash) VALUES (${BigInt(chainId)}::bigint, ${block.number}::bigint, ${block.hash})
+        ON CONFLICT ("chainId", "number") DO UPDATE SET hash = EXCLUDED.hash`;
+      await tx.$executeRaw`
+        UPDATE "IndexingCursor" SET "indexedBlockHash" = ${block.hash}, "updatedAt" = ${UTC_NOW} WHERE "chainId" = ${BigInt(chainId)}`;
     }, TX_OPTIONS);
   }
 
   async cursor(chainId: number): Promise<StoredCursor> {
-    const row = await this.prisma.indexingCursor.findUnique({ where: { chainId: BigInt(chainId) } });
+    const [row] = await this.prisma.$queryRaw<CursorRow[]>`SELECT ${CURSOR_COLUMNS} FROM "IndexingCursor" WHERE "chainId" = ${BigInt(chainId)}`;
     if (!row) throw new IndexerInvariantError(`no cursor for chain ${chainId}`);
     return toStoredCursor(row);
   }
@@ -222,14 +231,20 @@ export class IndexerStore {
       if (input.tokens?.length) await tx.token.createMany({ data: [...input.tokens], skipDuplicates: true });
       await upsertBets(tx, input.bets);
       await insertResults(tx, input.results);
-      if (input.blocks.length > 0) await tx.indexedBlock.createMany({ data: input.blocks.map((b) => ({ chainId, number: b.number, hash: b.hash })) });
-      await tx.indexedBlock.deleteMany({ where: { chainId, number: { lt: input.pruneBelow } } });
-      await tx.indexingCursor.update({
-        where: { chainId },
-        data: { indexedBlock: input.to.number, indexedBlockHash: input.to.hash, ...input.state, updatedAt: new Date() },
-      });
+      if (input.blocks.length > 0) {
+        const doc = JSON.stringify(input.blocks.map((b) => ({ n: big(b.number), h: b.hash })));
+        await tx.$executeRaw`
+          INSERT INTO "IndexedBlock" ("chainId", "number", "hash")
+          SELECT ${chainId}::bigint, (e->>'n')::bigint, e->>'h' FROM jsonb_array_elements(${doc}::jsonb) AS r(e)`;
+      }
+      await tx.$executeRaw`DELETE FROM "IndexedBlock" WHERE "chainId" = ${chainId} AND "number" < ${input.pruneBelow}`;
+      const { headBlock, finalizedBlock, isReady } = input.state;
+      await tx.$executeRaw`
+        UPDATE "IndexingCursor" SET "indexedBlock" = ${input.to.number}, "indexedBlockHash" = ${input.to.hash}, "headBlock" = ${headBlock},
+          "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}
+        WHERE "chainId" = ${chainId}`;
       // After the bets' upsert: a settlement committed in an already final block is announced now.
-      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network);
+      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, input);
       await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       return finalized.length;
@@ -318,7 +333,10 @@ function emptyEntry(network: NetworkConfig): NetworkEntry {
   return { chainId: network.chainId, name: network.name, confirmations: network.confirmations, headBlock: null, finalizedBlock: null };
 }
 
-function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint }): StoredCursor {
+type CursorRow = { indexedBlock: bigint; indexedBlockHash: string; headBlock: bigint; finalizedBlock: bigint };
+const CURSOR_COLUMNS = Prisma.sql`"indexedBlock", "indexedBlockHash", "headBlock", "finalizedBlock"`;
+
+function toStoredCursor(row: CursorRow): StoredCursor {
   return { number: row.indexedBlock, hash: row.indexedBlockHash as Hex | "", headBlock: row.headBlock, finalizedBlock: row.finalizedBlock };
 }
 
@@ -329,28 +347,55 @@ function toStoredCursor(row: { indexedBlock: bigint; indexedBlockHash: string; h
  * UPDATE of the marker column: the caller's commit makes marker and outbox rows durable together
  * (exactly once across restarts), a concurrent claimer blocks on the row locks and then skips the
  * rows, and a reorg rolls back only changes above the finality, which were never announced.
+ *
+ * `written`: the bets (and results) this transaction has just written, exactly as stored: a claimed
+ * bet among them is not read back (a backfill commits settlements in blocks that are already final,
+ * so that would read every bet it just wrote).
  */
-async function finalizeBets(tx: Tx, chainId: number, finalizedBlock: bigint, network: NetworkEntry): Promise<BetUpdateRow[]> {
+async function finalizeBets(
+  tx: Tx,
+  chainId: number,
+  finalizedBlock: bigint,
+  network: NetworkEntry,
+  written: { bets: readonly Bet[]; results: readonly BetResult[] } = { bets: [], results: [] },
+): Promise<BetUpdateRow[]> {
   const id = BigInt(chainId);
   // The predicate repeats the partial index's ("Bet_finalized_pending_idx") so the planner uses it.
   const claimed = await tx.$queryRaw<{ betId: string }[]>`
     UPDATE "Bet" SET "finalizedUpdateBlock" = "lastChangeBlock"
     WHERE "chainId" = ${id} AND "finalizedUpdateBlock" IS NULL AND status <> 'PENDING' AND "lastChangeBlock" <= ${finalizedBlock}
     RETURNING "betId"::text AS "betId"`;
-  const rows: BetUpdateRow[] = [];
-  for (let i = 0; i < claimed.length; i += CHUNK) {
-    const bets = await tx.bet.findMany({
-      where: { chainId: id, betId: { in: claimed.slice(i, i + CHUNK).map((c) => new Prisma.Decimal(c.betId)) } },
-      include: { result: true },
-      orderBy: [{ lastChangeBlock: "asc" }, { placedBlock: "asc" }, { placedLogIndex: "asc" }],
-    });
-    for (const { result, ...bet } of bets) {
-      const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
-      rows.push(betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network));
-    }
+  if (claimed.length === 0) return [];
+  const writtenBets = new Map(written.bets.map((b) => [betIdKey(b.betId), b]));
+  const writtenResults = new Map(written.results.map((r) => [betIdKey(r.betId), r]));
+  const claimedBets: { bet: Bet; result: BetResult | null }[] = [];
+  const toRead: string[] = [];
+  for (const { betId } of claimed) {
+    const bet = writtenBets.get(betId);
+    const result = writtenResults.get(betId) ?? null;
+    // A settled bet whose result this transaction did not write is read back with it.
+    if (bet && bet.chainId === id && (bet.status !== "SETTLED" || result)) claimedBets.push({ bet, result });
+    else toRead.push(betId);
   }
-  return rows;
+  for (let i = 0; i < toRead.length; i += CHUNK) {
+    const bets = await tx.bet.findMany({
+      where: { chainId: id, betId: { in: toRead.slice(i, i + CHUNK).map((betId) => new Prisma.Decimal(betId)) } },
+      include: { result: true },
+    });
+    for (const { result, ...bet } of bets) claimedBets.push({ bet, result });
+  }
+  // Oldest change first: (lastChangeBlock, placedBlock, placedLogIndex) is unique within a chain.
+  claimedBets.sort(
+    ({ bet: a }, { bet: b }) =>
+      compareBig(a.lastChangeBlock, b.lastChangeBlock) || compareBig(a.placedBlock, b.placedBlock) || a.placedLogIndex - b.placedLogIndex,
+  );
+  return claimedBets.map(({ bet, result }) => {
+    const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
+    return betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network);
+  });
 }
+
+const compareBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Locks the cursor row and checks it is still at `expected`. */
 async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; hash: string }): Promise<void> {

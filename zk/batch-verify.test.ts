@@ -180,4 +180,14 @@ describe("createVerifyPool", () => {
     await pool.close();
     expect(await pending).toEqual(verdicts);
   });
+
+  it.each([0, 2])("with %i workers: warm() starts them all before any proof arrives (once), and verify() then uses them", async (workers) => {
+    const pool = createVerifyPool(key, { workers });
+    pools.push(pool);
+    expect(await pool.warm()).toBe(workers);
+    expect(await pool.warm()).toBe(workers);
+    const many = Array.from({ length: 32 }, (_, i) => (i === 7 ? tamper(genuine[i % N] as BatchItem) : (genuine[i % N] as BatchItem)));
+    expect(await pool.verify(many)).toEqual(many.map((_, i) => i !== 7));
+    await pool.close();
+  });
 });

@@ -10,7 +10,7 @@
 // Miller loops run together in chunks (zk/multi-miller.ts: one accumulator squaring per
 // iteration for the whole chunk, not one per proof). Σ r_i·vk_x_i is
 // computed as Σ_j (Σ_i r_i·s_ij mod r)·IC_j, so it costs nPublic + 1 scalar multiplications per
-// batch, not per proof. A batch that passes means every proof in it verifies (except with
+// batch, not per proof; Σ r_i·C_i is one multi-exponentiation per (sub-)batch (zk/multi-exp.ts). A batch that passes means every proof in it verifies (except with
 // probability about 2^-128); a batch of one is exactly snarkjs's check raised to r_1 ≠ 0 in a group
 // of prime order r, so the same verdict. A failing batch is bisected: a proof is true only if a
 // sub-batch containing it passed.
@@ -26,6 +26,7 @@
 import { randomBytes } from "node:crypto";
 import * as snarkjs from "snarkjs";
 import { isInG2Subgroup } from "./g2-subgroup.ts";
+import { g1MultiExp } from "./multi-exp.ts";
 import { millerChunkSize, multiMillerLoop } from "./multi-miller.ts";
 import { FIELD_MODULUS, isWellFormedProof, type Groth16VerificationKey, type SnarkjsProof } from "./proof-shape.ts";
 
@@ -48,8 +49,8 @@ type Point = Uint8Array;
 interface Prepared {
   /** (-r·A, B), the proof's own pairing; undefined when either is zero (its factor is 1). */
   pair: { p: Point; q: Point } | undefined;
-  /** r·C. */
-  rC: Point;
+  /** C (r·C is summed over each sub-batch by one multi-exponentiation). */
+  c: Point;
   r: bigint;
   signals: bigint[];
 }
@@ -104,7 +105,7 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
       const r = randomScalar();
       const ra = G1.neg(G1.timesScalar(a, r));
       const pair = G1.isZero(ra) || G2.isZero(b) ? undefined : { p: ra, q: b };
-      return { pair, rC: G1.timesScalar(c, r), r, signals: big(item.publicSignals as string[]) };
+      return { pair, c, r, signals: big(item.publicSignals as string[]) };
     } catch {
       return undefined;
     }
@@ -125,13 +126,17 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
     let acc = Gt.one;
     let sumR = 0n;
     const t = new Array<bigint>(vk.nPublic).fill(0n);
-    let sumC = G1.zero;
     for (const unit of units) acc = Gt.mul(acc, unit.miller);
-    for (const { prepared: p } of units.flatMap((u) => u.members)) {
+    const members = units.flatMap((u) => u.members.map((m) => m.prepared));
+    for (const p of members) {
       sumR += p.r;
       for (let j = 0; j < t.length; j++) t[j] = ((t[j] ?? 0n) + p.r * (p.signals[j] ?? 0n)) % FIELD_MODULUS;
-      sumC = G1.add(sumC, p.rC);
     }
+    const sumC = g1MultiExp(
+      curve,
+      members.map((p) => p.c),
+      members.map((p) => p.r),
+    );
     sumR %= FIELD_MODULUS;
     let x = G1.timesScalar(IC[0] as Point, sumR);
     for (let j = 0; j < t.length; j++) x = G1.add(x, G1.timesScalar(IC[j + 1] as Point, t[j] ?? 0n));

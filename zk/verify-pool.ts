@@ -25,6 +25,12 @@ export type { BatchItem };
 export interface VerifyPool {
   /** One verdict per item, in order; false for malformed input (never rejects because of it). */
   verify(items: readonly BatchItem[]): Promise<boolean[]>;
+  /**
+   * Starts the workers now (a service starting, so their ~0.45 s boot each overlaps its other
+   * start-up work instead of delaying the first proofs); resolves to how many are ready. Without
+   * workers it builds this thread's verifier instead (0).
+   */
+  warm(): Promise<number>;
   /** Terminates the workers. Later verify() calls start new ones. */
   close(): Promise<void>;
 }
@@ -156,6 +162,17 @@ export function createVerifyPool(key: Groth16VerificationKey, options: { workers
   }
 
   return {
+    async warm() {
+      if (size === 0) {
+        local ??= createBatchVerifier(key);
+        await local;
+        return 0;
+      }
+      const url = await workerUrl();
+      while (slots.length < size) slots.push(spawn(url));
+      const started = await Promise.allSettled(slots.map((s) => s.ready));
+      return started.filter((s) => s.status === "fulfilled").length;
+    },
     async verify(items) {
       if (items.length === 0) return [];
       // A few proofs (a followed block) cost less here than a round trip, and need no worker started.
