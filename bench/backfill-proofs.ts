@@ -5,6 +5,8 @@
 //   - verification alone: proofs/s of snarkjs.groth16.verify one by one vs the pool;
 //   - backfill: the indexer backfilling the same chain (N placements + N settlements) into a fresh
 //     database, once with the one-by-one snarkjs verifier and once with the pool; settled bets/s.
+//     One settlement in the range carries a tampered proof: the run fails unless exactly that one
+//     is indexed `verified: false` and every other `verified: true`.
 //
 //   npx tsx bench/proof-cache.ts --bets 2000          # once: proves bets 1..N (~0.3 s each), cached
 //   npx tsx bench/backfill-proofs.ts [--bets 2000] [--db postgres|pglite] [--workers <cores>]
@@ -190,11 +192,14 @@ try {
     ),
   );
   const settler = wallet(9);
+  // One settlement in the middle of the range carries another bet's proof point (valid on the curve,
+  // wrong for this bet): the permissive on-chain verifier takes it, the indexer must store it unverified.
+  const TAMPERED = Math.floor(N / 2);
   await run(
-    cached.map(
-      (c) => () =>
-        settler.writeContract({ ...vault, functionName: "settleBet", args: [c.betId, c.outcome, c.proof.pA, c.proof.pB, c.proof.pC], gas: SETTLE_GAS }),
-    ),
+    cached.map((c, i) => () => {
+      const pA = i === TAMPERED ? cached[(i + 1) % N]!.proof.pA : c.proof.pA;
+      return settler.writeContract({ ...vault, functionName: "settleBet", args: [c.betId, c.outcome, pA, c.proof.pB, c.proof.pC], gas: SETTLE_GAS });
+    }),
     200,
   );
   await test.mine({ blocks: 4 });
@@ -229,7 +234,13 @@ try {
       const backfillMs = performance.now() - t0;
       const backfillCpu = cpuMs(cpu0);
       const verified = await db.prisma.betResult.count({ where: { verified: true } });
-      if (verified !== N) throw new Error(`${mode}: ${verified} of ${N} settlements indexed as verified`);
+      const unverified = await db.prisma.betResult.findMany({ where: { verified: false }, select: { betId: true } });
+      const tamperedId = cached[TAMPERED]!.betId.toString();
+      if (verified !== N - 1 || unverified.length !== 1 || unverified[0]!.betId.toFixed(0) !== tamperedId) {
+        throw new Error(
+          `${mode}: ${verified} of ${N} settlements verified; unverified: ${unverified.map((r) => r.betId.toFixed(0)).join(",")} (want only ${tamperedId})`,
+        );
+      }
       rows.push({ mode, backfillMs, cpuMs: backfillCpu, verified });
       log(`${mode}: ${(backfillMs / 1000).toFixed(1)} s`);
     } finally {
@@ -255,6 +266,7 @@ const table: string[][] = [
   ["  with 1 tampered proof per 500 (bisected)", "", `${rate(N, bisectMs)}/s (${refused} refused exactly)`, ""],
   ["backfill wall time", ...cells((r) => `${(r.backfillMs / 1000).toFixed(1)} s`), ""],
   ["backfill settled bets/s (wall)", ...cells((r) => String(rate(N, r.backfillMs))), "≥ 500"],
+  ["  settlements indexed verified: true / the tampered one false", ...cells((r) => `${r.verified} / 1`), `${N - 1} / 1`],
   ["backfill CPU of this process per settled bet", ...cells((r) => perProof(r.cpuMs, N)), ""],
   [
     `  → settled bets/s if this process had the ${availableParallelism()} CPUs to itself`,

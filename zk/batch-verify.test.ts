@@ -85,6 +85,17 @@ describe("createBatchVerifier", () => {
     expect(verifier.checks - before).toBe(1);
   });
 
+  it("checks a half whose sibling passed not at all: one tampered proof costs one check per halving", async () => {
+    const verifier = await createBatchVerifier(key);
+    // 64 items, the last one tampered: every first half passes, so its second half is known to fail.
+    const items = Array.from({ length: 64 }, (_, i) => (i === 63 ? tamper(genuine[i % N] as BatchItem) : (genuine[i % N] as BatchItem)));
+    const before = verifier.checks;
+    expect(verifier.verify(items)).toEqual(items.map((_, i) => i !== 63));
+    // The whole batch, then one check per halving (chunks, then the failing chunk's proofs): at most
+    // 1 + log2(64); checking both halves each time took about twice that.
+    expect(verifier.checks - before).toBeLessThanOrEqual(1 + Math.log2(64));
+  });
+
   it("weights each proof at random: two wrong proofs whose errors cancel in a plain sum both fail", async () => {
     const verifier = await createBatchVerifier(key);
     const [plus, minus] = await cancellingPair(genuine[2] as BatchItem);

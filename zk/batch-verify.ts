@@ -10,10 +10,11 @@
 // Miller loops run together in chunks (zk/multi-miller.ts: one accumulator squaring per
 // iteration for the whole chunk, not one per proof). Σ r_i·vk_x_i is
 // computed as Σ_j (Σ_i r_i·s_ij mod r)·IC_j, so it costs nPublic + 1 scalar multiplications per
-// batch, not per proof; Σ r_i·C_i is one multi-exponentiation per (sub-)batch (zk/multi-exp.ts). A batch that passes means every proof in it verifies (except with
-// probability about 2^-128); a batch of one is exactly snarkjs's check raised to r_1 ≠ 0 in a group
-// of prime order r, so the same verdict. A failing batch is bisected: a proof is true only if a
-// sub-batch containing it passed.
+// batch, not per proof; Σ r_i·C_i is one multi-exponentiation per (sub-)batch (zk/multi-exp.ts).
+// A batch that passes means every proof in it verifies (except with probability about 2^-128); a
+// batch of one is exactly snarkjs's check raised to r_1 ≠ 0 in a group of prime order r, so the
+// same verdict. A failing batch is bisected: a proof is true only if a sub-batch containing it
+// passed; a half whose sibling passed is known to fail and split without a check of its own.
 //
 // Input checks before any pairing: the shape rules of zk/proof-shape.ts (canonical decimals,
 // signals < r, affine points), the points on their curves as snarkjs checks them, and B in the
@@ -149,12 +150,15 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
   /**
    * Sets verdicts[i] = true for every member of a passing sub-batch; splits failing ones: first
    * by units (their Miller products are reused), then a failing unit into one unit per proof.
+   * `fails`: the sub-batch is known to fail, unchecked — its parent failed and the other half
+   * passed (a batch of valid proofs always passes, so the failure is in this half). Only a check
+   * that passed ever sets a verdict; says whether this sub-batch passed whole.
    */
-  function bisect(units: readonly Unit[], verdicts: boolean[]): void {
-    if (units.length === 0) return;
-    if (passes(units)) {
+  function bisect(units: readonly Unit[], verdicts: boolean[], fails = false): boolean {
+    if (units.length === 0) return true;
+    if (!fails && passes(units)) {
       for (const unit of units) for (const m of unit.members) verdicts[m.index] = true;
-      return;
+      return true;
     }
     if (units.length === 1) {
       const members = units[0]?.members ?? [];
@@ -162,12 +166,14 @@ export async function createBatchVerifier(vk: Groth16VerificationKey): Promise<B
         bisect(
           members.map((m) => ({ members: [m], miller: millerOf([m]) })),
           verdicts,
+          true,
         );
-      return;
+      return false;
     }
     const half = Math.ceil(units.length / 2);
-    bisect(units.slice(0, half), verdicts);
-    bisect(units.slice(half), verdicts);
+    const firstPassed = bisect(units.slice(0, half), verdicts);
+    bisect(units.slice(half), verdicts, firstPassed);
+    return false;
   }
 
   return {
