@@ -8,21 +8,13 @@ import type { BetRefModel, BetResultModel } from "../mappers.ts";
 
 export const Bet: BetResolvers = {
   // Representations come from other subgraphs as raw JSON (`_Any`): check them like input.
-  __resolveReference: (reference, ctx, info) => {
+  __resolveReference: (reference, _ctx, info) => {
     cacheFor(info, MAX_AGE.final); // the reference is only ids: its fields hint for themselves
-    let ref: BetRefModel;
     try {
-      ref = { chainId: parseChainId(reference.chainId), betId: parseUInt256(reference.betId) };
+      return { chainId: parseChainId(reference.chainId), betId: parseUInt256(reference.betId) } satisfies BetRefModel;
     } catch {
       return null;
     }
-    // The row is loaded here (one batch for the whole `_entities` list), so that `result` answers
-    // without a promise of its own. A bet unknown here is still a reference (its result is null);
-    // a failed load leaves the reference as is, and `result` reports the (cached) failure as before.
-    return ctx.betWithResult.load(refKey(ref)).then(
-      (row) => (row ? { ...ref, loaded: row } : ref),
-      () => ref,
-    );
   },
   result: (ref, _args, ctx, info) => {
     // A row read by the parent field with the network snapshot fresh: answered with no promise
