@@ -76,6 +76,25 @@ describe("entity fetches with repeated representations", () => {
     expect(entities.slice(1).map((e) => e.contracts[0]!.at.block)).toEqual([1, 1, 1]);
   });
 
+  it("leaves a client's own variable named `representations` alone: only an entity fetch ($representations: [_Any!]!) is deduplicated", async () => {
+    const seen: { representations: unknown }[] = [];
+    const echo: GraphQLDataSource = {
+      async process(options) {
+        seen.push({ representations: options.request.variables?.representations });
+        return { data: { betResults: (options.request.variables?.representations as string[]).map((betId) => ({ betId })) } };
+      },
+    };
+    const clientOperation = {
+      request: {
+        query: "query($representations: [UInt256!]!) { betResults(chainId: 1, betIds: $representations) { betId } }",
+        variables: { representations: ["1", "1", "2"] },
+      },
+    } as unknown as GraphQLDataSourceProcessOptions;
+    const answer = await dedupeRepresentations(echo).process(clientOperation);
+    expect(seen[0]!.representations).toEqual(["1", "1", "2"]);
+    expect(answer.data).toEqual({ betResults: [{ betId: "1" }, { betId: "1" }, { betId: "2" }] });
+  });
+
   it("passes requests without repeats, or without representations, through untouched", async () => {
     const seen: Representation[][] = [];
     const source = dedupeRepresentations(fakeSubgraph(seen));

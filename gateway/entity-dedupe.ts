@@ -65,12 +65,20 @@ function expand(response: Response, positionOf: readonly number[]): Response {
   return { ...response, data, ...(errors ? { errors } : {}) };
 }
 
+/**
+ * An entity fetch declares `$representations: [_Any!]!`. `_Any` is not in the API schema, so a
+ * client's operation (sent as is by single-subgraph routing, or a plan's root fetch with the
+ * client's variables) cannot declare it, whatever its own variables are called.
+ */
+const ENTITY_FETCH = /\$representations\s*:\s*\[\s*_Any\s*!\s*\]\s*!/;
+
 /** Wraps a subgraph's data source so that entity fetches carry each distinct representation once. */
 export function dedupeRepresentations(inner: GraphQLDataSource): GraphQLDataSource {
   return {
     async process(options: GraphQLDataSourceProcessOptions): Promise<Response> {
       const representations = options.request.variables?.representations;
-      const positions = Array.isArray(representations) ? distinctPositions(representations) : undefined;
+      const entityFetch = Array.isArray(representations) && ENTITY_FETCH.test(options.request.query ?? "");
+      const positions = entityFetch ? distinctPositions(representations) : undefined;
       if (!positions) return inner.process(options);
       const request = { ...options.request, variables: { ...options.request.variables, representations: positions.distinct } };
       return expand(await inner.process({ ...options, request }), positions.positionOf);
