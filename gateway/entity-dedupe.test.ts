@@ -80,8 +80,9 @@ describe("entity fetches with repeated representations", () => {
     const seen: { representations: unknown }[] = [];
     const echo: GraphQLDataSource = {
       async process(options) {
-        seen.push({ representations: options.request.variables?.representations });
-        return { data: { betResults: (options.request.variables?.representations as string[]).map((betId) => ({ betId })) } };
+        const ids = (options.request.variables?.representations ?? []) as string[];
+        seen.push({ representations: ids });
+        return { data: { betResults: ids.map((betId) => ({ betId })) } };
       },
     };
     const clientOperation = {
