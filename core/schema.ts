@@ -10,7 +10,36 @@ import { parse, type DocumentNode, type GraphQLSchema } from "graphql";
 
 /** The SDL file is a subgraph's contract; it is read, never embedded in code. */
 export function loadSdl(url: URL): DocumentNode {
-  return parse(readFileSync(url, "utf8"));
+  return parseSdl(readFileSync(url, "utf8"), url.pathname);
+}
+
+/** The first character of `text` that is not ASCII, with its 1-based line and column; undefined when all are. */
+export function firstNonAscii(text: string): { line: number; column: number; codePoint: number } | undefined {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
+  const at = text.search(/[^\u0000-\u007f]/);
+  if (at < 0) return undefined;
+  const before = text.slice(0, at);
+  const line = before.split("\n").length;
+  return { line, column: at - before.lastIndexOf("\n"), codePoint: text.codePointAt(at) ?? 0 };
+}
+
+/**
+ * Parses SDL that must be ASCII (descriptions included). V8 stores a string holding any character
+ * past U+00FF with two bytes per character, and the names parsed from it stay two-byte: the schema
+ * keeps them, and V8 keeps one copy of each property name, so every JSON answer carrying such a field
+ * name is built two-byte and costs several times as much to write to a socket or to compress (the
+ * results subgraph spent a fifth of its CPU there; BENCHMARKS.md).
+ */
+export function parseSdl(text: string, source: string): DocumentNode {
+  const found = firstNonAscii(text);
+  if (found) {
+    const character = String.fromCodePoint(found.codePoint);
+    const code = found.codePoint.toString(16).toUpperCase().padStart(4, "0");
+    throw new Error(
+      `${source}:${found.line}:${found.column}: "${character}" (U+${code}) is not ASCII; schema text (descriptions included) must be ASCII, so that field names stay one-byte strings and answers stay cheap to write (docs/guides/adding-a-field.md)`,
+    );
+  }
+  return parse(text);
 }
 
 /** A Federation subgraph schema from SDL and a codegen-typed resolver map. */

@@ -9,7 +9,7 @@ import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
 import type { CompressionSettings } from "../core/compression.ts";
 import { createErrorFormatter } from "../core/errors.ts";
-import { apiSchemaOf } from "../core/schema.ts";
+import { apiSchemaOf, firstNonAscii } from "../core/schema.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RouteHandler, type RunningHttpServer } from "../core/http.ts";
@@ -131,12 +131,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (inProcess) return new InProcessSubgraphSource(name, inProcess, subgraphFetch);
     return new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch);
   };
+  // A supergraph composed by scripts/supergraph.ts is ASCII (core/schema.ts parseSdl); one made
+  // elsewhere still serves, but slower: say why.
+  const warnIfNotAscii = (sdl: string) => {
+    const found = firstNonAscii(sdl);
+    if (found) logger.warn({ path: deps.supergraphPath, ...found }, "supergraph is not ASCII: answers will be slower to write (docs/guides/adding-a-field.md)");
+  };
   const federation = new ApolloGateway({
     logger,
     // The supergraph is a build output (npm run schema:compose); the gateway loads the committed
     // file and hot-swaps it when the file changes, never composing or introspecting itself.
     supergraphSdl: async ({ update }) => {
       const initial = readSupergraph(deps.supergraphPath);
+      warnIfNotAscii(initial);
       let current = initial;
       watcher = watch(deps.supergraphPath, { persistent: false }, () => {
         let next: string;
@@ -148,6 +155,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         if (next === current || next.trim() === "") return;
         try {
           update(next);
+          warnIfNotAscii(next);
           current = next;
           routing = supergraphRoutingUrls(next);
           logger.info({ path: deps.supergraphPath }, "supergraph reloaded");

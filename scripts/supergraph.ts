@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { composeServices } from "@apollo/composition";
-import { parse } from "graphql";
+import { parseSdl } from "../core/schema.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 
 /** What composes into the supergraph: every subgraph of the registry with its default routing URL
@@ -17,9 +17,10 @@ export function composeSupergraph(sdlByName: Partial<Record<string, string>> = {
   const services = [];
   for (const { name, sdl, url } of COMPOSED_SERVICES) {
     try {
-      services.push({ name, url, typeDefs: parse(sdlByName[name] ?? readFileSync(sdl, "utf8")) });
+      services.push({ name, url, typeDefs: parseSdl(sdlByName[name] ?? readFileSync(sdl, "utf8"), sdl) });
     } catch (error) {
-      return { errors: [`${sdl}: ${error instanceof Error ? error.message : String(error)}`] };
+      const message = error instanceof Error ? error.message : String(error);
+      return { errors: [message.startsWith(sdl) ? message : `${sdl}: ${message}`] };
     }
   }
   const result = composeServices(services);

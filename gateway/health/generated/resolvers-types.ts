@@ -30,7 +30,7 @@ export type Health = {
 /** One probe of the health report. */
 export type HealthCheck = {
   __typename?: 'HealthCheck';
-  /** What went wrong (unreachable, timed out, HTTP 502, …) or a summary such as the indexer's lag; never internals. */
+  /** What went wrong (unreachable, timed out, HTTP 502, ...) or a summary such as the indexer's lag; never internals. */
   detail?: Maybe<Scalars['String']['output']>;
   /** How long the probe took, in milliseconds; null for checks that read state instead of probing. */
   latencyMs?: Maybe<Scalars['Float']['output']>;

@@ -16,7 +16,7 @@ export type Scalars = {
   Address: { input: `0x${string}`; output: string; }
   /** 32-byte value (hash, seed commitment): lowercase 0x hex on output; any case on input. */
   Bytes32: { input: `0x${string}`; output: string; }
-  /** EIP-155 chain id: a JSON number, integer 1 … 2^53−1. */
+  /** EIP-155 chain id: a JSON number, integer 1 to 2^53-1. */
   ChainId: { input: number; output: number | bigint; }
   /** Unsigned 256-bit integer as a decimal string: no sign, no leading zeros, no exponent. */
   UInt256: { input: string; output: string | bigint | number | { toFixed(digits?: number): string }; }
@@ -34,7 +34,7 @@ export type Bet = {
   clientSeed: Scalars['Bytes32']['output'];
   /** Blocks from the bet's latest state change to the indexed head, counting that block (1 in the head block). */
   confirmations: Scalars['UInt256']['output'];
-  /** The latest state change has at least the network's confirmations (it is at or below finalizedBlock = head − confirmations + 1). */
+  /** The latest state change has at least the network's confirmations (it is at or below finalizedBlock = head - confirmations + 1). */
   finalized: Scalars['Boolean']['output'];
   /** Game id as recorded by the contract. */
   game: Scalars['String']['output'];

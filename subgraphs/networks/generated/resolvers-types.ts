@@ -15,7 +15,7 @@ export type Scalars = {
   Address: { input: `0x${string}`; output: string; }
   /** 32-byte value (hash, seed commitment): lowercase 0x hex on output; any case on input. */
   Bytes32: { input: `0x${string}`; output: string; }
-  /** EIP-155 chain id: a JSON number, integer 1 … 2^53−1. */
+  /** EIP-155 chain id: a JSON number, integer 1 to 2^53-1. */
   ChainId: { input: number; output: number | bigint; }
   /** Unsigned 256-bit integer as a decimal string: no sign, no leading zeros, no exponent. */
   UInt256: { input: string; output: string | bigint | number | { toFixed(digits?: number): string }; }
@@ -29,7 +29,7 @@ export type ContractAddress = {
   address: Scalars['Address']['output'];
   /** Block the contract was deployed in (indexing of BetVault starts there). */
   deployBlock: Scalars['UInt256']['output'];
-  /** "BetVault", "Groth16Verifier", … */
+  /** "BetVault", "Groth16Verifier", ... */
   name: Scalars['String']['output'];
 };
 
@@ -38,7 +38,7 @@ export type IndexingStatus = {
   __typename?: 'IndexingStatus';
   /** Share of the backfill done, 0..1: blocks indexed since the BetVault deploy block over blocks from there to finalizedBlock (where backfill ends); 1 once isReady. */
   backfillProgress: Scalars['Float']['output'];
-  /** max(headBlock − confirmations + 1, 0): a bet whose latest state change is at or below it is finalized. */
+  /** max(headBlock - confirmations + 1, 0): a bet whose latest state change is at or below it is finalized. */
   finalizedBlock: Scalars['UInt256']['output'];
   /** Chain head as last seen by the indexer. */
   headBlock: Scalars['UInt256']['output'];
@@ -46,7 +46,7 @@ export type IndexingStatus = {
   indexedBlock: Scalars['UInt256']['output'];
   /** Backfill done and following the head. */
   isReady: Scalars['Boolean']['output'];
-  /** headBlock − indexedBlock. */
+  /** headBlock - indexedBlock. */
   lagBlocks: Scalars['Int']['output'];
   /** ISO-8601: when the indexer last wrote. */
   updatedAt: Scalars['String']['output'];
@@ -57,13 +57,13 @@ export type NetworkConfig = {
   __typename?: 'NetworkConfig';
   /** The network's EIP-155 chain id. */
   chainId: Scalars['ChainId']['output'];
-  /** Depth at which data is final: a change in block b is final once it has this many confirmations (head − b + 1), i.e. b ≤ head − confirmations + 1. */
+  /** Depth at which data is final: a change in block b is final once it has this many confirmations (head - b + 1), i.e. b <= head - confirmations + 1. */
   confirmations: Scalars['Int']['output'];
   /** The contracts indexed on this network: BetVault and its Groth16Verifier. */
   contracts: Array<ContractAddress>;
   /** How far the indexer has read this network. */
   indexing: IndexingStatus;
-  /** Short name: "ethereum", "base", "localnet", … */
+  /** Short name: "ethereum", "base", "localnet", ... */
   name: Scalars['String']['output'];
   /** The Groth16 verification key proofs on this network are checked against. */
   verificationKey: VerificationKey;

@@ -12,7 +12,7 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
-  /** EIP-155 chain id: a JSON number, integer 1 … 2^53−1. */
+  /** EIP-155 chain id: a JSON number, integer 1 to 2^53-1. */
   ChainId: { input: number; output: number | bigint; }
   /** Unsigned 256-bit integer as a decimal string: no sign, no leading zeros, no exponent. */
   UInt256: { input: string; output: string | bigint | number | { toFixed(digits?: number): string }; }
@@ -50,7 +50,7 @@ export type GameStats = {
   chainId: Scalars['ChainId']['output'];
   /** Pearson's chi-square statistic of outcomeHistogram against the uniform distribution (15 degrees of freedom); 0 while nothing is settled. */
   chiSquare: Scalars['Float']['output'];
-  /** The return to player the contract's rule gives a uniform outcome: P(outcome % modulus < winBelow) over [0, r) × multiplier; 0 for a game the contract does not define. */
+  /** The return to player the contract's rule gives a uniform outcome: P(outcome % modulus < winBelow) over [0, r) x multiplier; 0 for a game the contract does not define. */
   expectedRtp: Scalars['Float']['output'];
   /** How many of settledBets are final: their settlement is at least the network's confirmations deep (the rule of Bet.finalized). */
   finalizedSettledBets: Scalars['UInt256']['output'];
@@ -58,9 +58,9 @@ export type GameStats = {
   game: Scalars['String']['output'];
   /** totalPayout / totalStake; 0 while nothing is settled. */
   observedRtp: Scalars['Float']['output'];
-  /** 16 counts of the settled bets' outcomes: entry i counts outcomes in [i·r/16, (i+1)·r/16), r the BN254 scalar field order. Sums to settledBets. */
+  /** 16 counts of the settled bets' outcomes: entry i counts outcomes in [i*r/16, (i+1)*r/16), r the BN254 scalar field order. Sums to settledBets. */
   outcomeHistogram: Array<Scalars['UInt256']['output']>;
-  /** P(χ² ≥ chiSquare) with 15 degrees of freedom, the upper regularized incomplete gamma Q(15/2, chiSquare/2): small values mean the outcomes are unlikely to be uniform; 1 while nothing is settled. */
+  /** P(chi^2 >= chiSquare) with 15 degrees of freedom, the upper regularized incomplete gamma Q(15/2, chiSquare/2): small values mean the outcomes are unlikely to be uniform; 1 while nothing is settled. */
   pValue: Scalars['Float']['output'];
   /** Bets of this game with status REFUNDED (not settled before their deadline). */
   refundedBets: Scalars['UInt256']['output'];
@@ -81,7 +81,7 @@ export type Groth16Proof = {
   curve: Scalars['String']['output'];
   /** snarkjs layout, projective (3 elements). */
   piA: Array<Scalars['UInt256']['output']>;
-  /** 3 × 2, snarkjs layout. */
+  /** 3 x 2, snarkjs layout. */
   piB: Array<Array<Scalars['UInt256']['output']>>;
   /** snarkjs layout, projective (3 elements). */
   piC: Array<Scalars['UInt256']['output']>;
