@@ -7,4 +7,6 @@ export const createHistorySubgraph = defineSubgraph({
   sdl: new URL("./history.graphql", import.meta.url),
   resolvers,
   createContext: createHistoryContext,
+  // A bet's network and token never change (the native coin's only with the configuration).
+  finalFields: ["Bet.network", "Bet.tokenInfo"],
 });

@@ -1,7 +1,8 @@
-import { parse } from "graphql";
+import { buildSubgraphSchema } from "@apollo/subgraph";
+import { parse, type GraphQLObjectType } from "graphql";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { cacheFor } from "./cache-hints.ts";
+import { cacheFor, instrumentCacheHints } from "./cache-hints.ts";
 import { createSubgraph } from "./subgraph.ts";
 import type { GraphQLResolveInfo } from "graphql";
 
@@ -10,14 +11,14 @@ import type { GraphQLResolveInfo } from "graphql";
 // do not count, the response gets the minimum (or no-store).
 const typeDefs = parse(`
   type Query { hinted: Thing  unhinted: Thing  leaf: Int  }
-  type Thing { id: Int  slow: Int  child: Thing  hintedChild: Thing }
+  type Thing { id: Int  slow: Int  child: Thing  hintedChild: Thing  forever: Thing }
 `);
 const info = (i: unknown) => i as GraphQLResolveInfo;
 const resolvers = {
   Query: {
     hinted: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
       cacheFor(info(i), 3600);
-      return { id: 1 };
+      return { id: 1, forever: { id: 7, forever: { id: 8 } } };
     },
     unhinted: () => ({ id: 2 }),
     leaf: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
@@ -40,8 +41,16 @@ const resolvers = {
   },
 };
 
-async function header(query: string): Promise<string | undefined> {
-  const subgraph = createSubgraph({ name: "t", typeDefs, resolvers, context: () => ({}), logger: pino({ level: "silent" }), production: true });
+async function header(query: string, finalFields?: readonly string[]): Promise<string | undefined> {
+  const subgraph = createSubgraph({
+    name: "t",
+    typeDefs,
+    resolvers,
+    context: () => ({}),
+    logger: pino({ level: "silent" }),
+    production: true,
+    ...(finalFields ? { finalFields } : {}),
+  });
   const http = await subgraph.listen("127.0.0.1", 0);
   try {
     // Twice: an operation runs on graphql-js the first time, compiled after (kit/executor.ts); both must hint alike.
@@ -72,6 +81,17 @@ describe("subgraph cache hints, gathered once per response", () => {
     expect(await header("{ hinted { hintedChild { id } } }")).toBe("max-age=120, public");
     expect(await header("{ hinted { slow hintedChild { id } } }")).toBe("max-age=30, public");
     expect(await header("{ leaf hinted { id } }")).toBe("max-age=60, public");
+  });
+  it("leaves a field declared final unwrapped and uncounted: it cannot lower the minimum", async () => {
+    expect(await header("{ hinted { forever { id } } }")).toBe("max-age=2, public"); // undeclared: counts as live
+    expect(await header("{ hinted { forever { id forever { id } } } }", ["Thing.forever"])).toBe("max-age=3600, public");
+    expect(await header("{ hinted { forever { id child { id } } } }", ["Thing.forever"])).toBe("max-age=2, public");
+    const schema = instrumentCacheHints(buildSubgraphSchema({ typeDefs, resolvers }), 2, ["Thing.forever"]);
+    expect((schema.getType("Thing") as GraphQLObjectType).getFields().forever?.resolve).toBeUndefined();
+    expect((schema.getType("Thing") as GraphQLObjectType).getFields().child?.resolve).toBeTypeOf("function");
+    for (const wrong of ["Thing.nothing", "Nothing.id", "Query.hinted", "Thing"]) {
+      expect(() => instrumentCacheHints(buildSubgraphSchema({ typeDefs, resolvers }), 2, [wrong])).toThrow(`finalFields: ${wrong} is not a field`);
+    }
   });
   it("answers introspection-only requests uncacheable", async () => {
     expect(await header("{ __typename }")).toBe("no-store");

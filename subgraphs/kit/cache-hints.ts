@@ -82,12 +82,26 @@ function settleWhenFinished(result: unknown, policy: Policy, info: HintedInfo, f
  * Wraps, in place, every field that can add to a response's max-age: root fields and object-typed
  * fields (their default applies when they set no hint) and leaves with their own resolver (they may
  * hint). Leaves on the default resolver are left alone: they neither hint nor count.
+ *
+ * `finalFields` ("Type.field") are fields whose value never changes once it exists (a proof): their
+ * hint would be MAX_AGE.final, the longest tier, which can never lower a response's minimum (a root
+ * field always counts). They are left alone too, on the default resolver unless they have their
+ * own: no wrapper, no hint, no resolver call per value (100 proofs a `betResults` answer).
  */
-export function instrumentCacheHints(schema: GraphQLSchema, defaultMaxAge: number): GraphQLSchema {
+export function instrumentCacheHints(schema: GraphQLSchema, defaultMaxAge: number, finalFields: readonly string[] = []): GraphQLSchema {
   const roots = new Set([schema.getQueryType(), schema.getMutationType(), schema.getSubscriptionType()].filter(Boolean));
+  const final = new Set(finalFields);
+  for (const coordinate of final) {
+    const [typeName, fieldName] = coordinate.split(".");
+    const type = schema.getType(typeName ?? "");
+    if (!(type instanceof GraphQLObjectType) || !fieldName || !type.getFields()[fieldName] || roots.has(type)) {
+      throw new Error(`finalFields: ${coordinate} is not a field of an object type other than a root`);
+    }
+  }
   for (const type of Object.values(schema.getTypeMap())) {
     if (type.name.startsWith("__") || !(type instanceof GraphQLObjectType)) continue;
     for (const field of Object.values(type.getFields())) {
+      if (final.has(`${type.name}.${field.name}`)) continue;
       const counts = roots.has(type) || isCompositeType(getNamedType(field.type));
       const resolve = field.resolve;
       if (!counts && !resolve) continue;

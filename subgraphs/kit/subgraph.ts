@@ -25,6 +25,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   maxBodyBytes?: number;
   /** Whether it reads by read pin (it has replicas): said on every answer (READ_PINS_HONOURED_HEADER). */
   honoursReadPins?: boolean;
+  /** Fields ("Type.field") whose value never changes once it exists: never hinted nor wrapped (kit/cache-hints.ts). */
+  finalFields?: readonly string[];
   /**
    * How operations run: compiled once per operation (kit/executor.ts, the default), or by graphql-js
    * field by field, as Apollo Server does on its own (what the compiled path is checked against).
@@ -71,7 +73,7 @@ export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { sub
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
-  const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live);
+  const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live, options.finalFields);
   const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
     ...(compiled ? { gateway: compiled.gateway } : { schema }),
@@ -150,6 +152,8 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
   sdl: URL;
   resolvers: object;
   createContext: (deps: SubgraphDeps) => TContext;
+  /** Fields ("Type.field") whose value never changes once it exists (kit/cache-hints.ts). */
+  finalFields?: readonly string[];
 }) {
   const typeDefs = loadSdl(definition.sdl);
   return Object.assign(
@@ -169,6 +173,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         production: deps.production,
         execution: deps.execution,
         honoursReadPins: deps.reads !== undefined,
+        ...(definition.finalFields ? { finalFields: definition.finalFields } : {}),
       }),
     { typeDefs, subgraphName: definition.name },
   );

@@ -7,4 +7,7 @@ export const createResultsSubgraph = defineSubgraph({
   sdl: new URL("./results.graphql", import.meta.url),
   resolvers,
   createContext: createResultsContext,
+  // A result's proof never changes (whether the result itself stays is hinted on Bet.result); its
+  // row comes shaped as the API serves it (mappers.ts), so it needs no resolver either.
+  finalFields: ["BetResult.proof"],
 });

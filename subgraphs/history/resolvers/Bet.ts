@@ -19,13 +19,10 @@ export const Bet: BetResolvers = {
     cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
     return bet;
   },
-  network: (bet, _args, _ctx, info) => {
-    cacheFor(info, MAX_AGE.final);
-    return { chainId: bet.chainId };
-  },
-  tokenInfo: async (bet, _args, ctx, info) => {
+  // network and tokenInfo are final fields (../server.ts): never hinted.
+  network: (bet) => ({ chainId: bet.chainId }),
+  tokenInfo: async (bet, _args, ctx) => {
     // Read once from the chain and never changed (the native coin's only with the configuration).
-    cacheFor(info, MAX_AGE.final);
     const token = await ctx.tokenByKey.load(tokenKey(bet.chainId, bet.token));
     // The indexer writes the row in the transaction of the token's first bet: a miss is a broken invariant.
     if (!token) throw new Error(`no Token row for ${bet.token} on chain ${bet.chainId}`);

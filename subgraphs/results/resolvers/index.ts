@@ -1,7 +1,6 @@
 import { ChainIdScalar, UInt256Scalar } from "../../../core/scalars.ts";
 import type { Resolvers } from "../generated/resolvers-types.ts";
 import { Bet } from "./Bet.ts";
-import { BetResult } from "./BetResult.ts";
 import { betResult, betResults } from "./Query/betResults.ts";
 import { fairnessStats } from "./Query/fairnessStats.ts";
 
@@ -10,5 +9,4 @@ export const resolvers: Resolvers = {
   UInt256: UInt256Scalar,
   Query: { betResult, betResults, fairnessStats },
   Bet,
-  BetResult,
 };
