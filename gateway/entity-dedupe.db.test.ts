@@ -1,10 +1,8 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type RunningStack } from "../bin/stack.ts";
-import { silentLogger } from "../core/logger.ts";
-import { NetworkDirectory } from "../core/networks.ts";
+import type { RunningStack } from "../bin/stack.ts";
 import { READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
-import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
+import { startHttpTransportStack, startTestStack, type TestStack } from "../test/stack.ts";
 
 // The gateway asks a subgraph for each distinct entity once (gateway/entity-dedupe.ts): a page of
 // bets on a few networks makes one networks fetch with one representation per network, not one per
@@ -15,13 +13,7 @@ let t: TestStack;
 let overHttp: RunningStack;
 beforeAll(async () => {
   t = await startTestStack({ bets: 120 });
-  overHttp = await startStack({
-    deps: { db: t.db, logger: silentLogger(), networks: new NetworkDirectory(t.db), production: false },
-    host: "127.0.0.1",
-    port: 0,
-    gateway: testGatewaySettings({ production: false }),
-    subgraphTransport: "http",
-  });
+  overHttp = await startHttpTransportStack(t, { production: false });
 });
 afterAll(async () => {
   await overHttp?.stop();

@@ -1,10 +1,8 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type { IncomingMessage } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, type RunningStack } from "../bin/stack.ts";
-import { silentLogger } from "../core/logger.ts";
-import { NetworkDirectory } from "../core/networks.ts";
-import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
+import type { RunningStack } from "../bin/stack.ts";
+import { startHttpTransportStack, startTestStack, type TestStack } from "../test/stack.ts";
 
 // The `npm start` stack calls its subgraphs in process (bin/stack.ts): no loopback HTTP request
 // reaches a subgraph, and every answer — data, errors, status, Cache-Control — is the one the same
@@ -14,13 +12,7 @@ let t: TestStack;
 let overHttp: RunningStack;
 beforeAll(async () => {
   t = await startTestStack({ bets: 80 }, { production: true });
-  overHttp = await startStack({
-    deps: { db: t.db, logger: silentLogger(), networks: new NetworkDirectory(t.db), production: true },
-    host: "127.0.0.1",
-    port: 0,
-    gateway: testGatewaySettings({ production: true }),
-    subgraphTransport: "http",
-  });
+  overHttp = await startHttpTransportStack(t, { production: true });
 });
 afterAll(async () => {
   await overHttp?.stop();

@@ -97,6 +97,20 @@ export async function startTestStack(
   };
 }
 
+/**
+ * A second stack over the test stack's database whose gateway reaches its subgraphs over loopback
+ * HTTP, as separate processes do (the test stack calls them in process, as `npm start` does).
+ */
+export function startHttpTransportStack(t: TestStack, options: { production: boolean }): Promise<RunningStack> {
+  return startStack({
+    deps: { db: t.db, logger: silentLogger(), networks: new NetworkDirectory(t.db), production: options.production },
+    host: "127.0.0.1",
+    port: 0,
+    gateway: testGatewaySettings({ production: options.production }),
+    subgraphTransport: "http",
+  });
+}
+
 const UINT256 = /^(0|[1-9][0-9]*)$/;
 const ADDRESS = /^0x[0-9a-f]{40}$/;
 const BYTES32 = /^0x[0-9a-f]{64}$/;
