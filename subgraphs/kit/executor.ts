@@ -23,8 +23,9 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 // `load()` gives the schema and an executor) is the seam. Apollo Server still parses, validates,
 // runs the plugins and formats errors (core/errors.ts) as before: only execution moves. What stays
 // on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
-// compile, anything but a query, introspection (`__schema`, `__type`) and variable coercion (its
-// errors are graphql-js's own; the compiled query then coerces the same raw values again).
+// compile, anything but a query, introspection (`__schema`, `__type`) and the errors of variables the
+// compiled query refuses (graphql-js coerces those again, for its own messages). Accepted variables
+// are coerced once, by the compiled query: graphql-js's generic pass cost as much again.
 
 /** How requests were executed since start: a test and /metrics-free debugging read it. */
 export interface ExecutorStats {
@@ -171,13 +172,16 @@ export function createCompiledExecutor(
       stats.fallbackRuns++;
       return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
     }
-    const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
-    if (coerced.errors) {
+    const result: ExecutionResult = await entry.query(undefined, context, variables);
+    if (result.data === undefined) {
+      // The compiled query refused its variables before running (its only answer without data):
+      // graphql-js coerces them again for its own errors; should it accept them, it runs the query.
       stats.fallbackRuns++;
-      return { errors: coerced.errors };
+      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
+      if (coerced.errors) return { errors: coerced.errors };
+      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
     }
     stats.compiledRuns++;
-    const result: ExecutionResult = await entry.query(undefined, context, variables);
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
   };
 
