@@ -1,7 +1,7 @@
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import fc from "fast-check";
-import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, parse } from "graphql";
+import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, parse, printSchema } from "graphql";
 import { describe, expect, it } from "vitest";
 import { scalarResolvers } from "../../core/scalars.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
@@ -179,6 +179,116 @@ describe("the compiled executor's variable coercion", () => {
       expect(accepted).toBeGreaterThan(20);
       expect(compiled.stats.fallbackRuns).toBeGreaterThan(20);
       expect(compiled.stats.compiledRuns).toBeGreaterThanOrEqual(accepted);
+    } finally {
+      await Promise.all(servers.map((server) => server.stop()));
+    }
+  });
+});
+
+// A non-null list of non-null leaves is compiled as one leaf over the whole array (no per-item
+// handler); an array that does not fit its type is answered by graphql-js. Generated resolver
+// values, valid and not, for every kind of leaf list: compiled and graphql-js answer alike.
+describe("the compiled executor's leaf lists", () => {
+  const leafListSchema = (() => {
+    const sdl = parse(`
+      scalar UInt256
+      enum Color { RED GREEN }
+      type Query { thing: Thing! things: [Thing] }
+      type Thing {
+        ints: [Int!]!
+        ids: [ID!]!
+        strings: [String!]!
+        flags: [Boolean!]!
+        colors: [Color!]!
+        numbers: [UInt256!]!
+        pairs: [[UInt256!]!]!
+        maybe: [Int!]
+        loose: [Int]!
+        computed: [Int!]!
+      }
+    `);
+    const values = (context: { thing: Record<string, unknown> }) => context.thing;
+    return buildFederatedSchema(sdl, {
+      ...scalarResolvers,
+      Color: { RED: "r", GREEN: "g" },
+      Query: {
+        thing: (_s: unknown, _a: unknown, context: { thing: Record<string, unknown> }) => values(context),
+        things: (_s: unknown, _a: unknown, context: { thing: Record<string, unknown> }) => [values(context), null, values(context)],
+      },
+      Thing: { computed: (thing: Record<string, unknown>) => thing.ints },
+    });
+  })();
+  const query = "{ thing { ints ids strings flags colors numbers pairs maybe loose computed } things { numbers pairs ints } }";
+
+  // Every field of its type, then at most one field (never the nullable or loose lists, which are
+  // completed item by item as before) given anything a resolver might return instead: items of
+  // another type, null items, a Set, a string, an object. A null field itself is graphql-jit's own
+  // non-null error, as before.
+  const uint = fc.bigInt({ min: 0n, max: (1n << 256n) - 1n }).map(String);
+  const valid = {
+    ints: fc.array(fc.integer(), { maxLength: 5 }),
+    ids: fc.array(fc.oneof(fc.string(), fc.integer()), { maxLength: 5 }),
+    strings: fc.array(fc.string(), { maxLength: 5 }),
+    flags: fc.array(fc.boolean(), { maxLength: 5 }),
+    colors: fc.array(fc.constantFrom("r", "g"), { maxLength: 5 }),
+    numbers: fc.array(fc.oneof(uint, fc.bigInt({ min: 0n, max: 10n ** 30n })), { maxLength: 5 }),
+    pairs: fc.array(fc.array(uint, { maxLength: 3 }), { maxLength: 3 }),
+    maybe: fc.oneof(fc.array(fc.integer(), { maxLength: 3 }), fc.constant(null)),
+    loose: fc.array(fc.oneof(fc.integer(), fc.constant(null)), { maxLength: 3 }),
+  };
+  const junk = fc.oneof(
+    fc.constant(null),
+    fc.string(),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant({}),
+    fc.constantFrom("01", "-1", "RED", "b", 2 ** 31, 1.5),
+  );
+  const bad = fc.oneof(
+    fc.array(fc.oneof(junk, uint, fc.integer()), { minLength: 1, maxLength: 4 }),
+    fc.array(fc.array(fc.oneof(junk, uint), { maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.oneof(fc.integer(), uint), { maxLength: 3 }).map((items) => new Set(items)),
+    fc.oneof(fc.string(), fc.integer(), fc.constant({})),
+  );
+  const shadowed = ["ints", "ids", "strings", "flags", "colors", "numbers", "pairs"] as const;
+  const thing = fc.tuple(fc.record(valid), fc.option(fc.tuple(fc.constantFrom(...shadowed), bad), { nil: undefined }));
+
+  it("answers generated lists, valid and not, as graphql-js does; the schema is left as it was", async () => {
+    const before = printSchema(leafListSchema);
+    const compiled = createCompiledExecutor(leafListSchema);
+    const plugins = [ApolloServerPluginInlineTraceDisabled()];
+    type Context = { thing: Record<string, unknown> };
+    const servers = [
+      new ApolloServer<Context>({ gateway: compiled.gateway, plugins }),
+      new ApolloServer<Context>({ schema: leafListSchema, plugins }),
+    ] as const;
+    await Promise.all(servers.map((server) => server.start()));
+    try {
+      const ask = async (server: ApolloServer<Context>, value: Record<string, unknown>) => {
+        const response = await server.executeOperation({ query }, { contextValue: { thing: value } });
+        if (response.body.kind !== "single") throw new Error("incremental answer");
+        return JSON.stringify(response.body.singleResult);
+      };
+      for (let arrival = 0; arrival < 2; arrival++)
+        await ask(servers[0], { ints: [], ids: [], strings: [], flags: [], colors: [], numbers: [], pairs: [], loose: [] });
+      let spoiled = 0;
+      await fc.assert(
+        fc.asyncProperty(thing, async ([value, spoil]) => {
+          const given = spoil ? { ...value, [spoil[0]]: spoil[1] } : value;
+          const runs = compiled.stats.compiledRuns;
+          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask(servers[0], given), ask(servers[1], given)]);
+          expect(fromCompiled).toBe(fromGraphqlJs);
+          // Lists of their type are answered by the compiled query, not handed to graphql-js.
+          if (!spoil) expect(compiled.stats.compiledRuns).toBe(runs + 1);
+          else spoiled++;
+        }),
+        { numRuns: 500 },
+      );
+      // Lists that did not fit were tried, and graphql-js answered them.
+      expect(spoiled).toBeGreaterThan(100);
+      expect(compiled.stats.fallbackRuns).toBeGreaterThan(50);
+      expect(printSchema(leafListSchema)).toBe(before);
     } finally {
       await Promise.all(servers.map((server) => server.stop()));
     }
