@@ -170,6 +170,23 @@ function directRequests(): { name: string; body: unknown }[] {
       body: { query: `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId } }`, variables: { ids: ["01", 2, null] } },
     },
     { name: "results", body: { query: `query ($c: ChainId!) { betResults(chainId: $c, betIds: ["1"]) { betId } }`, variables: { c: "31337" } } },
+    // A variable inside a list or object literal, null where the argument's item is non-null
+    // (validation lets it through: the variable has a non-null default).
+    {
+      name: "results",
+      body: { query: `query ($b: UInt256 = "2") { betResults(chainId: 31337, betIds: ["1", $b]) { betId } }`, variables: { b: null } },
+    },
+    {
+      name: "history",
+      body: {
+        query: `query ($s: BetStatus = SETTLED) { playerBets(wallet: "${DEAD}", filter: { status: [$s] }) { totalCount } }`,
+        variables: { s: null },
+      },
+    },
+    {
+      name: "history",
+      body: { query: `query ($s: BetStatus = SETTLED) { playerBets(wallet: "${DEAD}", filter: { status: [$s] }) { totalCount } }`, variables: {} },
+    },
     { name: "results", body: { query: `query A { betResult(chainId: 31337, betId: "1") { betId } } query B { __typename }`, operationName: "C" } },
     { name: "results", body: { query: `query A { betResult(chainId: 31337, betId: "1") { betId } } query B { __typename }`, operationName: "B" } },
     {

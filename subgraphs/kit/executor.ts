@@ -32,7 +32,8 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 // `load()` gives the schema and an executor) is the seam. Apollo Server still parses, validates,
 // runs the plugins and formats errors (core/errors.ts) as before: only execution moves. What stays
 // on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
-// compile, anything but a query, introspection (`__schema`, `__type`) and the errors of variables the
+// compile, anything but a query, introspection (`__schema`, `__type`), variables inside list or
+// object literals (hasNestedVariable) and the errors of variables the
 // compiled query refuses (graphql-js coerces those again, for its own messages). Accepted variables
 // are coerced once, by the compiled query: graphql-js's generic pass cost as much again. Lists of
 // leaves are compiled as one leaf each (leafListShadows below); one that does not fit its type is
@@ -86,6 +87,22 @@ function hasProtoKey(document: DocumentNode): boolean {
   visit(document, {
     Field(node) {
       if ((node.alias ?? node.name).value === "__proto__") found = true;
+      return found ? BREAK : undefined;
+    },
+  });
+  return found;
+}
+
+/**
+ * A variable inside a list or object literal (`betIds: ["1", $b]`): graphql-jit passes its value on
+ * unchecked, a null where the item is non-null included (validation allows it when the variable
+ * has a default); graphql-js refuses the argument.
+ */
+function hasNestedVariable(document: DocumentNode): boolean {
+  let found = false;
+  visit(document, {
+    Variable(_node, _key, _parent, _path, ancestors) {
+      if (ancestors.some((ancestor) => "kind" in ancestor && (ancestor.kind === Kind.LIST || ancestor.kind === Kind.OBJECT))) found = true;
       return found ? BREAK : undefined;
     },
   });
@@ -235,7 +252,12 @@ export function createCompiledExecutor(
     const fragments = new Map(
       requestContext.document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])),
     );
-    if (operation.operation === "query" && !introspects(operation.selectionSet, fragments) && !hasProtoKey(requestContext.document)) {
+    if (
+      operation.operation === "query" &&
+      !introspects(operation.selectionSet, fragments) &&
+      !hasProtoKey(requestContext.document) &&
+      !hasNestedVariable(requestContext.document)
+    ) {
       try {
         const compiled = compile(requestContext.document, requestContext.operationName ?? undefined);
         if (isCompiledQuery(compiled)) entry = compiled;
