@@ -34,3 +34,31 @@ describe("betResults batching", () => {
     expect(statements, statements.join("\n---\n")).toHaveLength(3);
   });
 });
+
+describe("betResults with a network snapshot that is never fresh", () => {
+  // The snapshot is process-wide and lives a second: it may expire between the list's read and
+  // its bets' `result`. The rows read by the list still answer: no second read per bet.
+  const seen: string[] = [];
+  let stale: TestStack;
+  beforeAll(async () => {
+    stale = await startTestStack({ bets: 120 }, { onQuery: (sql) => seen.push(sql), networkTtlMs: 0 });
+  });
+  afterAll(async () => {
+    await stale?.close();
+  });
+
+  it("reads bets and results in one statement, as with a fresh snapshot", async () => {
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { outcome won proof { piA } } } }`;
+    const ids = Array.from({ length: 100 }, (_, i) => String(i + 1));
+    for (let i = 0; i < 3; i++) {
+      seen.length = 0;
+      const { data, errors } = await stale.gql<{ betResults: ({ betId: string; result: unknown } | null)[] }>(query, { ids });
+      expect(errors).toBeUndefined();
+      expect(data!.betResults.filter((bet) => bet?.result).length).toBeGreaterThan(50);
+      expect(
+        seen.filter((sql) => sql.includes('"BetResult"')),
+        seen.join("\n---\n"),
+      ).toHaveLength(1);
+    }
+  });
+});

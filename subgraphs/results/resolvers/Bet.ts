@@ -17,14 +17,19 @@ export const Bet: BetResolvers = {
     }
   },
   result: (ref, _args, ctx, info) => {
-    // A row read by the parent field with the network snapshot fresh: answered with no promise
-    // (100 bets a `betResults` answer).
-    const networks = ref.loaded && ctx.networks.fresh();
-    if (ref.loaded && networks) {
-      cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), ref.loaded));
-      return ref.loaded.result;
+    const loaded = ref.loaded;
+    if (!loaded) return loadedResult(ref, ctx, info);
+    // A row read by the parent field answers (100 bets a `betResults` answer): with no promise
+    // while the network snapshot is fresh; else once the snapshot is, never by a second read.
+    const networks = ctx.networks.fresh();
+    if (networks) {
+      cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), loaded));
+      return loaded.result;
     }
-    return loadedResult(ref, ctx, info);
+    return ctx.networks.all().then((all) => {
+      cacheFor(info, betMaxAgeAt(all.get(ref.chainId), loaded));
+      return loaded.result;
+    });
   },
 };
 
