@@ -82,9 +82,10 @@ function stringLiteral(ast: ValueNode, name: string): string {
   return ast.value;
 }
 
+// No descriptions here: each subgraph's SDL describes its scalars, and @apollo/subgraph would copy
+// a description set here over the SDL's (subgraphs/kit/scalar-descriptions.test.ts).
 export const UInt256Scalar = new GraphQLScalarType<string, string>({
   name: "UInt256",
-  description: "Unsigned 256-bit integer as a decimal string.",
   serialize: (value) => formatUInt256(value as UInt256Like),
   parseValue: (value) => parseUInt256(value),
   parseLiteral: (ast) => parseUInt256(stringLiteral(ast, "UInt256")),
@@ -92,7 +93,6 @@ export const UInt256Scalar = new GraphQLScalarType<string, string>({
 
 export const AddressScalar = new GraphQLScalarType<string, string>({
   name: "Address",
-  description: "20-byte address, lowercase 0x hex.",
   serialize: (value) => formatHex(value, HEX_ADDRESS, "Address"),
   parseValue: (value) => parseAddress(value),
   parseLiteral: (ast) => parseAddress(stringLiteral(ast, "Address")),
@@ -100,7 +100,6 @@ export const AddressScalar = new GraphQLScalarType<string, string>({
 
 export const Bytes32Scalar = new GraphQLScalarType<string, string>({
   name: "Bytes32",
-  description: "32-byte value, lowercase 0x hex.",
   serialize: (value) => formatHex(value, HEX_BYTES32, "Bytes32"),
   parseValue: (value) => parseBytes32(value),
   parseLiteral: (ast) => parseBytes32(stringLiteral(ast, "Bytes32")),
@@ -108,7 +107,6 @@ export const Bytes32Scalar = new GraphQLScalarType<string, string>({
 
 export const ChainIdScalar = new GraphQLScalarType<number, number>({
   name: "ChainId",
-  description: "EIP-155 chain id, integer 1 … 2^53−1.",
   serialize: (value) => {
     const n = typeof value === "bigint" ? Number(value) : value;
     if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 1) throw new TypeError(`ChainId cannot represent ${String(value)}`);
