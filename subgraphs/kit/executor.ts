@@ -4,7 +4,10 @@ import {
   GraphQLNonNull,
   GraphQLObjectType,
   GraphQLScalarType,
+  getNamedType,
+  isInputObjectType,
   isLeafType,
+  typeFromAST,
   isListType,
   isNonNullType,
   type GraphQLField,
@@ -34,8 +37,9 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 // on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
 // compile, anything but a query, introspection (`__schema`, `__type`), variables inside list or
 // object literals (hasNestedVariable) and the errors of variables the
-// compiled query refuses (graphql-js coerces those again, for its own messages). Accepted variables
-// are coerced once, by the compiled query: graphql-js's generic pass cost as much again. Lists of
+// compiled query refuses (graphql-js coerces those again, for its own messages). Variables are
+// coerced once, by the compiled query (graphql-js's generic pass cost as much again), except in an
+// operation with an input-object variable, where graphql-js checks them first. Lists of
 // leaves are compiled as one leaf each (leafListShadows below); one that does not fit its type is
 // answered by graphql-js too.
 
@@ -59,7 +63,16 @@ export interface CompiledExecutor {
 const FALLBACK = Symbol("run on graphql-js");
 /** Seen once: compiled when it comes again, so a stream of one-off operations never pays a compilation (~1 ms). */
 const SEEN_ONCE = Symbol("seen once");
-type Runnable = CompiledQuery | typeof FALLBACK;
+/**
+ * A compiled operation. graphql-jit coerces variables as graphql-js does except input objects (it
+ * takes an array for one, for instance): an operation with an input-object variable has its
+ * variables checked by graphql-js first, as every operation's once were.
+ */
+interface Compiled {
+  query: CompiledQuery;
+  variablesByGraphqlJs: boolean;
+}
+type Runnable = Compiled | typeof FALLBACK;
 type Entry = Runnable | typeof SEEN_ONCE;
 
 /** Whether a selection asks for `__schema` or `__type` (introspection stays on graphql-js). */
@@ -107,6 +120,14 @@ function hasNestedVariable(document: DocumentNode): boolean {
     },
   });
   return found;
+}
+
+/** Whether a variable of the operation is of an input object type, or a list of one. */
+function hasInputObjectVariable(schema: GraphQLSchema, operation: OperationDefinitionNode): boolean {
+  return (operation.variableDefinitions ?? []).some((definition) => {
+    const type = typeFromAST(schema, definition.type);
+    return type !== undefined && isInputObjectType(getNamedType(type));
+  });
 }
 
 /**
@@ -260,7 +281,7 @@ export function createCompiledExecutor(
     ) {
       try {
         const compiled = compile(requestContext.document, requestContext.operationName ?? undefined);
-        if (isCompiledQuery(compiled)) entry = compiled;
+        if (isCompiledQuery(compiled)) entry = { query: compiled, variablesByGraphqlJs: hasInputObjectVariable(schema, operation) };
       } catch {
         // Not compilable: graphql-js runs it.
       }
@@ -283,7 +304,14 @@ export function createCompiledExecutor(
       stats.fallbackRuns++;
       return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
     }
-    const result: ExecutionResult = await entry.query(undefined, context, variables);
+    if (entry.variablesByGraphqlJs) {
+      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
+      if (coerced.errors) {
+        stats.fallbackRuns++;
+        return { errors: coerced.errors };
+      }
+    }
+    const result: ExecutionResult = await entry.query.query(undefined, context, variables);
     if (result.data === undefined) {
       // The compiled query refused its variables before running (its only answer without data):
       // graphql-js coerces them again for its own errors; should it accept them, it runs the query.
