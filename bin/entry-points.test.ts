@@ -73,9 +73,10 @@ describe("bin/subgraph.ts", () => {
     } finally {
       child.signal("SIGTERM");
     }
-    // Gone within the bound (how it ends, exit 0 or by the signal, races PGlite's own shutdown).
-    const gone = await Promise.race([child.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref())]);
+    // Its own shutdown runs to the end and exits 0 within the bound (Apollo Server's signal
+    // handlers, which re-raised the signal midway, are off: bin/start-shutdown.test.ts).
+    const ended = await Promise.race([child.exited, new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 15_000).unref())]);
     await child.stop({ signal: "SIGKILL" });
-    expect(gone).toBe(true);
+    expect(ended).toEqual({ code: 0, signal: null });
   }, 60_000);
 });

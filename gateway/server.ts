@@ -170,6 +170,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
 
   const server = new ApolloServer({
+    // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
+    // SIGTERM/SIGINT handlers stop this server and re-raise the signal, killing the process before
+    // the rest of its shutdown (bin/start-shutdown.test.ts).
+    stopOnTerminationSignals: false,
     gateway: deps.planEveryOperation ? federation : singleSubgraph.gateway(federation),
     formatError: createErrorFormatter({ production: deps.production, logger }),
     includeStacktraceInErrorResponses: false,

@@ -76,6 +76,10 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live, options.finalFields);
   const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
+    // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
+    // SIGTERM/SIGINT handlers stop this server and re-raise the signal, killing the process before
+    // the rest of its shutdown (bin/start-shutdown.test.ts).
+    stopOnTerminationSignals: false,
     ...(compiled ? { gateway: compiled.gateway } : { schema }),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
