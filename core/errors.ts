@@ -68,6 +68,15 @@ function isCodelessClientError(error: unknown): boolean {
   return typeof status === "number" && status >= 400 && status < 500;
 }
 
+// graphql-js's own refusals of an argument while it executes (values.js getArgumentValues): a
+// variable inside a list or object literal that is null where the item is non-null gets past
+// validation when the variable has a default. They carry no code; they are the client's mistake.
+const ARGUMENT_COERCION = /^Argument "[_A-Za-z][_0-9A-Za-z]*" (has invalid value |of required type |of non-null type )/;
+
+function isArgumentCoercionError(error: unknown): boolean {
+  return error instanceof GraphQLError && error.originalError == null && error.extensions.code === undefined && ARGUMENT_COERCION.test(error.message);
+}
+
 /** True when the error chain says the database cancelled a statement that ran too long. */
 export function isStatementTimeout(error: unknown): boolean {
   return causes(error).some((e) => {
@@ -95,6 +104,9 @@ export function createErrorFormatter(options: { production: boolean; logger: Log
     const inputError = chain.find((e): e is InputError => e instanceof InputError);
     if (inputError) {
       return { ...base, extensions: { ...extensions, ...inputError.extensions, code: ErrorCode.BadUserInput } };
+    }
+    if (isArgumentCoercionError(original)) {
+      return { ...base, extensions: { ...extensions, code: ErrorCode.BadUserInput } };
     }
     if (code === ErrorCode.QueryTimeout || (code !== ErrorCode.BadUserInput && isStatementTimeout(original))) {
       options.logger.warn({ err: original }, "database statement timed out");
