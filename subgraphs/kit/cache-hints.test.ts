@@ -11,7 +11,7 @@ import type { GraphQLResolveInfo } from "graphql";
 // do not count, the response gets the minimum (or no-store).
 const typeDefs = parse(`
   type Query { hinted: Thing  unhinted: Thing  leaf: Int  }
-  type Thing { id: Int  slow: Int  child: Thing  hintedChild: Thing  forever: Thing }
+  type Thing { id: Int  slow: Int  child: Thing  hintedChild: Thing  forever: Thing  references: [Thing] }
 `);
 const info = (i: unknown) => i as GraphQLResolveInfo;
 const resolvers = {
@@ -35,8 +35,14 @@ const resolvers = {
     child: () => ({ id: 5 }),
     hintedChild: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
       cacheFor(info(i), 600);
-      cacheFor(info(i), 120); // the last hint of a field wins
+      cacheFor(info(i), 120);
       return { id: 6 };
+    },
+    // As `_entities` does: one field, one resolve info, a hint per reference (a live bet first).
+    references: (_p: unknown, _a: unknown, _c: unknown, i: unknown) => {
+      cacheFor(info(i), 2);
+      cacheFor(info(i), 3600);
+      return [{ id: 9 }, { id: 10 }];
     },
   },
 };
@@ -77,8 +83,9 @@ describe("subgraph cache hints, gathered once per response", () => {
     expect(await header("{ hinted { id child { id } } }")).toBe("max-age=2, public");
     expect(await header("{ unhinted { id } }")).toBe("max-age=2, public");
   });
-  it("takes the minimum over hinted fields, a field's last hint, and hints set after an await", async () => {
+  it("takes the minimum over hinted fields, over the hints of one field, and hints set after an await", async () => {
     expect(await header("{ hinted { hintedChild { id } } }")).toBe("max-age=120, public");
+    expect(await header("{ hinted { references { id } } }")).toBe("max-age=2, public");
     expect(await header("{ hinted { slow hintedChild { id } } }")).toBe("max-age=30, public");
     expect(await header("{ leaf hinted { id } }")).toBe("max-age=60, public");
   });

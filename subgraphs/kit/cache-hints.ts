@@ -30,9 +30,14 @@ interface Policy {
   maxAge: number | undefined;
 }
 
+/**
+ * Hints the field being resolved. Several hints of one field keep the shortest: `_entities` hints
+ * once per reference on one resolve info, and the last reference must not outlast a live one.
+ */
 export function cacheFor(info: GraphQLResolveInfo, maxAge: number): void {
   const hinted = info as HintedInfo;
-  if (hinted[SLOT] !== undefined) hinted[SLOT] = maxAge;
+  const current = hinted[SLOT];
+  if (current !== undefined) hinted[SLOT] = current === NO_HINT ? maxAge : Math.min(current, maxAge);
 }
 
 /** `final` once a settled or refunded bet's change is finalized on its network; a pending bet is always `live`. */
