@@ -1,4 +1,4 @@
-import { ApolloServer } from "@apollo/server";
+import { ApolloServer, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import fc from "fast-check";
 import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, parse, printSchema } from "graphql";
@@ -36,6 +36,27 @@ async function serverWithClock(budget: number) {
     return response.body.singleResult;
   };
   return { clock, stats: compiled.stats, ask, stop: () => server.stop() };
+}
+
+/**
+ * A compiled and a graphql-js Apollo Server over one schema, started: `ask` gives one's answer as
+ * JSON text, for the property tests below to hold the two byte-equal.
+ */
+async function compiledBesideGraphqlJs<TContext extends BaseContext>(schema: GraphQLSchema) {
+  const compiled = createCompiledExecutor(schema);
+  const plugins = [ApolloServerPluginInlineTraceDisabled()];
+  const servers = {
+    compiled: new ApolloServer<TContext>({ gateway: compiled.gateway, plugins }),
+    graphqlJs: new ApolloServer<TContext>({ schema, plugins }),
+  };
+  await Promise.all([servers.compiled.start(), servers.graphqlJs.start()]);
+  const ask = async (which: keyof typeof servers, request: { query: string; variables?: Record<string, unknown> }, contextValue: TContext) => {
+    const response = await servers[which].executeOperation(request, { contextValue });
+    if (response.body.kind !== "single") throw new Error("incremental answer");
+    return JSON.stringify(response.body.singleResult);
+  };
+  const stop = () => Promise.all([servers.compiled.stop(), servers.graphqlJs.stop()]);
+  return { stats: compiled.stats, ask, stop };
 }
 
 describe("the compiled executor's compilation budget", () => {
@@ -154,22 +175,15 @@ describe("the compiled executor's variable coercion", () => {
   );
 
   it("accepts and refuses the same variables as graphql-js, with the same answers", async () => {
-    const compiled = createCompiledExecutor(echoSchema);
-    const plugins = [ApolloServerPluginInlineTraceDisabled()];
-    const servers = [new ApolloServer({ gateway: compiled.gateway, plugins }), new ApolloServer({ schema: echoSchema, plugins })] as const;
-    await Promise.all(servers.map((server) => server.start()));
+    const t = await compiledBesideGraphqlJs(echoSchema);
     try {
-      const ask = async (server: ApolloServer, vars: Record<string, unknown>) => {
-        const response = await server.executeOperation({ query, variables: vars });
-        if (response.body.kind !== "single") throw new Error("incremental answer");
-        return JSON.stringify(response.body.singleResult);
-      };
+      const ask = (which: "compiled" | "graphqlJs", vars: Record<string, unknown>) => t.ask(which, { query, variables: vars }, {});
       // Twice: the first arrival runs on graphql-js, every later one compiled.
-      for (let arrival = 0; arrival < 2; arrival++) await ask(servers[0], { c: 1 });
+      for (let arrival = 0; arrival < 2; arrival++) await ask("compiled", { c: 1 });
       let accepted = 0;
       await fc.assert(
         fc.asyncProperty(variables, async (vars) => {
-          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask(servers[0], vars), ask(servers[1], vars)]);
+          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask("compiled", vars), ask("graphqlJs", vars)]);
           expect(fromCompiled).toBe(fromGraphqlJs);
           if (fromGraphqlJs.startsWith('{"data"')) accepted++;
         }),
@@ -178,10 +192,10 @@ describe("the compiled executor's variable coercion", () => {
       );
       // Both sides of the rule were tried: values accepted (run compiled) and values refused.
       expect(accepted).toBeGreaterThan(20);
-      expect(compiled.stats.fallbackRuns).toBeGreaterThan(20);
-      expect(compiled.stats.compiledRuns).toBeGreaterThanOrEqual(accepted);
+      expect(t.stats.fallbackRuns).toBeGreaterThan(20);
+      expect(t.stats.compiledRuns).toBeGreaterThanOrEqual(accepted);
     } finally {
-      await Promise.all(servers.map((server) => server.stop()));
+      await t.stop();
     }
   });
 });
@@ -257,41 +271,30 @@ describe("the compiled executor's leaf lists", () => {
 
   it("answers generated lists, valid and not, as graphql-js does; the schema is left as it was", async () => {
     const before = printSchema(leafListSchema);
-    const compiled = createCompiledExecutor(leafListSchema);
-    const plugins = [ApolloServerPluginInlineTraceDisabled()];
-    type Context = { thing: Record<string, unknown> };
-    const servers = [
-      new ApolloServer<Context>({ gateway: compiled.gateway, plugins }),
-      new ApolloServer<Context>({ schema: leafListSchema, plugins }),
-    ] as const;
-    await Promise.all(servers.map((server) => server.start()));
+    const t = await compiledBesideGraphqlJs<{ thing: Record<string, unknown> }>(leafListSchema);
     try {
-      const ask = async (server: ApolloServer<Context>, value: Record<string, unknown>) => {
-        const response = await server.executeOperation({ query }, { contextValue: { thing: value } });
-        if (response.body.kind !== "single") throw new Error("incremental answer");
-        return JSON.stringify(response.body.singleResult);
-      };
+      const ask = (which: "compiled" | "graphqlJs", value: Record<string, unknown>) => t.ask(which, { query }, { thing: value });
       for (let arrival = 0; arrival < 2; arrival++)
-        await ask(servers[0], { ints: [], ids: [], strings: [], flags: [], colors: [], numbers: [], pairs: [], loose: [] });
+        await ask("compiled", { ints: [], ids: [], strings: [], flags: [], colors: [], numbers: [], pairs: [], loose: [] });
       let spoiled = 0;
       await fc.assert(
         fc.asyncProperty(thing, async ([value, spoil]) => {
           const given = spoil ? { ...value, [spoil[0]]: spoil[1] } : value;
-          const runs = compiled.stats.compiledRuns;
-          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask(servers[0], given), ask(servers[1], given)]);
+          const runs = t.stats.compiledRuns;
+          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask("compiled", given), ask("graphqlJs", given)]);
           expect(fromCompiled).toBe(fromGraphqlJs);
           // Lists of their type are answered by the compiled query, not handed to graphql-js.
-          if (!spoil) expect(compiled.stats.compiledRuns).toBe(runs + 1);
+          if (!spoil) expect(t.stats.compiledRuns).toBe(runs + 1);
           else spoiled++;
         }),
         { numRuns: 500 },
       );
       // Lists that did not fit were tried, and graphql-js answered them.
       expect(spoiled).toBeGreaterThan(100);
-      expect(compiled.stats.fallbackRuns).toBeGreaterThan(50);
+      expect(t.stats.fallbackRuns).toBeGreaterThan(50);
       expect(printSchema(leafListSchema)).toBe(before);
     } finally {
-      await Promise.all(servers.map((server) => server.stop()));
+      await t.stop();
     }
   });
 });

@@ -1,15 +1,15 @@
 import {
   BREAK,
   execute,
+  getNamedType,
   GraphQLNonNull,
   GraphQLObjectType,
   GraphQLScalarType,
-  getNamedType,
   isInputObjectType,
   isLeafType,
-  typeFromAST,
   isListType,
   isNonNullType,
+  typeFromAST,
   type GraphQLField,
   type GraphQLLeafType,
   type GraphQLOutputType,
@@ -36,12 +36,11 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 // runs the plugins and formats errors (core/errors.ts) as before: only execution moves. What stays
 // on graphql-js, so that answers are the ones graphql-js gives: operations graphql-jit cannot
 // compile, anything but a query, introspection (`__schema`, `__type`), variables inside list or
-// object literals (hasNestedVariable) and the errors of variables the
-// compiled query refuses (graphql-js coerces those again, for its own messages). Variables are
-// coerced once, by the compiled query (graphql-js's generic pass cost as much again), except in an
-// operation with an input-object variable, where graphql-js checks them first. Lists of
-// leaves are compiled as one leaf each (leafListShadows below); one that does not fit its type is
-// answered by graphql-js too.
+// object literals (hasNestedVariable) and the errors of variables the compiled query refuses
+// (graphql-js coerces those again, for its own messages). Variables are coerced once, by the
+// compiled query (graphql-js's generic pass cost as much again), except in an operation with an
+// input-object variable, where graphql-js checks them first. Lists of leaves are compiled as one
+// leaf each (leafListShadows below); one that does not fit its type is answered by graphql-js too.
 
 /** How requests were executed since start: a test and /metrics-free debugging read it. */
 export interface ExecutorStats {
@@ -299,31 +298,31 @@ export function createCompiledExecutor(
   const executor: SeamExecutor = async (requestContext) => {
     const { operation, document, context } = requestContext;
     const variables = requestContext.request.variables ?? {};
-    const entry = operation ? entryFor(requestContext, operation) : FALLBACK;
-    if (entry === FALLBACK || !operation) {
+    // What graphql-js answers, and its errors for the variables: each path below that leaves the
+    // compiled query ends in one of them, counted as a fallback run.
+    const onGraphqlJs = () => {
       stats.fallbackRuns++;
       return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
-    }
+    };
+    const variableErrors = (definitions: OperationDefinitionNode["variableDefinitions"]) => {
+      const { errors } = getVariableValues(schema, definitions ?? [], variables, { maxErrors: 50 });
+      if (errors) stats.fallbackRuns++;
+      return errors;
+    };
+    const entry = operation ? entryFor(requestContext, operation) : FALLBACK;
+    if (entry === FALLBACK || !operation) return onGraphqlJs();
     if (entry.variablesByGraphqlJs) {
-      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
-      if (coerced.errors) {
-        stats.fallbackRuns++;
-        return { errors: coerced.errors };
-      }
+      const errors = variableErrors(operation.variableDefinitions);
+      if (errors) return { errors };
     }
     const result: ExecutionResult = await entry.query.query(undefined, context, variables);
     if (result.data === undefined) {
       // The compiled query refused its variables before running (its only answer without data):
       // graphql-js coerces them again for its own errors; should it accept them, it runs the query.
-      stats.fallbackRuns++;
-      const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], variables, { maxErrors: 50 });
-      if (coerced.errors) return { errors: coerced.errors };
-      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
+      const errors = variableErrors(operation.variableDefinitions);
+      return errors ? { errors } : onGraphqlJs();
     }
-    if (result.errors?.some((error) => error.message === LEAF_LIST_FALLBACK)) {
-      stats.fallbackRuns++;
-      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
-    }
+    if (result.errors?.some((error) => error.message === LEAF_LIST_FALLBACK)) return onGraphqlJs();
     stats.compiledRuns++;
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
   };

@@ -4,23 +4,34 @@ import { startTestStack, type TestStack } from "../../test/stack.ts";
 // betResults of 100 ids costs one SQL statement in each subgraph the query reaches: DataLoader
 // batches every id of a request, and the bet and its result come back from one joined query.
 
-const statements: string[] = [];
-let t: TestStack;
-beforeAll(async () => {
-  t = await startTestStack({ bets: 120 }, { onQuery: (sql) => statements.push(sql), networkTtlMs: 600_000 });
-});
-afterAll(async () => {
-  await t?.close();
-});
+/** A test stack for the enclosing describe, started before its tests, with every SQL statement it sends. */
+function stackLoggingStatements(networkTtlMs: number): { statements: string[]; stack: () => TestStack } {
+  const statements: string[] = [];
+  let stack: TestStack | undefined;
+  beforeAll(async () => {
+    stack = await startTestStack({ bets: 120 }, { onQuery: (sql) => statements.push(sql), networkTtlMs });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  return {
+    statements,
+    stack: () => {
+      if (!stack) throw new Error("the test stack is not started");
+      return stack;
+    },
+  };
+}
 
 describe("betResults batching", () => {
+  const { statements, stack } = stackLoggingStatements(600_000);
   it("answers 100 ids across three subgraphs with one statement per subgraph", async () => {
     const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) {
       betId player status network { name } result { outcome proof { piA verified } } } }`;
     const ids = Array.from({ length: 100 }, (_, i) => String(i + 1));
-    await t.gql(query, { ids }); // warms the process-wide network directory (kept for the whole test)
+    await stack().gql(query, { ids }); // warms the process-wide network directory (kept for the whole test)
     statements.length = 0;
-    const { data, errors } = await t.gql<{ betResults: ({ betId: string } | null)[] }>(query, { ids });
+    const { data, errors } = await stack().gql<{ betResults: ({ betId: string } | null)[] }>(query, { ids });
     expect(errors).toBeUndefined();
     expect(data!.betResults.filter(Boolean).length).toBeGreaterThan(50);
 
@@ -38,21 +49,14 @@ describe("betResults batching", () => {
 describe("betResults with a network snapshot that is never fresh", () => {
   // The snapshot is process-wide and lives a second: it may expire between the list's read and
   // its bets' `result`. The rows read by the list still answer: no second read per bet.
-  const seen: string[] = [];
-  let stale: TestStack;
-  beforeAll(async () => {
-    stale = await startTestStack({ bets: 120 }, { onQuery: (sql) => seen.push(sql), networkTtlMs: 0 });
-  });
-  afterAll(async () => {
-    await stale?.close();
-  });
+  const { statements: seen, stack } = stackLoggingStatements(0);
 
   it("reads bets and results in one statement, as with a fresh snapshot", async () => {
     const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { outcome won proof { piA } } } }`;
     const ids = Array.from({ length: 100 }, (_, i) => String(i + 1));
     for (let i = 0; i < 3; i++) {
       seen.length = 0;
-      const { data, errors } = await stale.gql<{ betResults: ({ betId: string; result: unknown } | null)[] }>(query, { ids });
+      const { data, errors } = await stack().gql<{ betResults: ({ betId: string; result: unknown } | null)[] }>(query, { ids });
       expect(errors).toBeUndefined();
       expect(data!.betResults.filter((bet) => bet?.result).length).toBeGreaterThan(50);
       expect(

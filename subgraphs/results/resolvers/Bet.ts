@@ -2,6 +2,7 @@ import { MAX_AGE } from "../../../core/max-age.ts";
 import { betMaxAgeAt, cacheFor } from "../../kit/cache-hints.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import type { GraphQLResolveInfo } from "graphql";
+import type { NetworkEntry } from "../../../core/networks.ts";
 import { refKey, type ResultsContext } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 import type { BetRefModel, BetResultModel } from "../mappers.ts";
@@ -21,15 +22,12 @@ export const Bet: BetResolvers = {
     if (!loaded) return loadedResult(ref, ctx, info);
     // A row read by the parent field answers (100 bets a `betResults` answer): with no promise
     // while the network snapshot is fresh; else once the snapshot is, never by a second read.
-    const networks = ctx.networks.fresh();
-    if (networks) {
+    const answer = (networks: Map<number, NetworkEntry>) => {
       cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), loaded));
       return loaded.result;
-    }
-    return ctx.networks.all().then((all) => {
-      cacheFor(info, betMaxAgeAt(all.get(ref.chainId), loaded));
-      return loaded.result;
-    });
+    };
+    const networks = ctx.networks.fresh();
+    return networks ? answer(networks) : ctx.networks.all().then(answer);
   },
 };
 
