@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { databaseUrl as databaseUrlOn, dropPostgresDatabase, recreatePostgresDatabase } from "../test/db.ts";
+import { REQUEST_POINTS } from "../gateway/points-budget.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import { benchConfig, stopChild } from "./common.ts";
 import { runBenchmark } from "./load.ts";
@@ -539,7 +540,7 @@ interface Served {
   gateway: string;
   protection: {
     limits: { maxDepth: number; maxAliases: number; maxCost: number };
-    rateLimit: { limit: number; windowSeconds: number; trustProxyHops: number } | null;
+    rateLimit: { capacity: number; refillPerSecond: number; trustProxyHops: number } | null;
   };
   fixtures: Fixtures & { bets: number; counts: Record<string, number> };
 }
@@ -714,7 +715,7 @@ async function main(): Promise<boolean> {
         .join(", ")})`,
   );
   log(
-    `  protection rate limit ${rl ? `${rl.limit} per ${rl.windowSeconds} s per client, trustProxyHops ${rl.trustProxyHops}` : "OFF"}; ` +
+    `  protection rate limit ${rl ? `${rl.capacity} points per client refilled at ${rl.refillPerSecond}/s, trustProxyHops ${rl.trustProxyHops}` : "OFF"}; ` +
       `limits depth ${served.protection.limits.maxDepth}, aliases ${served.protection.limits.maxAliases}, cost ${served.protection.limits.maxCost}`,
   );
   if (rl?.trustProxyHops !== 1) throw new Error("the server child does not run the contract's rate limit with one trusted proxy hop");
@@ -729,7 +730,8 @@ async function main(): Promise<boolean> {
     "inherit",
   );
   await attacker.waitForJson((v) => v.ready === true, 60_000, "ready");
-  const sustained = rl.limit / rl.windowSeconds;
+  // Requests a second the budget sustains at the cheapest price (every request pays at least REQUEST_POINTS).
+  const sustained = rl.refillPerSecond / REQUEST_POINTS;
   log(
     `  clients   good ${GOOD_ADDRESS}: ${GOOD_RATE} req/s open loop (budget ${fmt.rps(sustained)} req/s sustained), mix betResult / playerBets(first: 20) / networkConfigs`,
   );
@@ -949,7 +951,7 @@ async function main(): Promise<boolean> {
   log(
     `flood over the B attacks: sent ${fmt.int(floodSent)} (${fmt.rps(floodSent / attackSecondsTotal)} req/s; ${fmt.int(sum((r) => r.flood.skipped))} not sent at the in-flight cap); ` +
       `${[...floodOutcomes].map(([key, n]) => `${key} ×${fmt.int(n)}`).join(", ")}; ` +
-      `admitted ${fmt.rps(floodAdmitted / attackSecondsTotal)} req/s (budget ${fmt.rps(sustained)} req/s + a full bucket of ${rl.limit} at the start of each attack); ` +
+      `admitted ${fmt.rps(floodAdmitted / attackSecondsTotal)} req/s (budget ${fmt.rps(sustained)} req/s + a full bucket of ${rl.capacity} points at the start of each attack); ` +
       `the 429s took p50 ${fmt.ms(median(bReports.map((r) => r.flood.p50)))} ms, p99 ${fmt.ms(median(bReports.map((r) => r.flood.p99)))} ms`,
   );
   const first = B[0];
@@ -1053,7 +1055,7 @@ async function main(): Promise<boolean> {
   const serverMsPerGood = A.reduce((s, w) => s + w.cpu.server, 0) / Math.max(1, a.ok);
   log(
     `server CPU per good request (A): ${fmt.ms(serverMsPerGood)} ms — one core serves at most ~${fmt.int(1000 / serverMsPerGood)} such requests/s; ` +
-      `under attack it must also serve the flood's admitted ${fmt.rps(sustained)} req/s (plus its bucket of ${rl.limit}) and refuse the rest and the bombs`,
+      `under attack it must also serve the flood's admitted ${fmt.rps(sustained)} req/s (plus its bucket of ${rl.capacity} points) and refuse the rest and the bombs`,
   );
   log(
     `server process CPU: A ${fmt.pct(cpuShare(A, (w) => w.cpu.server))} of a core, B ${fmt.pct(cpuShare(B, (w) => w.cpu.server))} ` +

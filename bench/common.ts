@@ -180,7 +180,7 @@ export function startBenchStack(db: Database, logger: Logger, settings: Partial<
   const config = loadConfig(GATEWAY_SECTIONS, {
     NODE_ENV: "production",
     SUPERGRAPH_PATH: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
-    RATE_LIMIT_MAX: "0",
+    RATE_LIMIT_POINTS: "0",
     RESPONSE_CACHE: "off",
   });
   return startStack({

@@ -4,7 +4,7 @@
 // stops on SIGTERM/SIGINT. Logs (warn and above) go to stderr so stdout stays machine-readable.
 // The gateway gets the configured query limits (depth, aliases, cost: their checks are part of the
 // per-request cost) but no per-client rate limit: every request comes from one loopback client, so
-// the limiter would only measure itself (HTTP 429 after RATE_LIMIT_MAX requests per window).
+// the limiter would only measure itself (HTTP 429 once its RATE_LIMIT_POINTS are spent).
 import { pino } from "pino";
 import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";

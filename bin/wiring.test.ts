@@ -23,7 +23,7 @@ describe("gatewaySettings", () => {
       limits: { maxDepth: 8, maxAliases: 30, maxCost: 5000 },
       responseCacheGenerationPollMs: 2000,
     });
-    expect(settings.rateLimit).toMatchObject({ policy: { limit: 300, windowSeconds: 10, burst: 60 }, trustProxyHops: 0 });
+    expect(settings.rateLimit).toMatchObject({ policy: { capacity: 10_000, refillPerSecond: 1_000 }, trustProxyHops: 0 });
     expect(settings.responseCache).toBeDefined();
     expect(settings.redis).toBeUndefined();
   });
@@ -37,7 +37,7 @@ describe("gatewaySettings", () => {
     const config = loadConfig(GATEWAY_SECTIONS, {
       NODE_ENV: "production",
       HISTORY_SUBGRAPH_URL: "http://history:4003/graphql",
-      RATE_LIMIT_MAX: "0",
+      RATE_LIMIT_POINTS: "0",
       RESPONSE_CACHE: "off",
       MAX_QUERY_COST: "77",
       HEALTH_MAX_LAG_BLOCKS: "5",

@@ -4,14 +4,14 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import * as clientOperations from "../client/operations.ts";
-import type { Config } from "../core/config.ts";
+import { ConfigError, type Config } from "../core/config.ts";
 import { DEFAULT_COMPRESSION } from "../core/compression.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
-import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../gateway/rate-limit.ts";
+import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../core/token-bucket.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
@@ -92,15 +92,18 @@ export function subgraphUrlOverrides(config: Config<"subgraphs">): Record<string
 }
 
 /**
- * The configured query limits and per-client rate limit: shared through Redis when the gateway has
+ * The configured query limits and per-client points budget: shared through Redis when the gateway has
  * it (falling back to in-process buckets while Redis is away or slow), else in process.
  */
 export function gatewayProtection(config: Config<"gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
-  const policy: RateLimitPolicy = { limit: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, burst: config.RATE_LIMIT_BURST };
+  const policy: RateLimitPolicy = { capacity: config.RATE_LIMIT_POINTS, refillPerSecond: config.RATE_LIMIT_POINTS_PER_SECOND };
+  // A budget smaller than the largest accepted query would refuse a documented request forever.
+  if (policy.capacity > 0 && policy.capacity < config.MAX_QUERY_COST)
+    throw new ConfigError(`Invalid configuration:\n  RATE_LIMIT_POINTS: must be 0 (off) or at least MAX_QUERY_COST (${config.MAX_QUERY_COST})`);
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
     rateLimit:
-      policy.limit === 0
+      policy.capacity === 0
         ? undefined
         : {
             store: shared

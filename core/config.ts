@@ -161,14 +161,13 @@ export const CONFIG_VARIABLES = {
   MAX_QUERY_DEPTH: variable("gateway", positiveInt, "8", "deepest accepted selection (`QUERY_TOO_COMPLEX`, HTTP 400 beyond)"),
   MAX_QUERY_ALIASES: variable("gateway", positiveInt, "30", "aliases per operation (`QUERY_TOO_COMPLEX` beyond)"),
   MAX_QUERY_COST: variable("gateway", positiveInt, "5000", "query cost, lists costing their page size (`QUERY_TOO_COMPLEX` beyond)"),
-  RATE_LIMIT_MAX: variable(
+  RATE_LIMIT_POINTS: variable(
     "gateway",
     nonNegativeInt,
-    "300",
-    "requests per client IP per window (`RATE_LIMITED`, HTTP 429); shared through Redis with `REDIS_URL`; `0`: off",
+    "10000",
+    "each client IP's budget of cost points (`RATE_LIMITED`, HTTP 429, once spent); at least `MAX_QUERY_COST`; shared through Redis with `REDIS_URL`; `0`: off",
   ),
-  RATE_LIMIT_WINDOW_SECONDS: variable("gateway", positiveInt, "10", "the rate limit's window"),
-  RATE_LIMIT_BURST: variable("gateway", positiveInt, "60", "requests a client may send at once after idling (the bucket's size)"),
+  RATE_LIMIT_POINTS_PER_SECOND: variable("gateway", positiveInt, "1000", "cost points added back to each client's budget per second"),
   TRUST_PROXY_HOPS: variable(
     "gateway",
     z.coerce.number().int().min(0).max(10),

@@ -2,106 +2,120 @@ import { Redis } from "ioredis";
 import type { Logger } from "./logger.ts";
 import type { GuardedRedis } from "./redis.ts";
 
-// Per-client token buckets: `limit` requests refilled continuously over `windowSeconds`, holding at
-// most `burst` (default: the whole limit), so a client that was idle cannot land its whole budget
-// at once on a server it shares with everyone else. One
-// interface, two stores: Redis (shared by every gateway replica, atomic in a Lua script) and
-// in-process memory (the embedded default). The memory store runs on the caller's clock (`now`);
-// the Redis store on Redis's, shared by every replica.
+// Per-client budgets of points: a bucket holding at most `capacity` points, refilled continuously
+// at `refillPerSecond`. A request takes what it is priced at (the gateway: its operation's cost,
+// docs/reference/limits.md#rate-limit), all or nothing, and is later settled with what it really
+// cost: a refund, or a charge that may leave the bucket in debt (down to -capacity) because the
+// work is already done. One interface, two stores: Redis (shared by every replica, atomic in a
+// Lua script, on Redis's clock) and in-process memory (the embedded default, on the caller's
+// `now`). Any tier charges it through `take(key, now, cost)`.
 
 export interface RateLimitPolicy {
-  limit: number;
-  windowSeconds: number;
-  /** Bucket capacity: requests allowed at once after idling. Default `limit`. */
-  burst?: number;
+  /** Points the bucket holds when full: what a client may spend at once after idling. */
+  capacity: number;
+  /** Points added back per second, continuously. */
+  refillPerSecond: number;
 }
-
-const capacityOf = (policy: RateLimitPolicy) => Math.min(policy.burst ?? policy.limit, policy.limit);
 
 export interface RateLimitDecision {
   allowed: boolean;
-  /** Whole requests left in the bucket after this one. */
+  /** Whole points left in the bucket after this charge (never below 0 here; a debt reads 0). */
   remaining: number;
   /** Seconds until the bucket is full again. */
   resetSeconds: number;
-  /** Seconds until one more request is allowed (0 when allowed). */
+  /** Seconds until this cost could be paid (0 when allowed). */
   retryAfterSeconds: number;
 }
 
 export interface RateLimitStore {
-  /**
-   * Charges `cost` tokens (default 1: one request) to `key`, all or nothing; `now` is the caller's
-   * clock in ms (a store may keep its own). A CSV export charges its rows this way.
-   */
+  /** Charges `cost` points (default 1) to `key`, all or nothing; `now` is the caller's clock in ms (a store may keep its own). */
   take(key: string, now: number, cost?: number): Promise<RateLimitDecision>;
+  /**
+   * Settles a charge once the real cost is known: `delta` points more (positive, always applied,
+   * down to a debt of -capacity) or back (negative, up to capacity).
+   */
+  settle(key: string, now: number, delta: number): Promise<RateLimitDecision>;
 }
 
-function decide(policy: RateLimitPolicy, tokensAfter: number, allowed: boolean, cost = 1): RateLimitDecision {
-  const perSecond = policy.limit / policy.windowSeconds;
+/** How a bucket with `points` left answers (also for callers that adjust a decision locally). */
+export function decide(policy: RateLimitPolicy, points: number, allowed: boolean, cost = 1): RateLimitDecision {
   return {
     allowed,
-    remaining: Math.max(0, Math.floor(tokensAfter)),
-    resetSeconds: Math.ceil((capacityOf(policy) - tokensAfter) / perSecond),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((cost - tokensAfter) / perSecond)),
+    remaining: Math.max(0, Math.floor(points)),
+    resetSeconds: Math.max(0, Math.ceil((policy.capacity - points) / policy.refillPerSecond)),
+    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((cost - points) / policy.refillPerSecond)),
   };
 }
 
 export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 100_000): RateLimitStore {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const perMs = policy.limit / (policy.windowSeconds * 1000);
+  const buckets = new Map<string, { points: number; at: number }>();
+  const perMs = policy.refillPerSecond / 1000;
+  const apply = (key: string, now: number, change: (points: number) => { points: number; allowed: boolean }, cost: number) => {
+    const bucket = buckets.get(key) ?? { points: policy.capacity, at: now };
+    const refilled = Math.min(policy.capacity, bucket.points + Math.max(0, now - bucket.at) * perMs);
+    const { points, allowed } = change(refilled);
+    buckets.delete(key); // re-insert: Map order is then least recently used first
+    buckets.set(key, { points, at: Math.max(now, bucket.at) });
+    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
+    return decide(policy, points, allowed, cost);
+  };
   return {
     async take(key, now, cost = 1) {
-      const bucket = buckets.get(key) ?? { tokens: capacityOf(policy), at: now };
-      const tokens = Math.min(capacityOf(policy), bucket.tokens + Math.max(0, now - bucket.at) * perMs);
-      const allowed = tokens >= cost;
-      const after = allowed ? tokens - cost : tokens;
-      buckets.delete(key); // re-insert: Map order is then least recently used first
-      buckets.set(key, { tokens: after, at: now });
-      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!);
-      return decide(policy, after, allowed, cost);
+      return apply(key, now, (points) => (points >= cost ? { points: points - cost, allowed: true } : { points, allowed: false }), cost);
+    },
+    async settle(key, now, delta) {
+      return apply(key, now, (points) => ({ points: Math.max(-policy.capacity, Math.min(policy.capacity, points - delta)), allowed: true }), 0);
     },
   };
 }
 
-// KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms, cost. Returns { allowed, tokens×1000 }.
+// KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms, cost, mode ("take": all or nothing;
+// "settle": always, between -capacity and capacity). Returns { allowed, points×1000 }.
 // The clock is Redis's own (TIME), never a gateway's: replicas whose clocks disagree would each
 // see time pass when the other charged the bucket, and refill it again and again. Redis 7
 // replicates scripts by their effects, so a script may read TIME before it writes.
-const TAKE_SCRIPT = `
+const CHARGE_SCRIPT = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local limit = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[1])
 local per_ms = tonumber(ARGV[2])
-local tokens = tonumber(bucket[1]) or limit
+local points = tonumber(bucket[1]) or capacity
 local at = tonumber(bucket[2]) or now
 local elapsed = now - at
 if elapsed < 0 then elapsed = 0 end
-tokens = math.min(limit, tokens + elapsed * per_ms)
+points = math.min(capacity, points + elapsed * per_ms)
 local cost = tonumber(ARGV[4]) or 1
 local allowed = 0
-if tokens >= cost then
-  tokens = tokens - cost
+if ARGV[5] == 'settle' then
+  points = math.max(-capacity, math.min(capacity, points - cost))
+  allowed = 1
+elseif points >= cost then
+  points = points - cost
   allowed = 1
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('HSET', KEYS[1], 'tokens', tostring(points), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return { allowed, math.floor(tokens * 1000) }`;
+return { allowed, math.floor(points * 1000) }`;
 
 /**
- * The bucket in Redis, shared by every gateway replica. It ignores the caller's `now`: the
- * script reads Redis's clock, the one clock every replica shares.
+ * The bucket in Redis, shared by every replica. It ignores the caller's `now`: the script reads
+ * Redis's clock, the one clock every replica shares. A key lives until its bucket would be full
+ * again (twice that, for a debt), so an idle client's key goes away by itself.
  */
 export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: RateLimitPolicy, prefix = "ratelimit:"): RateLimitStore {
-  const perMs = policy.limit / (policy.windowSeconds * 1000);
-  const ttlMs = policy.windowSeconds * 2000;
-  const evaluate = (client: Redis, key: string, cost: number) => client.eval(TAKE_SCRIPT, 1, `${prefix}${key}`, capacityOf(policy), perMs, ttlMs, cost);
+  const perMs = policy.refillPerSecond / 1000;
+  const ttlMs = Math.ceil((2 * policy.capacity * 1000) / policy.refillPerSecond) + 1000;
+  const evaluate = (client: Redis, key: string, cost: number, mode: string) =>
+    client.eval(CHARGE_SCRIPT, 1, `${prefix}${key}`, policy.capacity, perMs, ttlMs, cost, mode);
+  const charge = async (key: string, cost: number, mode: "take" | "settle") => {
+    const reply = redis instanceof Redis ? await evaluate(redis, key, cost, mode) : await redis.run((client) => evaluate(client, key, cost, mode));
+    const [allowed, milliPoints] = reply as [number, number];
+    return decide(policy, milliPoints / 1000, allowed === 1, mode === "take" ? cost : 0);
+  };
   return {
-    async take(key, _now, cost = 1) {
-      const reply = redis instanceof Redis ? await evaluate(redis, key, cost) : await redis.run((client) => evaluate(client, key, cost));
-      const [allowed, milliTokens] = reply as [number, number];
-      return decide(policy, milliTokens / 1000, allowed === 1, cost);
-    },
+    take: (key, _now, cost = 1) => charge(key, cost, "take"),
+    settle: (key, _now, delta) => charge(key, delta, "settle"),
   };
 }
 
@@ -113,19 +127,21 @@ export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: R
  */
 export function createFallbackRateLimitStore(options: { shared: RateLimitStore; local: RateLimitStore; logger: Logger }): RateLimitStore {
   let local = false;
+  const run = async (charge: (store: RateLimitStore) => Promise<RateLimitDecision>) => {
+    try {
+      const decision = await charge(options.shared);
+      if (local) options.logger.info("rate limit: shared store available again");
+      local = false;
+      return decision;
+    } catch (error) {
+      if (!local)
+        options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit: shared store unavailable, limiting in process");
+      local = true;
+      return charge(options.local);
+    }
+  };
   return {
-    async take(key, now, cost) {
-      try {
-        const decision = await options.shared.take(key, now, cost);
-        if (local) options.logger.info("rate limit: shared store available again");
-        local = false;
-        return decision;
-      } catch (error) {
-        if (!local)
-          options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit: shared store unavailable, limiting in process");
-        local = true;
-        return options.local.take(key, now, cost);
-      }
-    },
+    take: (key, now, cost) => run((store) => store.take(key, now, cost)),
+    settle: (key, now, delta) => run((store) => store.settle(key, now, delta)),
   };
 }

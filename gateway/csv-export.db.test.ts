@@ -10,8 +10,8 @@ import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
-import { createCsvExportRoute, CSV_COLUMNS, EXPORT_STATUS_TRAILER } from "./csv-export.ts";
-import { createMemoryRateLimitStore } from "./rate-limit.ts";
+import { createCsvExportRoute, CSV_COLUMNS, CSV_PAGE_POINTS, CSV_ROW_POINTS, EXPORT_STATUS_TRAILER } from "./csv-export.ts";
+import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -134,42 +134,54 @@ describe("GET /wallets/{address}/bets.csv", () => {
   });
 });
 
-describe("the rate limit, charged by rows", () => {
-  /** The route on its own server: pages of 5 rows (one token each), a bucket of `burst`. */
-  async function server(burst: number) {
-    const policy = { limit: burst, windowSeconds: 3600 };
+describe("the points budget, charged by rows", () => {
+  const PAGE_ROWS = 5;
+  /** What a page costs before it is read: its statement and a full page of rows. */
+  const PAGE = CSV_PAGE_POINTS + PAGE_ROWS * CSV_ROW_POINTS;
+  /** The route on its own server: pages of 5 rows, a budget of `capacity` points on a frozen clock. */
+  async function server(capacity: number) {
+    const policy = { capacity, refillPerSecond: 1 };
     const route = createCsvExportRoute({
       pages: (query) => walletBetsPage(t.db, query),
       networks: new NetworkDirectory(t.db),
       logger: silentLogger(),
       compression: DEFAULT_COMPRESSION,
-      rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0 },
-      pageRows: 5,
+      rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0, now: () => 7_000_000 },
+      pageRows: PAGE_ROWS,
     });
     const s = http.createServer((req, res) => void route(req, res));
     await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
     return { url: `http://127.0.0.1:${(s.address() as { port: number }).port}`, close: () => new Promise((resolve) => s.close(resolve)) };
   }
 
-  it("charges one token per page, ends a dry export cleanly with a truncated trailer, then answers 429", async () => {
+  it("charges each page its statement and its rows (the rows a page did not hold refunded), ends a dry export cleanly with a truncated trailer, then answers 429", async () => {
     const wallet = t.fixtures.whale;
     const { totalCount } = await playerBets(wallet);
-    const pages = Math.floor(totalCount / 5) + 1; // the last page is short (or empty) and ends the export
+    const pages = Math.floor(totalCount / PAGE_ROWS) + 1; // the last page is short (or empty) and ends the export
     expect(pages).toBeGreaterThan(3);
+    const price = pages * CSV_PAGE_POINTS + totalCount * CSV_ROW_POINTS;
 
-    const enough = await server(pages);
+    // A budget of exactly the export's price, plus one full page to take before the short last one is refunded.
+    const enough = await server(price + PAGE);
     const full = await get(`${enough.url}/wallets/${wallet}/bets.csv`);
     expect(full.trailers[EXPORT_STATUS_TRAILER]).toBe("complete");
     expect(lines(full.body)).toHaveLength(1 + totalCount);
-    expect(full.headers["ratelimit-remaining"]).toBe(String(pages - 1)); // after the first page's token
-    // Every token spent: the next request is refused before any row.
+    expect(full.headers["ratelimit-limit"]).toBe(String(price + PAGE));
+    expect(full.headers["ratelimit-remaining"]).toBe(String(price)); // after the first page's charge
+    // What is left is one page's worth (the refund of the short last page included), so one more export starts ...
+    const second = await get(`${enough.url}/wallets/${wallet}/bets.csv`);
+    expect(second.status).toBe(200);
+    expect(second.headers["ratelimit-remaining"]).toBe("0");
+    expect(second.trailers[EXPORT_STATUS_TRAILER]).toMatch(/^truncated; retry-after=\d+$/);
+    expect(lines(second.body)).toHaveLength(1 + PAGE_ROWS);
+    // ... and the next is refused before any row.
     const refused = await get(`${enough.url}/wallets/${wallet}/bets.csv`);
     expect(refused.status).toBe(429);
     expect(JSON.parse(refused.body.toString("utf8"))).toMatchObject({ errors: [{ extensions: { code: "RATE_LIMITED" } }] });
     await enough.close();
 
-    // Three tokens: three pages of 5 rows, then a clean end that says why.
-    const short = await server(3);
+    // Three pages' worth: three pages of 5 rows, then a clean end that says why.
+    const short = await server(3 * PAGE);
     const cut = await get(`${short.url}/wallets/${wallet}/bets.csv`, { "accept-encoding": "gzip" });
     expect(cut.status).toBe(200);
     expect(cut.trailers[EXPORT_STATUS_TRAILER]).toMatch(/^truncated; retry-after=\d+$/);

@@ -8,16 +8,22 @@ import type { Logger } from "../core/logger.ts";
 import { betDepth, type NetworkDirectory } from "../core/networks.ts";
 import { parseAddress, parseChainId } from "../core/scalars.ts";
 import type { Bet } from "../prisma/generated/client.ts";
-import { clientAddress, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
+import { clientAddress } from "../core/client-address.ts";
+import { rateLimitHeaders, refusal, type PointsBudgetSettings } from "./points-budget.ts";
 
 // GET /wallets/{address}/bets.csv[?chainId=]: a wallet's whole history as CSV, newest first
 // (docs/reference/csv.md). Streamed page by page (keyset pages of CSV_PAGE_ROWS rows, each written
-// only once the previous one has drained), so memory stays flat for any wallet. The rate limit is
-// charged by rows: one token per page started — the first page is the request's own token — and an
-// export whose bucket runs dry stops at a page boundary, ends cleanly and says so in a trailer.
+// only once the previous one has drained), so memory stays flat for any wallet. The points budget
+// (gateway/points-budget.ts) is charged per page before it is read — its statement and a full
+// page of rows — and the rows the page did not hold are refunded; an export whose budget runs dry
+// stops at a page boundary, ends cleanly and says so in a trailer.
 
-/** Rows per keyset page, and per rate-limit token. */
+/** Rows per keyset page. */
 export const CSV_PAGE_ROWS = 1_000;
+/** Points per exported row: a bet row read through an index and written, cheaper than through GraphQL (3 per bet, plus its fields). */
+export const CSV_ROW_POINTS = 1;
+/** Points per page read (one keyset statement), as a GraphQL page's statement. */
+export const CSV_PAGE_POINTS = 10;
 
 /** The route's path: the address is the only variable segment. */
 export const CSV_PATH = /^\/wallets\/([^/]+)\/bets\.csv$/;
@@ -43,8 +49,8 @@ export interface CsvExportOptions {
   networks: NetworkDirectory;
   logger: Logger;
   compression?: CompressionSettings;
-  rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
-  /** Rows per page and per token; default CSV_PAGE_ROWS (tests use fewer). */
+  rateLimit?: PointsBudgetSettings;
+  /** Rows per page; default CSV_PAGE_ROWS (tests use fewer). */
   pageRows?: number;
 }
 
@@ -127,15 +133,16 @@ async function write(out: Writable, chunk: string, gone: () => boolean): Promise
 
 export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
   const pageRows = options.pageRows ?? CSV_PAGE_ROWS;
+  const pagePoints = CSV_PAGE_POINTS + pageRows * CSV_ROW_POINTS;
+  const now = options.rateLimit?.now ?? Date.now;
   const charge = async (req: IncomingMessage, res: ServerResponse | undefined) => {
     if (!options.rateLimit) return { allowed: true, retryAfterSeconds: 0 };
     const { store, policy, trustProxyHops } = options.rateLimit;
     try {
-      const decision = await store.take(clientAddress(req, trustProxyHops), Date.now());
-      if (res && !res.headersSent) {
-        res.setHeader("RateLimit-Limit", String(policy.limit));
-        res.setHeader("RateLimit-Remaining", String(decision.remaining));
-        res.setHeader("RateLimit-Reset", String(decision.resetSeconds));
+      const decision = await store.take(clientAddress(req, trustProxyHops), now(), pagePoints);
+      if (res && !res.headersSent) for (const [name, value] of rateLimitHeaders(policy, decision)) res.setHeader(name, value);
+      if (!decision.allowed && res) {
+        sendJson(res, 429, { errors: [refusal(policy, pagePoints, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
       }
       return decision;
     } catch (error) {
@@ -143,6 +150,13 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
       options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit store unavailable: not limiting the export");
       return { allowed: true, retryAfterSeconds: 0 };
     }
+  };
+
+  /** Rows a page did not hold go back to the budget, in the background (as the GraphQL settlement). */
+  const refund = (req: IncomingMessage, points: number) => {
+    if (!options.rateLimit) return;
+    const { store, trustProxyHops } = options.rateLimit;
+    store.settle(clientAddress(req, trustProxyHops), now(), -points).catch(() => undefined);
   };
 
   return async (req, res) => {
@@ -172,17 +186,7 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
     }
 
     const first = await charge(req, res);
-    if (!first.allowed) {
-      const policy = options.rateLimit?.policy;
-      const message = `Too many requests: at most ${policy?.limit} per ${policy?.windowSeconds} s per client; retry after ${first.retryAfterSeconds} s`;
-      sendJson(
-        res,
-        429,
-        { errors: [{ message, extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: first.retryAfterSeconds } }] },
-        { "retry-after": String(first.retryAfterSeconds) },
-      );
-      return;
-    }
+    if (!first.allowed) return; // answered 429
 
     const compression = req.method === "GET" ? compressionStreamFor(req, options.compression) : undefined;
     res.writeHead(200, {
@@ -219,6 +223,7 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
         }
       }
       const rows = await options.pages({ wallet, chainId, after, take: pageRows });
+      if (rows.length < pageRows) refund(req, (pageRows - rows.length) * CSV_ROW_POINTS);
       let chunk = "";
       for (const bet of rows) chunk += csvLine(bet, betDepth(bet.lastChangeBlock, networks.get(Number(bet.chainId))));
       const last = rows.at(-1);

@@ -1,4 +1,4 @@
-import type { ApolloServerPlugin } from "@apollo/server";
+import type { ApolloServerPlugin, GraphQLRequest } from "@apollo/server";
 import {
   GraphQLError,
   getNamedType,
@@ -17,6 +17,7 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -77,7 +78,7 @@ const FILTERED_COUNT_COST = 500;
 const SCAN_PAGE_COST = 200;
 /** Introspection objects are a few names each: four cost 1, so a full introspection takes about a
  * quarter of the default budget and a handful of aliased copies exceed it. */
-const INTROSPECTION_OBJECTS_PER_UNIT = 4;
+export const INTROSPECTION_OBJECTS_PER_UNIT = 4;
 /** A `bets` page or count that no index serves and no player filter bounds: it may read every bet. */
 const TABLE_SCAN_COST = 2000;
 const TABLE_COUNT_COST = 2000;
@@ -101,7 +102,7 @@ class LimitExceeded extends Error {
 }
 
 /** The operation's variables with the defaults of its variable definitions filled in. */
-function effectiveVariables(operation: OperationDefinitionNode, variables: Record<string, unknown>): Record<string, unknown> {
+export function effectiveVariables(operation: OperationDefinitionNode, variables: Record<string, unknown>): Record<string, unknown> {
   const effective: Record<string, unknown> = {};
   for (const definition of operation.variableDefinitions ?? []) {
     if (definition.defaultValue) effective[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue, {});
@@ -234,6 +235,51 @@ interface ConnectionScope {
   countCost: number;
 }
 
+/** What one (non-introspection) field is priced at, whatever the sizes of the lists around it. */
+export interface FieldPrice {
+  /** Points per call of the field (per parent object): the database statements it runs. */
+  statement: number;
+  /** Whether it returns objects (priced per object returned) rather than leaves (columns). */
+  composite: boolean;
+  list: boolean;
+  /** Points per object returned. */
+  weight: number;
+  named: GraphQLNamedType;
+  /** A connection-returning field: what the connection's totalCount costs. */
+  connection?: { countCost: number };
+}
+
+/**
+ * The price model of one field (docs/reference/limits.md#query-cost), shared by the estimate
+ * before the operation runs (measureOperation) and the settlement after it (gateway/actual-cost.ts).
+ */
+export function priceField(
+  parent: GraphQLNamedType,
+  selection: FieldNode,
+  definition: GraphQLField<unknown, unknown>,
+  values: Record<string, unknown>,
+  connection: { countCost: number } | undefined,
+): FieldPrice {
+  const coordinate = `${parent.name}.${selection.name.value}`;
+  const filterArgument = argument(selection, "filter", values);
+  const filter = filterOf(filterArgument);
+  const explorer = coordinate === "Query.bets" ? explorerFilterCost(filterArgument) : undefined;
+  let statement = FIELD_COST[coordinate] ?? 0;
+  if (coordinate === "BetConnection.totalCount" && connection?.countCost) statement = connection.countCost;
+  if (coordinate === "Query.playerBets" && filter.scans) statement = SCAN_PAGE_COST;
+  if (explorer?.page) statement = explorer.page;
+  const named = getNamedType(definition.type);
+  const countCost = explorer ? explorer.count : filter.game || filter.timeRange ? FILTERED_COUNT_COST : 0;
+  return {
+    statement,
+    composite: isCompositeType(named),
+    list: isListType(getNullableType(definition.type)),
+    weight: named.name === "Bet" ? BET_WEIGHT : 1,
+    named,
+    ...(definition.args.some((a) => a.name === "first") ? { connection: { countCost } } : {}),
+  };
+}
+
 /**
  * Measures an operation, stopping as soon as a limit is passed: the walk never does more work
  * than the limits allow, so fragment bombs cannot turn the measurement itself into the attack.
@@ -302,26 +348,17 @@ export function measureOperation(
         walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, instances, connection);
         continue;
       }
-      const coordinate = `${parent.name}.${selection.name.value}`;
-      const filterArgument = argument(selection, "filter", values);
-      const filter = filterOf(filterArgument);
-      const explorer = coordinate === "Query.bets" ? explorerFilterCost(filterArgument) : undefined;
-      let statement = FIELD_COST[coordinate] ?? 0;
-      if (coordinate === "BetConnection.totalCount" && connection?.countCost) statement = connection.countCost;
-      if (coordinate === "Query.playerBets" && filter.scans) statement = SCAN_PAGE_COST;
-      if (explorer?.page) statement = explorer.page;
+      const price = priceField(parent, selection, definition, values, connection);
       // 1 for the selection itself (once, whatever the list sizes: it is a column of rows already
       // paid for); this is also what bounds a fragment bomb of leaves.
-      charge(1 + multiplier * statement);
-      const named = getNamedType(definition.type);
-      if (!isCompositeType(named)) continue; // a leaf, or a list of leaves: columns of a row already read
-      const instances = multiplier * (isListType(getNullableType(definition.type)) ? listSize(selection, connection) : 1);
-      charge(instances * (named.name === "Bet" ? BET_WEIGHT : 1));
+      charge(1 + multiplier * price.statement);
+      if (!price.composite) continue; // a leaf, or a list of leaves: columns of a row already read
+      const instances = multiplier * (price.list ? listSize(selection, connection) : 1);
+      charge(instances * price.weight);
       if (!selection.selectionSet) continue;
       // A connection's edges/nodes are as long as the `first` of the field that returned it.
-      const countCost = explorer ? explorer.count : filter.game || filter.timeRange ? FILTERED_COUNT_COST : 0;
-      const scope = definition.args.some((a) => a.name === "first") ? { size: pageSize(selection), countCost } : connection;
-      walk(selection.selectionSet, named, fieldDepth, instances, scope);
+      const scope = price.connection ? { size: pageSize(selection), countCost: price.connection.countCost } : connection;
+      walk(selection.selectionSet, price.named, fieldDepth, instances, scope);
     }
   };
 
@@ -329,6 +366,17 @@ export function measureOperation(
     operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
   if (root) walk(operation.selectionSet, root, 0, 1, undefined);
   return measure;
+}
+
+const measured = new WeakMap<GraphQLRequest, OperationMeasure>();
+
+/**
+ * The measure queryLimitsPlugin took of a request's operation (it passed every limit), so the
+ * points budget (gateway/points-budget.ts) charges that very cost without walking it again;
+ * undefined when the request has no operation or was refused.
+ */
+export function measuredOperation(request: GraphQLRequest): OperationMeasure | undefined {
+  return measured.get(request);
 }
 
 /** Refuses an operation over any limit with QUERY_TOO_COMPLEX naming the limit and the value. */
@@ -352,7 +400,7 @@ export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
             throw new GraphQLError(error.message, { extensions: { ...error.extensions, http: { status: 400 } } });
           }
           try {
-            measureOperation(schema, document, operation, request.variables ?? {}, limits);
+            measured.set(request, measureOperation(schema, document, operation, request.variables ?? {}, limits));
           } catch (error) {
             if (!(error instanceof LimitExceeded)) throw error;
             throw new GraphQLError(`Query is too complex: ${error.message}`, {

@@ -1,18 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { DEFAULT_QUERY_LIMITS } from "./limits.ts";
-import { createMemoryRateLimitStore } from "./rate-limit.ts";
+import { REQUEST_POINTS } from "./points-budget.ts";
 
-// The gateway charges each client: RateLimit-* headers on every answer, then 429 RATE_LIMITED
-// with Retry-After. Behind one trusted proxy, clients are told apart by X-Forwarded-For.
+// The gateway charges each client in points: RateLimit-* headers on every answer, then 429
+// RATE_LIMITED with Retry-After. Behind one trusted proxy, clients are told apart by
+// X-Forwarded-For. A frozen clock: nothing refills while the test runs.
 
 let t: TestStack;
-const policy = { limit: 5, windowSeconds: 60 };
+const policy = { capacity: 100, refillPerSecond: 10 };
 beforeAll(async () => {
   t = await startTestStack(
     { bets: 120 },
     {
-      protection: { limits: DEFAULT_QUERY_LIMITS, rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 1 } },
+      protection: {
+        limits: DEFAULT_QUERY_LIMITS,
+        rateLimit: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 1, now: () => 5_000_000 },
+      },
     },
   );
 });
@@ -27,21 +32,31 @@ const post = (headers: Record<string, string> = {}) =>
     body: JSON.stringify({ query: "{ networkConfigs { chainId } }" }),
   });
 
-describe("rate limiting", () => {
-  it("counts down, then answers 429 with Retry-After and RATE_LIMITED", async () => {
-    for (let i = 0; i < 5; i++) {
+describe("rate limiting in points", () => {
+  it("counts down by each answer's actual cost, then answers 429 with Retry-After and RATE_LIMITED", async () => {
+    let left = policy.capacity;
+    let served = 0;
+    for (;;) {
       const response = await post();
-      expect(response.status).toBe(200);
-      expect(response.headers.get("ratelimit-limit")).toBe("5");
-      expect(response.headers.get("ratelimit-remaining")).toBe(String(4 - i));
-      await response.arrayBuffer();
+      if (response.status !== 200) {
+        expect(response.status).toBe(429);
+        // Refused at the door (less than REQUEST_POINTS left), or once measured: then the door's fee was paid.
+        expect(response.headers.get("ratelimit-remaining")).toBe(String(left >= REQUEST_POINTS ? left - REQUEST_POINTS : left));
+        const retryAfter = Number(response.headers.get("retry-after"));
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        const body = (await response.json()) as { errors: { message: string; extensions: { code: string; retryAfterSeconds: number } }[] };
+        expect(body.errors[0]!.extensions.code).toBe("RATE_LIMITED");
+        expect(body.errors[0]!.extensions.retryAfterSeconds).toBe(retryAfter);
+        expect(body.errors[0]!.message).toMatch(/^Rate limited: this request costs \d+ points/);
+        break;
+      }
+      const body = (await response.json()) as { extensions: { cost: { requested: number; actual: number } } };
+      left -= body.extensions.cost.actual;
+      expect(response.headers.get("ratelimit-limit")).toBe("100");
+      expect(response.headers.get("ratelimit-remaining")).toBe(String(left));
+      expect(++served).toBeLessThanOrEqual(10);
     }
-    const refused = await post();
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    const body = (await refused.json()) as { errors: { message: string; extensions: { code: string; retryAfterSeconds: number } }[] };
-    expect(body.errors[0]!.extensions.code).toBe("RATE_LIMITED");
-    expect(body.errors[0]!.extensions.retryAfterSeconds).toBe(Number(refused.headers.get("retry-after")));
+    expect(served).toBeGreaterThanOrEqual(2);
   });
 
   it("charges another client behind the trusted proxy separately, and never limits /health", async () => {

@@ -139,6 +139,8 @@ export interface ResponseCacheOptions {
   generation?: DataGeneration;
   /** Request metrics of the answers replayed before Apollo Server (core/metrics.ts). */
   metrics?: Pick<ServiceMetrics, "record">;
+  /** A computed body as it may be stored for replay: without what belongs to its request alone (its cost). */
+  storable?: (body: string) => string;
 }
 
 /**
@@ -208,6 +210,7 @@ export function createResponseCache(store: ResponseCacheStore, options: Response
     store,
     generation,
     decisionFor: (request) => replayable.get(request),
+    storable: options.storable,
     onReplay: (operation, seconds) => {
       answers?.inc({ result: "hit" });
       options.metrics?.record(operation, "ok", seconds);

@@ -10,7 +10,8 @@ import { createGraphQLRequestListener, listen, type RunningHttpServer } from "..
 import { silentLogger } from "../core/logger.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
-import { createMemoryRateLimitStore, createRateLimitGuard } from "./rate-limit.ts";
+import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
+import { CACHE_HIT_POINTS, createPointsBudget, withoutCostExtension } from "./points-budget.ts";
 import { createMemoryResponseCacheStore, createResponseCache, type DataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createResponseReplay, replayKeyOf } from "./response-replay.ts";
 
@@ -67,15 +68,21 @@ interface Served {
 let generation: string | undefined = "0";
 const fakeGeneration: DataGeneration = { current: () => generation, stop: () => undefined };
 
-/** The schema behind core/http.ts, with the response cache (and the rate limit) when given. */
+/** The schema behind core/http.ts, with the response cache (and a points budget of `rateLimit` points, on a frozen clock) when given. */
 async function serve(options: { store?: ResponseCacheStore; rateLimit?: number } = {}): Promise<Served> {
   const metrics = createServiceMetrics("test", { defaultMetrics: false });
-  const cache = options.store ? createResponseCache(options.store, { registry: metrics.registry, generation: fakeGeneration, metrics }) : undefined;
+  const cache = options.store
+    ? createResponseCache(options.store, { registry: metrics.registry, generation: fakeGeneration, metrics, storable: withoutCostExtension })
+    : undefined;
+  const policy = { capacity: options.rateLimit ?? 1, refillPerSecond: 1 };
+  const points = options.rateLimit
+    ? createPointsBudget({ budget: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0, now: () => 1_000_000 }, logger: silentLogger() })
+    : undefined;
   const server = new ApolloServer({
     typeDefs: TYPE_DEFS,
     resolvers,
     csrfPrevention: false,
-    plugins: [ApolloServerPluginCacheControl(), cachePolicyPlugin(), metrics.plugin, ...(cache ? [cache.plugin] : [])],
+    plugins: [ApolloServerPluginCacheControl(), cachePolicyPlugin(), metrics.plugin, ...(points ? [points.plugin] : []), ...(cache ? [cache.plugin] : [])],
     logger: silentLogger(),
   });
   await server.start();
@@ -85,17 +92,14 @@ async function serve(options: { store?: ResponseCacheStore; rateLimit?: number }
     entered++;
     return execute(args);
   };
-  const policy = { limit: options.rateLimit ?? 1, windowSeconds: 3600 };
   const running: RunningHttpServer = await listen(
     createGraphQLRequestListener({
       server,
-      context: async () => ({}),
+      context: async (req) => points?.context(req) ?? {},
       maxBodyBytes: 65_536,
       compression: DEFAULT_COMPRESSION,
       routes: { "/metrics": metrics.route },
-      admit: options.rateLimit
-        ? createRateLimitGuard({ store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0, logger: silentLogger() })
-        : undefined,
+      admit: points?.admit,
       beforeGraphQL: cache?.beforeGraphQL,
     }),
     "127.0.0.1",
@@ -322,17 +326,33 @@ describe("response cache byte path", () => {
 });
 
 describe("response cache byte path and its neighbours", () => {
-  it("still charges every hit to the client's rate limit", async () => {
-    const limited = await serve({ store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }), rateLimit: 3 });
+  it("charges every hit its fixed price with RateLimit-* headers of its own, and never replays the cost of the request that computed it", async () => {
+    const capacity = 100;
+    const limited = await serve({ store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }), rateLimit: capacity });
     try {
-      const replies = [];
-      for (let i = 0; i < 4; i++) replies.push(await ask(limited.url, { query: BETS, variables: { ids: IDS } }));
-      expect(replies.map((r) => [r.status, r.headers["x-cache"], r.headers["ratelimit-remaining"]])).toEqual([
-        [200, "MISS", "2"],
-        [200, "HIT", "1"],
-        [200, "HIT", "0"],
-        [429, undefined, "0"],
-      ]);
+      const miss = await ask(limited.url, { query: BETS, variables: { ids: IDS } });
+      expect([miss.status, miss.headers["x-cache"], miss.headers["ratelimit-limit"]]).toEqual([200, "MISS", String(capacity)]);
+      const { cost } = (JSON.parse(miss.body.toString("utf8")) as { extensions: { cost: { requested: number; actual: number } } }).extensions;
+      expect(cost.actual).toBeGreaterThanOrEqual(CACHE_HIT_POINTS);
+      let left = capacity - cost.actual;
+      expect(miss.headers["ratelimit-remaining"]).toBe(String(left));
+      const hits = [];
+      while (left >= CACHE_HIT_POINTS) {
+        const hit = await ask(limited.url, { query: BETS, variables: { ids: IDS } });
+        left -= CACHE_HIT_POINTS;
+        hits.push([hit.status, hit.headers["x-cache"], hit.headers["ratelimit-remaining"]]);
+        // The stored bytes are the answer without the computing request's cost: no cost is replayed.
+        expect(JSON.parse(hit.body.toString("utf8"))).not.toHaveProperty("extensions");
+        expect(JSON.parse(hit.body.toString("utf8")).data).toEqual(JSON.parse(miss.body.toString("utf8")).data);
+      }
+      expect(hits.length).toBeGreaterThanOrEqual(2);
+      expect(hits).toEqual(hits.map((_, i) => [200, "HIT", String(capacity - cost.actual - CACHE_HIT_POINTS * (i + 1))]));
+      const refused = await ask(limited.url, { query: BETS, variables: { ids: IDS } });
+      expect([refused.status, refused.headers["x-cache"], refused.headers["ratelimit-remaining"]]).toEqual([429, undefined, String(left)]);
+      expect(JSON.parse(refused.body.toString("utf8")).errors[0].extensions).toMatchObject({
+        code: "RATE_LIMITED",
+        retryAfterSeconds: CACHE_HIT_POINTS - left,
+      });
     } finally {
       await limited.close();
     }

@@ -212,8 +212,8 @@ class DecodedMemo {
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
 export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
-/** Headers set per answer, never stored. */
-const PER_ANSWER = new Set(["x-cache", "age"]);
+/** Headers set per answer, never stored: the cache's own, and the client's budget (gateway/points-budget.ts). */
+const PER_ANSWER = new Set(["x-cache", "age", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]);
 
 export interface ResponseReplayOptions {
   store: ResponseCacheStore;
@@ -221,6 +221,8 @@ export interface ResponseReplayOptions {
   generation?: DataGeneration;
   /** What the rules owner decided about the answer Apollo Server just gave: replayable, or not (undefined). */
   decisionFor(request: HTTPGraphQLRequest): Replayable | undefined;
+  /** A computed body as it may be stored (e.g. without its request's own cost); default: as written. */
+  storable?: (body: string) => string;
   /** Called for each replayed answer (metrics). */
   onReplay?(operation: string | null, seconds: number): void;
   /** Bound of the decoded entries kept in process; default DEFAULT_REPLAY_MEMO_BYTES, 0: none (every hit decodes). */
@@ -322,12 +324,11 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       if (key === undefined || !decision || answer.status !== 200) return;
       const headers: [string, string][] = [];
       for (const [name, value] of answer.headers) if (!PER_ANSWER.has(name.toLowerCase())) headers.push([name, value]);
-      const encoded = sent ? { [sent.encoding]: sent.bytes.toString("base64") } : {};
-      keep(
-        key,
-        { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded },
-        typeof answer.body === "string" ? answer.body : answer.body.toString("utf8"),
-      );
+      const written = typeof answer.body === "string" ? answer.body : answer.body.toString("utf8");
+      const body = options.storable ? options.storable(written) : written;
+      // The bytes sent are kept only when they are the stored body's; else the first hit compresses it.
+      const encoded = sent && body === written ? { [sent.encoding]: sent.bytes.toString("base64") } : {};
+      keep(key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded }, body);
     },
   };
 }

@@ -19,7 +19,7 @@ import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-expor
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
-import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
+import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
@@ -45,8 +45,8 @@ export interface GatewayDeps {
   compression?: CompressionSettings;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
   limits?: QueryLimits;
-  /** Requests per client; off when absent. */
-  rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
+  /** Each client's budget of cost points (gateway/points-budget.ts); off when absent (answers still say their cost). */
+  rateLimit?: PointsBudgetSettings;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
   /** How often the response cache re-reads the data generation (indexer resets); default 2 000 ms. */
@@ -121,7 +121,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const subgraphAgent = createSubgraphAgent();
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
-  const responseCache = deps.responseCache ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics }) : undefined;
+  // Answers carry their own request's cost, which the cache must never replay to another request.
+  const responseCache = deps.responseCache
+    ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics, storable: withoutCostExtension })
+    : undefined;
+  const points = createPointsBudget({ budget: deps.rateLimit, logger });
   let watcher: FSWatcher | undefined;
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
@@ -188,6 +192,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       // Apollo's landing pages load from Apollo's CDN; browsers get the self-hosted GraphiQL instead (deps.graphiql).
       ApolloServerPluginLandingPageDisabled(),
       queryLimitsPlugin(deps.limits ?? DEFAULT_QUERY_LIMITS),
+      // Charges the cost the limits measured before the operation runs (and before a cache hit is looked up), settles it after.
+      points.plugin,
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
@@ -230,11 +236,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const listener = createGraphQLRequestListener({
         server,
         maxBodyBytes: deps.maxBodyBytes,
-        context: async () => ({}),
+        context: async (req) => points.context(req),
         routes: { ...deps.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
-        admit: deps.rateLimit ? createRateLimitGuard({ ...deps.rateLimit, logger }) : undefined,
+        admit: points.admit,
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,

@@ -14,7 +14,7 @@ import { createTestDatabase } from "./db.ts";
  * `env` adds variables; `overrides` replaces settings.
  */
 export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}, env: Record<string, string> = {}): GatewaySettings {
-  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_MAX: "0", RESPONSE_CACHE: "off", ...env });
+  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_POINTS: "0", RESPONSE_CACHE: "off", ...env });
   return { ...gatewaySettings(config, { logger: silentLogger() }), ...overrides };
 }
 

@@ -1,0 +1,94 @@
+import {
+  getNamedType,
+  isInterfaceType,
+  isObjectType,
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from "graphql";
+import { effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
+
+// What an operation really cost, once it has run: the price model of gateway/limits.ts (priceField)
+// applied to the answer instead of to the arguments. Where the estimate multiplies by `first` or by
+// the number of ids asked, this counts the objects the answer holds; a field's statements are
+// charged once per parent object it was asked on (the times it ran). So a `first: 100` page that
+// returned 3 bets is charged for 3. Walks the answer once, beside the selection that shaped it.
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** The objects a field returned under every parent, flattened out of any lists. */
+function objectsOf(parents: readonly Json[], key: string): Json[] {
+  const found: Json[] = [];
+  const collect = (value: unknown) => {
+    if (Array.isArray(value)) for (const item of value) collect(item);
+    else if (isObject(value)) found.push(value);
+  };
+  for (const parent of parents) collect(parent[key]);
+  return found;
+}
+
+/**
+ * The actual cost of an operation whose answer holds `data`. The answer is what the operation's
+ * own selection produced, so the walk is as bounded as the estimate that let it run.
+ */
+export function actualCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Record<string, unknown>,
+  data: Json,
+): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const values = effectiveVariables(operation, variables);
+  let cost = 0;
+
+  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, parents: readonly Json[], connection: { countCost: number } | undefined) => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        const type = fragment && schema.getType(fragment.typeCondition.name.value);
+        if (fragment && type) walk(fragment.selectionSet, type, parents, connection);
+        continue;
+      }
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+        if (type) walk(selection.selectionSet, type, parents, connection);
+        continue;
+      }
+      const name = selection.name.value;
+      const key = selection.alias?.value ?? name;
+      const meta = name === "__schema" ? SchemaMetaFieldDef : name === "__type" ? TypeMetaFieldDef : undefined;
+      const definition = meta ?? (isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined);
+      if (name.startsWith("__") || parent.name.startsWith("__") || !definition) {
+        // Introspection: as estimated, 1 per selection and 1 per INTROSPECTION_OBJECTS_PER_UNIT objects, here as returned.
+        cost += 1;
+        if (!selection.selectionSet || !definition) continue;
+        const objects = objectsOf(parents, key);
+        cost += Math.ceil(objects.length / INTROSPECTION_OBJECTS_PER_UNIT);
+        walk(selection.selectionSet, getNamedType(definition.type), objects, connection);
+        continue;
+      }
+      const price = priceField(parent, selection, definition, values, connection);
+      cost += 1 + parents.length * price.statement;
+      if (!price.composite || !selection.selectionSet) continue;
+      const objects = objectsOf(parents, key);
+      cost += objects.length * price.weight;
+      walk(selection.selectionSet, price.named, objects, price.connection ?? connection);
+    }
+  };
+
+  const root =
+    operation.operation === "query" ? schema.getQueryType() : operation.operation === "mutation" ? schema.getMutationType() : schema.getSubscriptionType();
+  if (root) walk(operation.selectionSet, root, [data], undefined);
+  return cost;
+}

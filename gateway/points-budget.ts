@@ -1,0 +1,181 @@
+import type { ApolloServerPlugin, BaseContext, GraphQLRequestContextWillSendResponse } from "@apollo/server";
+import { HeaderMap } from "@apollo/server";
+import type { GraphQLFormattedError } from "graphql";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { clientAddress } from "../core/client-address.ts";
+import { ErrorCode } from "../core/errors.ts";
+import { sendJson } from "../core/http.ts";
+import type { Logger } from "../core/logger.ts";
+import { decide, type RateLimitDecision, type RateLimitPolicy, type RateLimitStore } from "../core/token-bucket.ts";
+import { actualCost } from "./actual-cost.ts";
+import { measuredOperation } from "./limits.ts";
+
+// The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
+// the currency of the query cost (gateway/limits.ts), not one token per request.
+// - At the door (core/http.ts `admit`, before the body is read) every request pays
+//   REQUEST_POINTS: a flood of garbage, parse errors included, is limited too, and a client whose
+//   budget is dry is refused before any work.
+// - Once the operation is measured (queryLimitsPlugin) and before it runs, the rest of its
+//   requested cost is taken, all or nothing: HTTP 429 RATE_LIMITED when the budget cannot pay.
+// - After it ran it is settled with its actual cost (gateway/actual-cost.ts: the same prices
+//   applied to the answer): the difference is refunded, or charged when the answer cost more.
+//   The settlement goes to the store in the background: it never delays the answer.
+// Every answer says the budget in RateLimit-* headers (points), and every answer Apollo Server
+// computes says `extensions.cost = { requested, actual }`. Answers replayed from the response
+// cache pay REQUEST_POINTS at the door and nothing else; their stored bytes never hold a cost
+// (withoutCostExtension), since a cost belongs to the request that computed it.
+
+/** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation. */
+export const REQUEST_POINTS = 10;
+/** What an answer from the response cache costs in all (replayed bytes, or Apollo's cache plugin). */
+export const CACHE_HIT_POINTS = REQUEST_POINTS;
+
+export interface PointsBudgetSettings {
+  store: RateLimitStore;
+  policy: RateLimitPolicy;
+  trustProxyHops: number;
+  /** The clock passed to the store (the memory store runs on it; Redis on its own). Default Date.now. */
+  now?: () => number;
+}
+
+/** Where the context carries the request's Charge. */
+const CHARGE = Symbol("points charge");
+
+/** What one HTTP request has paid so far, and the budget as last seen. */
+interface Charge {
+  key: string;
+  paid: number;
+  decision: RateLimitDecision | undefined;
+}
+
+/** The cost extension of an answer: its requested and actual cost in points. */
+export interface CostExtension {
+  requested: number;
+  actual: number;
+}
+
+export interface PointsBudget {
+  /** Apollo Server's plugin: list it after queryLimitsPlugin and before the response cache's plugin. */
+  plugin: ApolloServerPlugin;
+  /** core/http.ts's `admit`: the door; undefined without a budget (extensions.cost only). */
+  admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** Apollo Server's per-request context: carries the door's charge to the plugin. */
+  context(req: IncomingMessage): BaseContext;
+}
+
+export const rateLimitHeaders = (policy: RateLimitPolicy, decision: RateLimitDecision): [string, string][] => [
+  ["ratelimit-limit", String(policy.capacity)],
+  ["ratelimit-remaining", String(decision.remaining)],
+  ["ratelimit-reset", String(decision.resetSeconds)],
+];
+
+/** The RATE_LIMITED error of a request (or an export's page) whose cost the budget cannot pay. */
+export function refusal(policy: RateLimitPolicy, cost: number, decision: RateLimitDecision): GraphQLFormattedError {
+  return {
+    message:
+      `Rate limited: this request costs ${cost} points and ${decision.remaining} are left in this client's budget ` +
+      `(${policy.capacity} points, refilled at ${policy.refillPerSecond} a second); retry after ${decision.retryAfterSeconds} s`,
+    extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: decision.retryAfterSeconds, cost },
+  };
+}
+
+// The cost extension as Apollo Server writes it at the end of a body: the only extension there, or the last one.
+// (Apollo Server ends a body with a newline.)
+const ONLY_COST = /,"extensions":\{"cost":\{[^{}]*\}\}\}(\n?)$/;
+const LAST_COST = /,"cost":\{[^{}]*\}\}\}(\n?)$/;
+
+/** A computed answer's body without its per-request `extensions.cost`, as the response cache may store it. */
+export function withoutCostExtension(body: string): string {
+  if (ONLY_COST.test(body)) return body.replace(ONLY_COST, "}$1");
+  return body.replace(LAST_COST, "}}$1");
+}
+
+export function createPointsBudget(options: { budget?: PointsBudgetSettings; logger: Logger }): PointsBudget {
+  const { budget, logger } = options;
+  const now = budget?.now ?? Date.now;
+  const byRequest = new WeakMap<IncomingMessage, Charge>();
+  let warned = 0;
+  /** A store that fails lets the request through rather than failing it (the fallback store already answers in process). */
+  const unavailable = (error: unknown) => {
+    if (now() - warned > 10_000) {
+      warned = now();
+      logger.warn({ err: error instanceof Error ? error.message : String(error) }, "rate limit store unavailable: not limiting");
+    }
+    return undefined;
+  };
+
+  const admit = budget
+    ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+        const charge: Charge = { key: clientAddress(req, budget.trustProxyHops), paid: 0, decision: undefined };
+        byRequest.set(req, charge);
+        const decision = await budget.store.take(charge.key, now(), REQUEST_POINTS).catch(unavailable);
+        if (!decision) return true;
+        charge.decision = decision;
+        for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
+        if (decision.allowed) {
+          charge.paid = REQUEST_POINTS;
+          return true;
+        }
+        sendJson(res, 429, { errors: [refusal(budget.policy, REQUEST_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
+        return false;
+      }
+    : undefined;
+
+  const plugin: ApolloServerPlugin = {
+    async requestDidStart({ contextValue }) {
+      const charge = (contextValue as { [CHARGE]?: Charge })[CHARGE];
+      let requested: number | undefined;
+      let refused = false;
+      const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
+        if (!budget || !charge?.decision) return;
+        const delta = actual - charge.paid;
+        if (delta !== 0) void budget.store.settle(charge.key, now(), delta).catch(unavailable);
+        // The headers say the budget after the settlement, as far as this request knows it.
+        const settled = refused ? charge.decision : decide(budget.policy, charge.decision.remaining - delta, true);
+        for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
+      };
+      return {
+        async responseForOperation({ request }) {
+          requested = Math.max(REQUEST_POINTS, measuredOperation(request)?.cost ?? 0);
+          if (!budget || !charge?.decision) return null;
+          const rest = requested - charge.paid;
+          if (rest <= 0) return null;
+          const decision = await budget.store.take(charge.key, now(), rest).catch(unavailable);
+          if (!decision) return null;
+          charge.decision = decision;
+          if (decision.allowed) {
+            charge.paid += rest;
+            return null;
+          }
+          refused = true;
+          const headers = new HeaderMap([["retry-after", String(decision.retryAfterSeconds)]]);
+          return { http: { status: 429, headers }, body: { kind: "single", singleResult: { errors: [refusal(budget.policy, requested, decision)] } } };
+        },
+        async willSendResponse(context) {
+          const { response, metrics, document, operation, schema, request } = context;
+          let actual: number;
+          if (requested === undefined || refused)
+            actual = charge?.paid ?? REQUEST_POINTS; // never ran: the door's fee
+          else if (metrics.responseCacheHit) actual = CACHE_HIT_POINTS;
+          else if (response.body.kind === "single" && response.body.singleResult.data && document && operation)
+            actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, response.body.singleResult.data));
+          else actual = requested; // ran, but the answer does not say how far: as requested
+          settle(context, actual);
+          if (response.body.kind !== "single") return;
+          const cost: CostExtension = { requested: requested ?? actual, actual };
+          const result = response.body.singleResult;
+          result.extensions = { ...result.extensions, cost };
+        },
+      };
+    },
+  };
+
+  return {
+    plugin,
+    admit,
+    context(req) {
+      // A symbol property: Apollo Server clones the context per operation (own properties survive).
+      return { [CHARGE]: byRequest.get(req) };
+    },
+  };
+}
