@@ -1,8 +1,13 @@
+import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
+import { apiSchemaOf } from "../core/schema.ts";
+import { largestDocumentedRequests } from "../test/largest-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
+import { CACHE_HIT_POINTS, REQUEST_POINTS } from "./points-budget.ts";
+import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
 // The points budget end to end under the default settings: each client (here: its own loopback
 // address, 127.0.0.x) pays for what its requests cost, so one address cannot repeat the most
@@ -10,11 +15,15 @@ import { startTestStack, type TestStack } from "../test/stack.ts";
 // The buckets run on a frozen clock: nothing refills while a test runs, so the counts are exact.
 
 let t: TestStack;
+const config = loadConfig(["gateway"], {});
 beforeAll(async () => {
-  const protection = gatewayProtection(loadConfig(["gateway"], {}));
+  const protection = gatewayProtection(config);
   t = await startTestStack(
     { bets: 120 },
-    { protection: { ...protection, rateLimit: protection.rateLimit && { ...protection.rateLimit, now: () => 1_000_000 } } },
+    {
+      protection: { ...protection, rateLimit: protection.rateLimit && { ...protection.rateLimit, now: () => 1_000_000 } },
+      responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 64 * 1024 * 1024 }),
+    },
   );
 });
 afterAll(async () => {
@@ -27,8 +36,14 @@ interface Answer {
   body: { data?: unknown; errors?: { message: string; extensions: Record<string, unknown> }[]; extensions?: Record<string, unknown> };
 }
 
+/** A loopback address no other test of this file uses: a client with a full budget. */
+let nextAddress = 100;
+const freshAddress = () => `127.0.0.${nextAddress++}`;
+const remaining = (answer: Answer) => Number(answer.headers["ratelimit-remaining"]);
+const costOf = (answer: Answer) => answer.body.extensions?.cost as { requested: number; actual: number } | undefined;
+
 /** POSTs a query from one loopback address (the client the gateway charges). */
-function postFrom(localAddress: string, query: string): Promise<Answer> {
+function postFrom(localAddress: string, query: string, variables?: Record<string, unknown>): Promise<Answer> {
   const url = new URL(`${t.url}/graphql`);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -43,7 +58,7 @@ function postFrom(localAddress: string, query: string): Promise<Answer> {
       },
     );
     req.on("error", reject);
-    req.end(JSON.stringify({ query }));
+    req.end(JSON.stringify({ query, variables }));
   });
 }
 
@@ -77,5 +92,71 @@ describe("aliased aggregates are paid for by what they cost", () => {
     const other = await postFrom(bystander, query);
     expect(other.status).toBe(200);
     expect(other.body.errors).toBeUndefined();
+  });
+});
+
+describe("every answer says its cost and the budget", () => {
+  it("settles a page with its actual cost: a first: 100 page that holds a few bets is refunded the rest", async () => {
+    const client = freshAddress();
+    // A wallet with fewer than 100 bets (the fixtures spread 70 % of 120 bets over the other wallets).
+    const wallet = t.fixtures.wallets.find((w) => w !== t.fixtures.whale)!;
+    const query = `query ($wallet: Address!) { playerBets(wallet: $wallet, first: 100) { nodes { betId stake status } } }`;
+    const page = await postFrom(client, query, { wallet });
+    expect(page.status).toBe(200);
+    const rows = (page.body.data as { playerBets: { nodes: unknown[] } }).playerBets.nodes.length;
+    expect(rows).toBeGreaterThan(0);
+    expect(rows).toBeLessThan(100);
+    const cost = costOf(page)!;
+    // Priced for 100 bets before it ran, charged for the bets it returned.
+    expect(cost.requested).toBeGreaterThan(cost.actual);
+    const again = await postFrom(client, query, { wallet });
+    expect(costOf(again)).toEqual(cost);
+    expect(cost.requested - cost.actual).toBeGreaterThanOrEqual((100 - rows) * 3); // a Bet is 3 points an object
+    expect(page.headers["ratelimit-limit"]).toBe(String(config.RATE_LIMIT_POINTS));
+    expect(remaining(page)).toBe(config.RATE_LIMIT_POINTS - cost.actual);
+    expect(remaining(again)).toBe(config.RATE_LIMIT_POINTS - 2 * cost.actual);
+  });
+
+  it("charges a request without an operation (a parse error) the least price, and says so", async () => {
+    const client = freshAddress();
+    const garbage = await postFrom(client, "{ playerBets(");
+    expect(garbage.status).toBe(400);
+    expect(costOf(garbage)).toEqual({ requested: REQUEST_POINTS, actual: REQUEST_POINTS });
+    expect(remaining(garbage)).toBe(config.RATE_LIMIT_POINTS - REQUEST_POINTS);
+    const again = await postFrom(client, "{ nope }");
+    expect(again.status).toBe(400);
+    expect(remaining(again)).toBe(config.RATE_LIMIT_POINTS - 2 * REQUEST_POINTS);
+  });
+
+  it("answers a cache hit with RateLimit-* headers for its fixed price, without the computing request's cost", async () => {
+    const { chainId, betId } = t.fixtures.sampleSettled!;
+    const query = `{ betResult(chainId: ${chainId}, betId: "${betId}") { betId status stake result { won payout } } }`;
+    const miss = await postFrom(freshAddress(), query);
+    expect([miss.status, miss.headers["x-cache"]]).toEqual([200, "MISS"]);
+    expect(costOf(miss)?.actual).toBeGreaterThan(CACHE_HIT_POINTS);
+    const client = freshAddress();
+    const hits = [await postFrom(client, query), await postFrom(client, query)];
+    expect(hits.map((hit) => hit.headers["x-cache"])).toEqual(["HIT", "HIT"]);
+    expect(hits.map(remaining)).toEqual([config.RATE_LIMIT_POINTS - CACHE_HIT_POINTS, config.RATE_LIMIT_POINTS - 2 * CACHE_HIT_POINTS]);
+    for (const hit of hits) {
+      expect(hit.headers["ratelimit-limit"]).toBe(String(config.RATE_LIMIT_POINTS));
+      expect(hit.body.data).toEqual(miss.body.data);
+      expect(hit.body.extensions?.cost).toBeUndefined();
+    }
+  });
+});
+
+describe("the largest documented request of each query passes alone under the default budget", () => {
+  const schema = apiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
+  const fields = Object.keys(largestDocumentedRequests(schema, 1));
+  it.each(fields)("%s", async (field) => {
+    const chainId = t.fixtures.sampleSettled?.chainId ?? 31337;
+    const query = largestDocumentedRequests(schema, chainId)[field]!.replaceAll("0x000000000000000000000000000000000000dead", t.fixtures.whale);
+    const answer = await postFrom(freshAddress(), query);
+    expect(answer.body.errors?.map((e) => e.extensions.code) ?? []).not.toContain("RATE_LIMITED");
+    expect(answer.status).not.toBe(429);
+    const cost = costOf(answer);
+    expect(cost?.requested).toBeLessThanOrEqual(config.RATE_LIMIT_POINTS);
+    expect(remaining(answer)).toBe(config.RATE_LIMIT_POINTS - cost!.actual);
   });
 });
