@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Writable } from "node:stream";
+import { clientAddress } from "../core/client-address.ts";
 import { compressionStreamFor, type CompressionSettings } from "../core/compression.ts";
 import { ErrorCode } from "../core/errors.ts";
 import { sendJson, type RouteHandler } from "../core/http.ts";
@@ -8,7 +9,7 @@ import type { Logger } from "../core/logger.ts";
 import { betDepth, type NetworkDirectory } from "../core/networks.ts";
 import { parseAddress, parseChainId } from "../core/scalars.ts";
 import type { Bet } from "../prisma/generated/client.ts";
-import { clientAddress, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
+import type { RateLimitPolicy, RateLimitStore } from "./rate-limit.ts";
 
 // GET /wallets/{address}/bets.csv[?chainId=]: a wallet's whole history as CSV, newest first
 // (docs/reference/csv.md). Streamed page by page (keyset pages of CSV_PAGE_ROWS rows, each written

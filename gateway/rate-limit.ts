@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Redis } from "ioredis";
+import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
 import { sendJson } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
@@ -131,22 +132,6 @@ export function createFallbackRateLimitStore(options: { shared: RateLimitStore; 
       }
     },
   };
-}
-
-/**
- * The client a request is charged to: the socket's peer, or with `trustProxyHops` proxies in
- * front, the address they appended to X-Forwarded-For (never the client-supplied left end).
- */
-export function clientAddress(req: IncomingMessage, trustProxyHops: number): string {
-  const peer = req.socket.remoteAddress ?? "unknown";
-  if (trustProxyHops <= 0) return peer;
-  const header = req.headers["x-forwarded-for"];
-  const chain = (Array.isArray(header) ? header.join(",") : (header ?? ""))
-    .split(",")
-    .map((part) => part.trim())
-    .filter(Boolean);
-  // Fewer entries than trusted hops: the request did not come through them; charge the peer.
-  return chain[chain.length - trustProxyHops] ?? peer;
 }
 
 /**
