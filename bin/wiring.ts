@@ -95,7 +95,7 @@ export function subgraphUrlOverrides(config: Config<"subgraphs">): Record<string
  * The configured query limits and per-client rate limit: shared through Redis when the gateway has
  * it (falling back to in-process buckets while Redis is away or slow), else in process.
  */
-export function gatewayProtection(config: Config<"gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
+export function gatewayProtection(config: Config<"shared" | "gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
   const policy: RateLimitPolicy = { limit: config.RATE_LIMIT_MAX, windowSeconds: config.RATE_LIMIT_WINDOW_SECONDS, burst: config.RATE_LIMIT_BURST };
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
@@ -160,7 +160,7 @@ export function clientOperationNames(): string[] {
 }
 
 /** A realtime node's settings (and its publisher's) from the REALTIME_* variables. */
-export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
+export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
   const retention = { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
   return {
     path: config.REALTIME_PATH,
@@ -174,6 +174,13 @@ export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[numbe
       maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
       maxBufferedBytes: config.REALTIME_MAX_BUFFERED_BYTES,
     },
+    admission: {
+      maxSocketsPerAddress: config.REALTIME_MAX_SOCKETS_PER_ADDRESS,
+      maxSocketsPerAddressCluster: config.REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER,
+      maxSockets: config.REALTIME_MAX_SOCKETS,
+      maxMemoryBytes: config.REALTIME_MAX_MEMORY_MB * 1024 * 1024,
+    },
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     retention,
     // The replay window decides what the active publisher may delete.
     prune: { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention },

@@ -5,6 +5,7 @@ import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
 import { handleConnection, DEFAULT_LIMITS, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
@@ -40,6 +41,14 @@ export interface RealtimeDeps {
    */
   localPollMs?: number;
   feedTimeoutMs?: number;
+  /** Admission at the handshake (admission.ts): sockets per address, per node, memory. Default DEFAULT_ADMISSION. */
+  admission?: Partial<AdmissionLimits>;
+  /** Proxies whose X-Forwarded-For entries name the client (core/client-address.ts); default 0: the peer. */
+  trustProxyHops?: number;
+  /** The cluster's sockets per address (admission-redis.ts); none: admission counts this node only. */
+  clusterCounter?: AdmissionOptions["cluster"];
+  /** The process's RSS in bytes, for the memory budget (default `process.memoryUsage.rss()`). */
+  memoryBytes?: () => number;
   /** How often sockets' queued bytes are checked against `limits.maxBufferedBytes` (default 500 ms). */
   slowConsumerCheckMs?: number;
 }
@@ -70,6 +79,8 @@ export interface Realtime {
   subscriptions(): number;
   /** Connections closed because their socket had more than `limits.maxBufferedBytes` queued. */
   slowConsumerDisconnects(): number;
+  /** Handshakes refused by admission, by reason. */
+  admission(): AdmissionStats;
   state(): RealtimeState;
   /**
    * SIGTERM: refuses new connections, sends `server:draining` to every socket, lets requests in
@@ -108,9 +119,22 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     pingTimeout: deps.pingTimeoutMs ?? 20_000,
     // A public, read-only API without cookies: any origin may connect (long-polling needs CORS).
     cors: { origin: "*", methods: ["GET", "POST"] },
-    // New handshakes only (engine.io asks for connections without a session id): refused while draining.
-    allowRequest: (_req, callback) => callback(draining ? "draining" : null, !draining),
+    // New handshakes only (engine.io asks for connections without a session id): refused while
+    // draining, and past admission's backstop (its middleware below answers with a code).
+    allowRequest: (req, callback) => {
+      if (draining) return callback("draining", false);
+      if (!admission.allowRequest(req)) return callback("too many connections from this address", false);
+      callback(null, true);
+    },
     ...(adapter ? { adapter } : {}),
+  });
+
+  const admission = installAdmission(io, {
+    limits: { ...DEFAULT_ADMISSION, ...deps.admission },
+    trustProxyHops: deps.trustProxyHops ?? 0,
+    logger: deps.logger,
+    cluster: deps.clusterCounter,
+    memoryBytes: deps.memoryBytes,
   });
 
   const stream = new UpdateStream({
@@ -200,6 +224,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       return total;
     },
     slowConsumerDisconnects: () => slowConsumers.disconnected(),
+    admission: () => admission.stats(),
     state: () => ({
       delivery: local.active() ? "local" : "feed",
       fanoutConnected: deps.fanout.connected(),
@@ -236,6 +261,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
         closeTransports();
         await io.of("/").adapter.close();
         io.engine.close();
+        await admission.close();
       })();
       return closed;
     },

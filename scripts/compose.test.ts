@@ -187,7 +187,9 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
 
   it("passes the client address the gateways trust, and keeps /metrics internal", () => {
     expect(nginx).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
-    for (const name of ["gateway-a", "gateway-b"]) expect(loadConfig(["gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
+    for (const name of ["gateway-a", "gateway-b", "realtime-a", "realtime-b"]) {
+      expect(loadConfig(["shared", "gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
+    }
     expect(location("= /metrics")).toContain("return 404;");
     expect(location("/")).toContain("proxy_pass http://gateways;");
   });

@@ -7,5 +7,5 @@ export const testConfig = loadConfig(["test"]);
 
 /** A realtime node's settings as every process maps them (bin/wiring.ts), from these REALTIME_* variables over the defaults. */
 export function testRealtimeSettings(env: Record<string, string> = {}, overrides: Partial<RealtimeSettings> = {}): RealtimeSettings {
-  return { ...realtimeSettings(loadConfig(REALTIME_SECTIONS, env)), ...overrides };
+  return { ...realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], env)), ...overrides };
 }
