@@ -32,11 +32,15 @@ export interface AdmissionLimits {
   maxMemoryBytes: number;
 }
 
+/**
+ * The library's defaults. The memory budget is off here: the RSS is the whole process's, which only
+ * its composition root can budget (REALTIME_MAX_MEMORY_MB, 768 MiB by default, in bin/wiring.ts).
+ */
 export const DEFAULT_ADMISSION: AdmissionLimits = {
   maxSocketsPerAddress: 20,
   maxSocketsPerAddressCluster: 40,
   maxSockets: 10_000,
-  maxMemoryBytes: 768 * 1024 * 1024,
+  maxMemoryBytes: 0,
 };
 
 /**
