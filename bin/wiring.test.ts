@@ -91,6 +91,7 @@ describe("realtimeSettings", () => {
       limits: { maxSubscriptions: 200, maxChainIds: 32, eventsPerSecond: 20, maxMessageBytes: 16384, maxBufferedBytes: 0 },
       admission: { maxSocketsPerAddress: 20, maxSocketsPerAddressCluster: 40, maxSockets: 10_000, maxMemoryBytes: 512 * 1024 * 1024 },
       trustProxyHops: 1,
+      replayDrainTimeoutMs: 10_000,
       retention: { maxUpdates: 50, maxAgeMs: 60_000 },
       prune: { intervalMs: 0, batchSize: 1000, retention: { maxUpdates: 50, maxAgeMs: 60_000 } },
       pingIntervalMs: 25_000,
@@ -100,5 +101,7 @@ describe("realtimeSettings", () => {
       drainGraceMs: 10_000,
     });
     expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], {})).transports).toEqual(["polling", "websocket"]);
+    expect(settings.replayBudget).toBeDefined();
+    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { REALTIME_REPLAY_BUDGET_PAGES: "0" })).replayBudget).toBeUndefined();
   });
 });

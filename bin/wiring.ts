@@ -14,6 +14,7 @@ import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../gateway/rate-limit.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
+import type { ReplayBudget } from "../realtime/connection.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
@@ -181,6 +182,8 @@ export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECT
       maxMemoryBytes: config.REALTIME_MAX_MEMORY_MB * 1024 * 1024,
     },
     trustProxyHops: config.TRUST_PROXY_HOPS,
+    replayBudget: replayBudget(config),
+    replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,
     retention,
     // The replay window decides what the active publisher may delete.
     prune: { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention },
@@ -190,6 +193,16 @@ export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECT
     feedTimeoutMs: config.REALTIME_FEED_TIMEOUT_MS,
     drainGraceMs: config.REALTIME_DRAIN_GRACE_MS,
   };
+}
+
+/**
+ * The replay budget: REALTIME_REPLAY_BUDGET_PAGES per REALTIME_REPLAY_BUDGET_SECONDS per client
+ * address, in each node's own memory (a client spreading its replays over n nodes gets n budgets).
+ * The gateway's token bucket, in its own currency (replay pages) until the points budget is shared.
+ */
+export function replayBudget(config: Config<"realtime">): ReplayBudget | undefined {
+  if (config.REALTIME_REPLAY_BUDGET_PAGES === 0) return undefined;
+  return createMemoryRateLimitStore({ limit: config.REALTIME_REPLAY_BUDGET_PAGES, windowSeconds: config.REALTIME_REPLAY_BUDGET_SECONDS });
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */

@@ -251,6 +251,19 @@ export const CONFIG_VARIABLES = {
   ),
   REALTIME_REPLAY_MAX_UPDATES: variable("realtime", nonNegativeInt, "100000", "replay window for `sinceSeq`, in updates (`REPLAY_WINDOW_EXCEEDED` beyond)"),
   REALTIME_REPLAY_MAX_AGE_SECONDS: variable("realtime", nonNegativeInt, "86400", "replay window for `sinceSeq`, in seconds"),
+  REALTIME_REPLAY_DRAIN_TIMEOUT_MS: variable(
+    "realtime",
+    positiveInt,
+    "10000",
+    "a replay waits this long for a socket that stopped reading (more than 256 KiB queued) before it closes the connection",
+  ),
+  REALTIME_REPLAY_BUDGET_PAGES: variable(
+    "realtime",
+    nonNegativeInt,
+    "200",
+    "replay pages (500 updates each) one client address may read per `REALTIME_REPLAY_BUDGET_SECONDS`, refilled continuously (`RATE_LIMITED` beyond; `0`: not charged); the default takes a whole 100 000-update replay window",
+  ),
+  REALTIME_REPLAY_BUDGET_SECONDS: variable("realtime", positiveInt, "600", "the replay budget's window"),
   REALTIME_PING_INTERVAL_MS: variable(
     "realtime",
     positiveInt,

@@ -42,7 +42,10 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 }
 
 export function createNodeMetrics(
-  realtime: Pick<Realtime, "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission">,
+  realtime: Pick<
+    Realtime,
+    "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission" | "replayStalls" | "replayRefusals"
+  >,
   fanout: Pick<Fanout, "kind" | "connected">,
   options: { defaultMetrics?: boolean } = {},
 ): RealtimeMetrics {
@@ -65,6 +68,15 @@ export function createNodeMetrics(
     "realtime_slow_consumer_disconnects_total",
     "Connections closed because their socket had more than REALTIME_MAX_BUFFERED_BYTES queued (it did not read)",
     () => realtime.slowConsumerDisconnects(),
+  );
+  mirroredCounter(
+    registry,
+    "realtime_replay_stalled_disconnects_total",
+    "Connections closed because they stopped reading their replay for REALTIME_REPLAY_DRAIN_TIMEOUT_MS",
+    () => realtime.replayStalls(),
+  );
+  mirroredCounter(registry, "realtime_replay_refusals_total", "Replays refused or cut short RATE_LIMITED: the client address's replay budget was spent", () =>
+    realtime.replayRefusals(),
   );
   admissionRefusals(registry, () => realtime.admission().refusals);
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { createRedisClient, guardRedis } from "../core/redis.ts";
 import type { AdmissionLimits } from "./admission.ts";
 import { createRedisSocketCounter } from "./admission-redis.ts";
-import type { RealtimeLimits } from "./connection.ts";
+import type { RealtimeLimits, ReplayBudget } from "./connection.ts";
 import { createMemoryFanout, createRedisFanout, type Fanout } from "./fanout.ts";
 import { createLocalLock, createPgAdvisoryLock, type PublisherLock } from "./lock.ts";
 import type { Retention } from "../core/outbox.ts";
@@ -45,6 +45,10 @@ export interface RealtimeSettings {
   trustProxyHops: number;
   /** The replay window of `sinceSeq`. */
   retention: Retention;
+  /** Replay pages charged per client address; none: not charged. */
+  replayBudget: ReplayBudget | undefined;
+  /** How long a replay waits for a socket that stopped reading before it closes the connection. */
+  replayDrainTimeoutMs: number;
   /** The active publisher's outbox pruning. */
   prune: PruneSettings;
   pingIntervalMs: number;
@@ -108,6 +112,8 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
         }
       : {}),
     retention: settings.retention,
+    ...(settings.replayBudget ? { replayBudget: settings.replayBudget } : {}),
+    replayDrainTimeoutMs: settings.replayDrainTimeoutMs,
     transports: settings.transports,
     pingIntervalMs: settings.pingIntervalMs,
     pingTimeoutMs: settings.pingTimeoutMs,

@@ -7,7 +7,7 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
-import { handleConnection, DEFAULT_LIMITS, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
+import { handleConnection, DEFAULT_LIMITS, type ConnectionContext, type ConnectionHandle, type RealtimeLimits, type ReplayBudget } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
@@ -33,6 +33,10 @@ export interface RealtimeDeps {
   pingTimeoutMs?: number;
   /** Outbox rows per replay or heal read (default 500). */
   pageSize?: number;
+  /** Charged one point per replay page, keyed by client address; none: replays are free. */
+  replayBudget?: ReplayBudget;
+  /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
+  replayDrainTimeoutMs?: number;
   /**
    * Local delivery: while the fan-out is disconnected (Redis away), or no feed message (the
    * publisher's heartbeat comes every second) arrived for `feedTimeoutMs` (0, the default: only the
@@ -79,6 +83,10 @@ export interface Realtime {
   subscriptions(): number;
   /** Connections closed because their socket had more than `limits.maxBufferedBytes` queued. */
   slowConsumerDisconnects(): number;
+  /** Connections closed because they stopped reading their replay (past `replayDrainTimeoutMs`). */
+  replayStalls(): number;
+  /** Replay requests refused (or cut short) because the client's replay budget was spent. */
+  replayRefusals(): number;
   /** Handshakes refused by admission, by reason. */
   admission(): AdmissionStats;
   state(): RealtimeState;
@@ -171,7 +179,8 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     },
   });
 
-  const context = {
+  const counters = { replayStalls: 0, replayRefusals: 0 };
+  const context: ConnectionContext = {
     stream,
     outbox,
     networks,
@@ -180,6 +189,10 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     retention,
     logger: deps.logger,
     replayPageSize: pageSize,
+    trustProxyHops: deps.trustProxyHops ?? 0,
+    ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
+    replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
+    counters,
   };
   const connections = new Map<string, ConnectionHandle>();
   io.on("connection", (socket) => {
@@ -225,6 +238,8 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     },
     slowConsumerDisconnects: () => slowConsumers.disconnected(),
     admission: () => admission.stats(),
+    replayStalls: () => counters.replayStalls,
+    replayRefusals: () => counters.replayRefusals,
     state: () => ({
       delivery: local.active() ? "local" : "feed",
       fanoutConnected: deps.fanout.connected(),

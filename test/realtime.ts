@@ -34,9 +34,14 @@ export interface TestClient {
   close(): void;
 }
 
-/** A WebSocket client (no reconnection: tests reconnect explicitly, like a client behind a load balancer). */
-export async function connectClient(url: string, path: string): Promise<TestClient> {
-  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true });
+/**
+ * A WebSocket client (no reconnection: tests reconnect explicitly, like a client behind a load
+ * balancer), optionally from another loopback address (`localAddress`: another client address).
+ */
+export async function connectClient(url: string, path: string, options: { localAddress?: string } = {}): Promise<TestClient> {
+  // `localAddress` reaches the `ws` client through engine.io-client's options (not in its types).
+  const local = options.localAddress ? { localAddress: options.localAddress } : {};
+  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true, ...local });
   const client: TestClient = {
     socket,
     updates: [],
