@@ -185,6 +185,23 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
     expect(readTimeout * 1000).toBeGreaterThan(REALTIME_PING_INTERVAL_MS + REALTIME_PING_TIMEOUT_MS);
   });
 
+  it("bounds each client address in front of the services, no tighter than the services' own defaults", () => {
+    const realtimeConfig = loadConfig(REALTIME_SECTIONS, compose.services["realtime-a"]!.environment!);
+    const ws = location(`${realtimeConfig.REALTIME_PATH}/`);
+    // Sockets: the nodes' allowance over all of them, so their TOO_MANY_CONNECTIONS comes first.
+    expect(Number(/limit_conn sockets_per_address (\d+);/.exec(ws)?.[1])).toBe(realtimeConfig.REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER);
+    expect(nginx).toContain("limit_conn_zone $binary_remote_addr zone=sockets_per_address");
+    // Requests: above the gateways' default rate and burst, so their RATE_LIMITED comes first.
+    const gateway = loadConfig(["gateway"], {});
+    const rate = Number(/zone=graphql_per_address:\w+ rate=(\d+)r\/s;/.exec(nginx)?.[1]);
+    expect(rate).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_MAX / gateway.RATE_LIMIT_WINDOW_SECONDS);
+    const burst = Number(/limit_req zone=graphql_per_address burst=(\d+) nodelay;/.exec(location("/graphql"))?.[1]);
+    expect(burst).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_BURST);
+    expect(location("/graphql")).toContain("proxy_pass http://gateways;");
+    // A write deadline for clients that stop reading.
+    expect(/^\s*send_timeout (\d+)s;/m.exec(nginx)?.[1]).toBeDefined();
+  });
+
   it("passes the client address the gateways trust, and keeps /metrics internal", () => {
     expect(nginx).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
     for (const name of ["gateway-a", "gateway-b", "realtime-a", "realtime-b"]) {
