@@ -204,6 +204,10 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
 
   it("passes the client address the gateways trust, and keeps /metrics internal", () => {
     expect(nginx).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
+    // A location with a proxy_set_header of its own inherits none: each proxying one sets the address.
+    for (const block of nginx.split(/\n\s*location /).slice(1)) {
+      if (block.includes("proxy_pass") && block.includes("proxy_set_header")) expect(block).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
+    }
     for (const name of ["gateway-a", "gateway-b", "realtime-a", "realtime-b"]) {
       expect(loadConfig(["shared", "gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
     }
