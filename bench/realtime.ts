@@ -254,7 +254,15 @@ async function main(): Promise<void> {
     db = await openDatabase({ url, poolSize: 2 });
     const outbox = new Outbox(db);
     await createNetworks(db, [1]);
-    cluster = await startCluster({ databaseUrl: url, redisUrl, prefix: `bets-bench:${randomBytes(6).toString("hex")}:`, nodes: 2, publishers: 1 });
+    cluster = await startCluster({
+      databaseUrl: url,
+      redisUrl,
+      prefix: `bets-bench:${randomBytes(6).toString("hex")}:`,
+      nodes: 2,
+      publishers: 1,
+      // Every client of this benchmark is one loopback address: no per-address allowance.
+      env: { REALTIME_MAX_SOCKETS_PER_ADDRESS: "0", REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER: "0" },
+    });
     const urls = cluster.nodes.map((n) => n.url);
 
     let started = performance.now();

@@ -63,7 +63,7 @@ const settled = await db.prisma.bet.findMany({
 });
 
 // The contract's defaults, whatever this shell's environment says, plus one trusted proxy hop.
-const config = loadConfig(["gateway"], { TRUST_PROXY_HOPS: "1" });
+const config = loadConfig(["shared", "gateway"], { TRUST_PROXY_HOPS: "1" });
 const protection = gatewayProtection(config);
 const stack = await startBenchStack(db, logger, { maxBodyBytes: config.MAX_BODY_BYTES, ...protection });
 process.stdout.write(

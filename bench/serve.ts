@@ -19,7 +19,7 @@ if (!url) {
 
 const logger = pino({ name: "bench-serve", level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const db = await openDatabase({ url, logger, migrate: false });
-const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["gateway"])), rateLimit: undefined });
+const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["shared", "gateway"])), rateLimit: undefined });
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {
   await stack.stop();

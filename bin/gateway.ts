@@ -14,7 +14,7 @@ import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SEC
 
 const config = loadConfig(GATEWAY_SECTIONS);
 // Read only when this gateway serves Socket.IO itself.
-const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(REALTIME_SECTIONS) : undefined;
+const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(["shared", ...REALTIME_SECTIONS]) : undefined;
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway

@@ -73,7 +73,9 @@ describe("gatewaySettings", () => {
 describe("realtimeSettings", () => {
   it("maps the REALTIME_* variables, the replay window deciding what pruning deletes", () => {
     const settings = realtimeSettings(
-      loadConfig(REALTIME_SECTIONS, {
+      loadConfig(["shared", ...REALTIME_SECTIONS], {
+        TRUST_PROXY_HOPS: "1",
+        REALTIME_MAX_MEMORY_MB: "512",
         REALTIME_TRANSPORTS: "websocket",
         REALTIME_REPLAY_MAX_UPDATES: "50",
         REALTIME_REPLAY_MAX_AGE_SECONDS: "60",
@@ -87,6 +89,9 @@ describe("realtimeSettings", () => {
       publisher: false,
       transports: ["websocket"],
       limits: { maxSubscriptions: 200, maxChainIds: 32, eventsPerSecond: 20, maxMessageBytes: 16384, maxBufferedBytes: 0 },
+      admission: { maxSocketsPerAddress: 20, maxSocketsPerAddressCluster: 40, maxSockets: 10_000, maxMemoryBytes: 512 * 1024 * 1024 },
+      trustProxyHops: 1,
+      replayDrainTimeoutMs: 10_000,
       retention: { maxUpdates: 50, maxAgeMs: 60_000 },
       prune: { intervalMs: 0, batchSize: 1000, retention: { maxUpdates: 50, maxAgeMs: 60_000 } },
       pingIntervalMs: 25_000,
@@ -95,6 +100,8 @@ describe("realtimeSettings", () => {
       feedTimeoutMs: 5000,
       drainGraceMs: 10_000,
     });
-    expect(realtimeSettings(loadConfig(REALTIME_SECTIONS, {})).transports).toEqual(["polling", "websocket"]);
+    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], {})).transports).toEqual(["polling", "websocket"]);
+    expect(settings.replayBudget).toBeDefined();
+    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { REALTIME_REPLAY_BUDGET_PAGES: "0" })).replayBudget).toBeUndefined();
   });
 });

@@ -14,6 +14,7 @@ import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../core/token-bucket.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
+import type { ReplayBudget } from "../realtime/connection.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
@@ -95,7 +96,7 @@ export function subgraphUrlOverrides(config: Config<"subgraphs">): Record<string
  * The configured query limits and per-client points budget: shared through Redis when the gateway has
  * it (falling back to in-process buckets while Redis is away or slow), else in process.
  */
-export function gatewayProtection(config: Config<"gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
+export function gatewayProtection(config: Config<"shared" | "gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
   const policy: RateLimitPolicy = { capacity: config.RATE_LIMIT_POINTS, refillPerSecond: config.RATE_LIMIT_POINTS_PER_SECOND };
   // A budget smaller than the largest accepted query would refuse a documented request forever.
   if (policy.capacity > 0 && policy.capacity < config.MAX_QUERY_COST)
@@ -163,7 +164,7 @@ export function clientOperationNames(): string[] {
 }
 
 /** A realtime node's settings (and its publisher's) from the REALTIME_* variables. */
-export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
+export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
   const retention = { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
   return {
     path: config.REALTIME_PATH,
@@ -177,6 +178,15 @@ export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[numbe
       maxMessageBytes: config.REALTIME_MAX_MESSAGE_BYTES,
       maxBufferedBytes: config.REALTIME_MAX_BUFFERED_BYTES,
     },
+    admission: {
+      maxSocketsPerAddress: config.REALTIME_MAX_SOCKETS_PER_ADDRESS,
+      maxSocketsPerAddressCluster: config.REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER,
+      maxSockets: config.REALTIME_MAX_SOCKETS,
+      maxMemoryBytes: config.REALTIME_MAX_MEMORY_MB * 1024 * 1024,
+    },
+    trustProxyHops: config.TRUST_PROXY_HOPS,
+    replayBudget: replayBudget(config),
+    replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,
     retention,
     // The replay window decides what the active publisher may delete.
     prune: { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention },
@@ -186,6 +196,16 @@ export function realtimeSettings(config: Config<(typeof REALTIME_SECTIONS)[numbe
     feedTimeoutMs: config.REALTIME_FEED_TIMEOUT_MS,
     drainGraceMs: config.REALTIME_DRAIN_GRACE_MS,
   };
+}
+
+/**
+ * The replay budget: REALTIME_REPLAY_BUDGET_PAGES per REALTIME_REPLAY_BUDGET_SECONDS per client
+ * address, in each node's own memory (a client spreading its replays over n nodes gets n budgets).
+ * The gateway's token bucket, in its own currency (replay pages) until the points budget is shared.
+ */
+export function replayBudget(config: Config<"realtime">): ReplayBudget | undefined {
+  if (config.REALTIME_REPLAY_BUDGET_PAGES === 0) return undefined;
+  return createMemoryRateLimitStore({ capacity: config.REALTIME_REPLAY_BUDGET_PAGES, refillPerSecond: config.REALTIME_REPLAY_BUDGET_PAGES / config.REALTIME_REPLAY_BUDGET_SECONDS });
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */

@@ -135,6 +135,12 @@ export const CONFIG_VARIABLES = {
     undefined,
     "Redis shared by gateway replicas and realtime nodes; unset: in-process fallbacks",
   ),
+  TRUST_PROXY_HOPS: variable(
+    "shared",
+    z.coerce.number().int().min(0).max(10),
+    "0",
+    "gateways and realtime nodes: proxies whose `X-Forwarded-For` entries are trusted to name the client (`0`: the peer address)",
+  ),
   METRICS_PORT: variable("shared", port.optional(), undefined, "indexer and publisher: `GET /metrics` on `HOST:METRICS_PORT`; unset: no listener"),
 
   // --------------------------------------------------------------------------------- gateway
@@ -168,12 +174,6 @@ export const CONFIG_VARIABLES = {
     "each client IP's budget of cost points (`RATE_LIMITED`, HTTP 429, once spent); at least `MAX_QUERY_COST`; shared through Redis with `REDIS_URL`; `0`: off",
   ),
   RATE_LIMIT_POINTS_PER_SECOND: variable("gateway", positiveInt, "1000", "cost points added back to each client's budget per second"),
-  TRUST_PROXY_HOPS: variable(
-    "gateway",
-    z.coerce.number().int().min(0).max(10),
-    "0",
-    "proxies whose `X-Forwarded-For` entries are trusted to name the client (`0`: the peer address)",
-  ),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,
@@ -229,8 +229,40 @@ export const CONFIG_VARIABLES = {
     "4194304",
     "bytes queued for a socket that does not read before its connection is closed (`0`: no bound, else ≥ 65536)",
   ),
+  REALTIME_MAX_SOCKETS_PER_ADDRESS: variable(
+    "realtime",
+    nonNegativeInt,
+    "20",
+    "sockets one client address may hold on a node (`TOO_MANY_CONNECTIONS` at the handshake beyond; `0`: no bound)",
+  ),
+  REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER: variable(
+    "realtime",
+    nonNegativeInt,
+    "40",
+    "with `REDIS_URL`: sockets one client address may hold across the nodes, counted in Redis (while Redis is away, each node's own bound still holds; `0`: no bound)",
+  ),
+  REALTIME_MAX_SOCKETS: variable("realtime", nonNegativeInt, "10000", "sockets a node holds at most (`NODE_FULL` at the handshake beyond; `0`: no bound)"),
+  REALTIME_MAX_MEMORY_MB: variable(
+    "realtime",
+    nonNegativeInt,
+    "768",
+    "a node refuses new sockets (`NODE_FULL`) while its resident memory (RSS) is above this many MiB (`0`: no bound)",
+  ),
   REALTIME_REPLAY_MAX_UPDATES: variable("realtime", nonNegativeInt, "100000", "replay window for `sinceSeq`, in updates (`REPLAY_WINDOW_EXCEEDED` beyond)"),
   REALTIME_REPLAY_MAX_AGE_SECONDS: variable("realtime", nonNegativeInt, "86400", "replay window for `sinceSeq`, in seconds"),
+  REALTIME_REPLAY_DRAIN_TIMEOUT_MS: variable(
+    "realtime",
+    positiveInt,
+    "10000",
+    "a replay waits this long for a socket that stopped reading (more than 256 KiB queued) before it closes the connection",
+  ),
+  REALTIME_REPLAY_BUDGET_PAGES: variable(
+    "realtime",
+    nonNegativeInt,
+    "200",
+    "replay pages (500 updates each) one client address may read per `REALTIME_REPLAY_BUDGET_SECONDS`, refilled continuously (`RATE_LIMITED` beyond; `0`: not charged); the default takes a whole 100 000-update replay window",
+  ),
+  REALTIME_REPLAY_BUDGET_SECONDS: variable("realtime", positiveInt, "600", "the replay budget's window"),
   REALTIME_PING_INTERVAL_MS: variable(
     "realtime",
     positiveInt,

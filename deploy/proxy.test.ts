@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
 import { insertUpdates, wallet } from "../test/outbox.ts";
-import { connectClient, type TestClient } from "../test/realtime.ts";
+import { attemptConnect, connectClient, type TestClient } from "../test/realtime.ts";
 import { freePort } from "../test/private-postgres.ts";
 import { binaryService, describeWith } from "../test/services.ts";
 import { spawnChild, type Spawned } from "../test/spawn.ts";
@@ -20,6 +20,8 @@ import { loadCompose } from "../test/compose.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 
 const NGINX = "/usr/sbin/nginx";
+/** The realtime node's allowance per client address in this suite (small: quick to reach). */
+const SOCKETS_PER_ADDRESS = 3;
 /** The Socket.IO path of the compose file's realtime nodes. */
 const REALTIME_NODE_PATH = loadCompose().services["realtime-a"]!.environment!.REALTIME_PATH!;
 // CI installs nginx (.ci/run); elsewhere the suite is skipped with SKIPPED and the install command in its title.
@@ -58,7 +60,13 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     realtime = await startRealtime(realtimeHttp, {
       db: t.db,
       logger: silentLogger(),
-      settings: testRealtimeSettings({ REALTIME_TRANSPORTS: "websocket", REALTIME_PATH: REALTIME_NODE_PATH }),
+      // As the compose nodes behind the proxy: the client is the last X-Forwarded-For hop.
+      settings: testRealtimeSettings({
+        REALTIME_TRANSPORTS: "websocket",
+        REALTIME_PATH: REALTIME_NODE_PATH,
+        TRUST_PROXY_HOPS: "1",
+        REALTIME_MAX_SOCKETS_PER_ADDRESS: String(SOCKETS_PER_ADDRESS),
+      }),
     });
 
     dir = mkdtempSync(join(tmpdir(), "nginx-"));
@@ -140,5 +148,42 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     const [seq] = await insertUpdates(t.db, [{ chainId, betId: "900001", player: wallet(1) }]);
     await client.until(() => client.updates.some((u) => u.seq === String(seq)), 15_000, "the update through the proxy");
     expect(client.updates.find((u) => u.seq === String(seq))).toMatchObject({ type: "PLACED", chainId, betId: "900001" });
+  });
+
+  it("lets the realtime node count sockets per client behind it, whatever X-Forwarded-For a client writes", async () => {
+    // Before: every socket came from nginx's address, so one client's flood was everyone's.
+    const from = (localAddress: string, spoof: string) =>
+      attemptConnect(proxyUrl, REALTIME_NODE_PATH, { localAddress, headers: { "x-forwarded-for": spoof } }).then((attempt) => {
+        clients.push({ close: () => void attempt.socket.close() } as TestClient);
+        return attempt;
+      });
+    for (let i = 0; i < SOCKETS_PER_ADDRESS; i++) expect((await from("127.0.0.3", `198.51.100.${i}`)).admitted).toBe(true);
+    const refused = await from("127.0.0.3", "198.51.100.99");
+    expect(refused.admitted ? "admitted" : refused.data).toMatchObject({ code: "TOO_MANY_CONNECTIONS" });
+    expect((await from("127.0.0.4", "198.51.100.0")).admitted).toBe(true);
+  });
+
+  it("stops a /graphql flood from one address with the gateway's error shape", async () => {
+    // The test gateway has no rate limit of its own: what refuses here is nginx's limit_req (a
+    // burst of 1 000, refilled at 100 a second: the gateways' default points budget at the cheapest
+    // request's price), fewer than 1 500 requests sent in quick waves.
+    // 30 waves of 50 at once (the loopback nginx takes 256 connections).
+    const responses: Response[] = [];
+    for (let wave = 0; wave < 30; wave++) {
+      const sent = Array.from({ length: 50 }, () =>
+        fetch(`${proxyUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ __typename }"}' }),
+      );
+      for (const response of await Promise.all(sent)) {
+        responses.push(response);
+        if (response.status !== 429) await response.body?.cancel();
+      }
+    }
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    const limited = responses.find((r) => r.status === 429);
+    expect(limited).toBeDefined();
+    expect(limited!.headers.get("retry-after")).toBe("1");
+    expect(await limited!.json()).toMatchObject({ errors: [{ extensions: { code: "RATE_LIMITED", retryAfterSeconds: 1 } }] });
+    await Promise.all(responses.filter((r) => r !== limited && !r.bodyUsed).map((r) => r.body?.cancel()));
   });
 });

@@ -15,7 +15,7 @@ import { createMemoryResponseCacheStore } from "./response-cache.ts";
 // The buckets run on a frozen clock: nothing refills while a test runs, so the counts are exact.
 
 let t: TestStack;
-const config = loadConfig(["gateway"], {});
+const config = loadConfig(["shared", "gateway"], {});
 beforeAll(async () => {
   const protection = gatewayProtection(config);
   t = await startTestStack(

@@ -45,6 +45,33 @@ export function closeTransport(socket: RealtimeSocket, options: { discardQueued?
   engineConnection(socket).transport.socket?.terminate?.();
 }
 
+/**
+ * Resolves true once at most `belowBytes` are queued for `socket`, false when it is still above
+ * after `timeoutMs` or has disconnected. Woken by the transport finishing a write (its "drain"),
+ * and checked every 100 ms besides (a write the kernel takes leaves no event on engine.io).
+ */
+export async function waitForRoom(socket: RealtimeSocket, options: { belowBytes: number; timeoutMs: number }): Promise<boolean> {
+  const deadline = performance.now() + options.timeoutMs;
+  for (;;) {
+    if (!socket.connected) return false;
+    if (bufferedBytes(socket, options.belowBytes) <= options.belowBytes) return true;
+    const left = deadline - performance.now();
+    if (left <= 0) return false;
+    const transport = socket.conn.transport;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        transport.off("drain", done);
+        socket.conn.off("close", done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(100, left));
+      transport.on("drain", done);
+      socket.conn.on("close", done);
+    });
+  }
+}
+
 export interface SlowConsumerWatch {
   /** Connections closed for being over the bound, since start. */
   disconnected(): number;

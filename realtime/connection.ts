@@ -15,8 +15,10 @@
 //      close the sink, join the new rooms, answer `bets:subscribed` with the node's lastSeq.
 // No update can slip between 5's steps (one tick), nor be sent twice (the cursor filters the buffer,
 // step 4 keeps later live ones above it).
+import { clientAddress } from "../core/client-address.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
+import { closeTransport, waitForRoom } from "./backpressure.ts";
 import type { DeliveryDepth } from "./depth.ts";
 import { RealtimeErrorCode, type ClientEventName, type ErrorBody, type Response, type SubscribedPayload } from "./events.ts";
 import type { RealtimeSocket } from "./fanout.ts";
@@ -65,7 +67,32 @@ export interface ConnectionContext {
   logger: Logger;
   /** Outbox rows per replay read. */
   replayPageSize: number;
+  /** Proxies whose X-Forwarded-For entries name the client: the replay budget's key. */
+  trustProxyHops: number;
+  /** Charged one point per replay page, per client address; none: replays are not charged. */
+  replayBudget?: ReplayBudget;
+  /** How long a replay waits for its socket to take what is queued before it cuts the connection. */
+  replayDrainTimeoutMs: number;
+  /** Counts for metrics: a replay's socket cut for not reading, a replay refused by the budget. */
+  counters: { replayStalls: number; replayRefusals: number };
 }
+
+/**
+ * A per-key budget (a token bucket): `take` charges `cost` (default 1), all or nothing. The shape of
+ * the gateway's RateLimitStore; the composition root decides which store (and so which currency).
+ */
+export interface ReplayBudget {
+  take(key: string, now: number, cost?: number): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+}
+
+/** The replay of a socket that stopped reading was given up and its connection closed: nothing to answer. */
+class ReplayAbandoned extends Error {}
+
+/**
+ * Bytes a replay lets queue for its socket (engine.io's buffer and the WebSocket's) before it waits
+ * for the socket to take them: a replay never sends past a stalled socket's watermark.
+ */
+export const REPLAY_WATERMARK_BYTES = 256 * 1024;
 
 /** Operations waiting on one socket beyond which new ones are refused as RATE_LIMITED. */
 const MAX_PENDING = 8;
@@ -74,6 +101,7 @@ class Refusal extends Error {
   constructor(
     readonly code: RealtimeErrorCode,
     message: string,
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -168,8 +196,11 @@ class RequestQueue {
           ack?.(result);
         },
         (error: unknown) => {
-          if (!socket.connected) return;
-          if (error instanceof Refusal) return refuse(socket, event, ack, { code: error.code, message: error.message });
+          if (!socket.connected || error instanceof ReplayAbandoned) return;
+          if (error instanceof Refusal) {
+            const retry = error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds };
+            return refuse(socket, event, ack, { code: error.code, message: error.message, ...retry });
+          }
           this.logger.error({ err: error, event }, "realtime request failed");
           refuse(socket, event, ack, { code: RealtimeErrorCode.ServiceUnavailable, message: "Service temporarily unavailable: retry later" });
         },
@@ -258,8 +289,9 @@ class SocketSubscription {
 
       let cursor = since;
       try {
-        // 3. Replay from the table.
+        // 3. Replay from the table, each page charged, each update sent only while the socket takes them.
         for (;;) {
+          await this.chargeReplayPage(cursor === since);
           const rows = await ctx.outbox.after(cursor, { filter: next, limit: ctx.replayPageSize });
           if (!socket.connected) return stateToPayload(next, cursor);
           // The publisher prunes from the oldest row up: if it passed the cursor while this replay
@@ -270,11 +302,11 @@ class SocketSubscription {
           }
           await ctx.depth.refresh();
           for (const update of rows) {
+            await this.roomForReplay();
             socket.emit("bets:update", ctx.depth.payload(update));
             cursor = BigInt(update.seq);
           }
           if (rows.length < ctx.replayPageSize) break;
-          await drained(socket);
         }
         // 4. Nothing at or below the cursor can still arrive live.
         await ctx.stream.catchUp(cursor);
@@ -289,6 +321,45 @@ class SocketSubscription {
     } finally {
       ctx.stream.closeSink(sink);
     }
+  }
+
+  /** Charges one replay page to the client's budget; refuses RATE_LIMITED when it is spent. */
+  private async chargeReplayPage(first: boolean): Promise<void> {
+    const { ctx } = this;
+    if (!ctx.replayBudget) return;
+    let decision: { allowed: boolean; retryAfterSeconds: number };
+    try {
+      decision = await ctx.replayBudget.take(`replay:${clientAddress(this.socket.request, ctx.trustProxyHops)}`, Date.now());
+    } catch (error) {
+      // The configured store falls back in process itself; one that still fails does not stop replays.
+      ctx.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "replay budget unavailable: not charging");
+      return;
+    }
+    if (decision.allowed) return;
+    ctx.counters.replayRefusals++;
+    const what = first ? "This client's replay budget is spent" : "This client's replay budget ran out during the replay (the subscription is now empty)";
+    throw new Refusal(
+      RealtimeErrorCode.RateLimited,
+      `${what}: resume with your last seq after ${decision.retryAfterSeconds} s, or re-read through GraphQL`,
+      decision.retryAfterSeconds,
+    );
+  }
+
+  /**
+   * Waits while more than the replay watermark is queued for the socket; past the deadline, closes
+   * its connection (queue discarded: a client that does not read would never take it) and gives up.
+   */
+  private async roomForReplay(): Promise<void> {
+    const { socket, ctx } = this;
+    // Below the slow-consumer bound too, so that the sweep never cuts a socket its replay is waiting on.
+    const bound = ctx.limits.maxBufferedBytes > 0 ? Math.min(REPLAY_WATERMARK_BYTES, ctx.limits.maxBufferedBytes / 2) : REPLAY_WATERMARK_BYTES;
+    if (await waitForRoom(socket, { belowBytes: bound, timeoutMs: ctx.replayDrainTimeoutMs })) return;
+    if (socket.connected) {
+      ctx.counters.replayStalls++;
+      ctx.logger.warn({ socket: socket.id, replayDrainTimeoutMs: ctx.replayDrainTimeoutMs }, "closing a connection that stopped reading its replay");
+      closeTransport(socket, { discardQueued: true });
+    }
+    throw new ReplayAbandoned();
   }
 
   /** Synchronously: flush the sink above `after`, close it, join the rooms of `target`. */
@@ -319,21 +390,4 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
     idle: () => requests.idle(),
     subscriptions: () => subscription.size(),
   };
-}
-
-/** Waits until the socket's engine has written out what is queued (replays do not pile up in memory). */
-function drained(socket: RealtimeSocket): Promise<void> {
-  const conn = socket.conn;
-  if (conn.transport.writable || !socket.connected) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      conn.off("drain", done);
-      conn.off("close", done);
-      resolve();
-    };
-    const timer = setTimeout(done, 5_000);
-    conn.on("drain", done);
-    conn.on("close", done);
-  });
 }

@@ -81,6 +81,28 @@ export type RealtimeErrorCode = (typeof RealtimeErrorCode)[keyof typeof Realtime
 export interface ErrorBody {
   code: RealtimeErrorCode;
   message: string;
+  /** With `RATE_LIMITED` from the replay budget: seconds until a replay of this client may start. */
+  retryAfterSeconds?: number;
+}
+
+/**
+ * A refused connection (admission, at the handshake): socket.io-client's `connect_error` carries it
+ * as `error.data`, and `error.message` is the same sentence as `message`. The socket does not
+ * connect and is not retried by the stock client's reconnection: wait `retryAfterSeconds`, then
+ * connect again (another node may have room sooner).
+ */
+export const ConnectErrorCode = {
+  /** This client address already holds the most sockets allowed per address (on this node or across the cluster). */
+  TooManyConnections: "TOO_MANY_CONNECTIONS",
+  /** The node holds the most sockets it takes, or its memory is past its budget: try again later or elsewhere. */
+  NodeFull: "NODE_FULL",
+} as const;
+export type ConnectErrorCode = (typeof ConnectErrorCode)[keyof typeof ConnectErrorCode];
+
+export interface ConnectErrorData {
+  code: ConnectErrorCode;
+  message: string;
+  retryAfterSeconds: number;
 }
 
 export type ClientEventName = keyof ClientToServerEvents;

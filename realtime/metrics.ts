@@ -4,6 +4,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import { metricsRoute, registryFor } from "../core/metrics.ts";
 import type { RouteHandler } from "../core/http.ts";
+import type { RefusalReason } from "./admission.ts";
 import type { Fanout } from "./fanout.ts";
 import type { Outbox } from "../core/outbox.ts";
 import type { Publisher } from "./publisher.ts";
@@ -41,7 +42,10 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 }
 
 export function createNodeMetrics(
-  realtime: Pick<Realtime, "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects">,
+  realtime: Pick<
+    Realtime,
+    "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission" | "replayStalls" | "replayRefusals"
+  >,
   fanout: Pick<Fanout, "kind" | "connected">,
   options: { defaultMetrics?: boolean } = {},
 ): RealtimeMetrics {
@@ -65,12 +69,40 @@ export function createNodeMetrics(
     "Connections closed because their socket had more than REALTIME_MAX_BUFFERED_BYTES queued (it did not read)",
     () => realtime.slowConsumerDisconnects(),
   );
+  mirroredCounter(
+    registry,
+    "realtime_replay_stalled_disconnects_total",
+    "Connections closed because they stopped reading their replay for REALTIME_REPLAY_DRAIN_TIMEOUT_MS",
+    () => realtime.replayStalls(),
+  );
+  mirroredCounter(registry, "realtime_replay_refusals_total", "Replays refused or cut short RATE_LIMITED: the client address's replay budget was spent", () =>
+    realtime.replayRefusals(),
+  );
+  admissionRefusals(registry, () => realtime.admission().refusals);
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));
   gauge(registry, "realtime_local_delivery", "1 while this node delivers from the outbox itself (feed or Redis down), else 0", () =>
     realtime.state().delivery === "local" ? 1 : 0,
   );
   gauge(registry, "realtime_redis_connected", "1 while the Redis adapter's connections are up (always 1 in memory)", () => (fanout.connected() ? 1 : 0));
   return { registry, route: metricsRoute(registry) };
+}
+
+/** Refused handshakes by reason (labels fixed up front, so every series exists from 0). */
+function admissionRefusals(registry: Registry, read: () => Record<RefusalReason, number>): void {
+  const reported: Record<string, number> = {};
+  new Counter({
+    name: "realtime_admission_refusals_total",
+    help: "Handshakes refused by admission: reason memory or node (NODE_FULL), address or address_cluster (TOO_MANY_CONNECTIONS)",
+    labelNames: ["reason"],
+    registers: [registry],
+    collect() {
+      for (const [reason, now] of Object.entries(read())) {
+        if (reported[reason] === undefined) this.inc({ reason }, 0);
+        if (now > (reported[reason] ?? 0)) this.inc({ reason }, now - (reported[reason] ?? 0));
+        reported[reason] = now;
+      }
+    },
+  });
 }
 
 export function createPublisherMetrics(

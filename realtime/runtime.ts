@@ -5,12 +5,19 @@ import type { Server as HttpServer } from "node:http";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
-import type { RealtimeLimits } from "./connection.ts";
+import { randomUUID } from "node:crypto";
+import { createRedisClient, guardRedis } from "../core/redis.ts";
+import type { AdmissionLimits } from "./admission.ts";
+import { createRedisSocketCounter } from "./admission-redis.ts";
+import type { RealtimeLimits, ReplayBudget } from "./connection.ts";
 import { createMemoryFanout, createRedisFanout, type Fanout } from "./fanout.ts";
 import { createLocalLock, createPgAdvisoryLock, type PublisherLock } from "./lock.ts";
 import type { Retention } from "../core/outbox.ts";
 import { createPublisher, type PruneSettings, type Publisher } from "./publisher.ts";
 import { createRealtime, type Realtime } from "./server.ts";
+
+/** The most a handshake waits for the cluster's socket count before admitting on the node's own bounds. */
+const ADMISSION_REDIS_TIMEOUT_MS = 200;
 
 /** Redis when REDIS_URL is set, else in-process (then the publisher must run in the same process). */
 export function createConfiguredFanout(options: { redisUrl?: string; prefix: string; logger: Logger }): Fanout {
@@ -32,8 +39,16 @@ export interface RealtimeSettings {
   publisher: boolean;
   transports: ("polling" | "websocket")[];
   limits: RealtimeLimits;
+  /** Sockets per client address (per node, and across nodes with Redis), per node, and the memory budget. */
+  admission: AdmissionLimits;
+  /** Proxies whose X-Forwarded-For entries name the client (TRUST_PROXY_HOPS, as the gateway's). */
+  trustProxyHops: number;
   /** The replay window of `sinceSeq`. */
   retention: Retention;
+  /** Replay pages charged per client address; none: not charged. */
+  replayBudget: ReplayBudget | undefined;
+  /** How long a replay waits for a socket that stopped reading before it closes the connection. */
+  replayDrainTimeoutMs: number;
   /** The active publisher's outbox pruning. */
   prune: PruneSettings;
   pingIntervalMs: number;
@@ -70,6 +85,11 @@ export interface RunningRealtime {
 export async function startRealtime(httpServer: HttpServer, options: StartRealtimeOptions): Promise<RunningRealtime> {
   const { settings } = options;
   const fanout = createConfiguredFanout({ redisUrl: options.redisUrl, prefix: settings.redisPrefix, logger: options.logger });
+  // Admission's cluster count: its own connection, failing fast (commands are not queued while
+  // Redis is away: a handshake then falls back on the node's own bounds after one deadline at most).
+  const admissionRedis = options.redisUrl
+    ? createRedisClient(options.redisUrl, { logger: options.logger, role: "realtime:admission", maxRetriesPerRequest: 1 })
+    : undefined;
   const realtime = await createRealtime(httpServer, {
     db: options.db,
     logger: options.logger,
@@ -77,7 +97,23 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
     path: settings.path,
     networks: options.networks,
     limits: settings.limits,
+    admission: settings.admission,
+    trustProxyHops: settings.trustProxyHops,
+    ...(admissionRedis
+      ? {
+          clusterCounter: (counts: () => ReadonlyMap<string, number>) =>
+            createRedisSocketCounter({
+              redis: guardRedis(admissionRedis, { timeoutMs: ADMISSION_REDIS_TIMEOUT_MS }),
+              prefix: settings.redisPrefix,
+              nodeId: randomUUID(),
+              logger: options.logger,
+              counts,
+            }),
+        }
+      : {}),
     retention: settings.retention,
+    ...(settings.replayBudget ? { replayBudget: settings.replayBudget } : {}),
+    replayDrainTimeoutMs: settings.replayDrainTimeoutMs,
     transports: settings.transports,
     pingIntervalMs: settings.pingIntervalMs,
     pingTimeoutMs: settings.pingTimeoutMs,
@@ -107,6 +143,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
         await realtime.drain(settings.drainGraceMs);
         await publisher?.stop();
         await realtime.close();
+        admissionRedis?.disconnect();
         await fanout.close();
       })();
       return stopped;

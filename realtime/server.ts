@@ -5,8 +5,9 @@ import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
-import { handleConnection, DEFAULT_LIMITS, type ConnectionHandle, type RealtimeLimits } from "./connection.ts";
+import { handleConnection, DEFAULT_LIMITS, type ConnectionContext, type ConnectionHandle, type RealtimeLimits, type ReplayBudget } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
@@ -32,6 +33,10 @@ export interface RealtimeDeps {
   pingTimeoutMs?: number;
   /** Outbox rows per replay or heal read (default 500). */
   pageSize?: number;
+  /** Charged one point per replay page, keyed by client address; none: replays are free. */
+  replayBudget?: ReplayBudget;
+  /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
+  replayDrainTimeoutMs?: number;
   /**
    * Local delivery: while the fan-out is disconnected (Redis away), or no feed message (the
    * publisher's heartbeat comes every second) arrived for `feedTimeoutMs` (0, the default: only the
@@ -40,6 +45,14 @@ export interface RealtimeDeps {
    */
   localPollMs?: number;
   feedTimeoutMs?: number;
+  /** Admission at the handshake (admission.ts): sockets per address, per node, memory. Default DEFAULT_ADMISSION. */
+  admission?: Partial<AdmissionLimits>;
+  /** Proxies whose X-Forwarded-For entries name the client (core/client-address.ts); default 0: the peer. */
+  trustProxyHops?: number;
+  /** The cluster's sockets per address (admission-redis.ts); none: admission counts this node only. */
+  clusterCounter?: AdmissionOptions["cluster"];
+  /** The process's RSS in bytes, for the memory budget (default `process.memoryUsage.rss()`). */
+  memoryBytes?: () => number;
   /** How often sockets' queued bytes are checked against `limits.maxBufferedBytes` (default 500 ms). */
   slowConsumerCheckMs?: number;
 }
@@ -70,6 +83,12 @@ export interface Realtime {
   subscriptions(): number;
   /** Connections closed because their socket had more than `limits.maxBufferedBytes` queued. */
   slowConsumerDisconnects(): number;
+  /** Connections closed because they stopped reading their replay (past `replayDrainTimeoutMs`). */
+  replayStalls(): number;
+  /** Replay requests refused (or cut short) because the client's replay budget was spent. */
+  replayRefusals(): number;
+  /** Handshakes refused by admission, by reason. */
+  admission(): AdmissionStats;
   state(): RealtimeState;
   /**
    * SIGTERM: refuses new connections, sends `server:draining` to every socket, lets requests in
@@ -108,9 +127,22 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     pingTimeout: deps.pingTimeoutMs ?? 20_000,
     // A public, read-only API without cookies: any origin may connect (long-polling needs CORS).
     cors: { origin: "*", methods: ["GET", "POST"] },
-    // New handshakes only (engine.io asks for connections without a session id): refused while draining.
-    allowRequest: (_req, callback) => callback(draining ? "draining" : null, !draining),
+    // New handshakes only (engine.io asks for connections without a session id): refused while
+    // draining, and past admission's backstop (its middleware below answers with a code).
+    allowRequest: (req, callback) => {
+      if (draining) return callback("draining", false);
+      if (!admission.allowRequest(req)) return callback("too many connections from this address", false);
+      callback(null, true);
+    },
     ...(adapter ? { adapter } : {}),
+  });
+
+  const admission = installAdmission(io, {
+    limits: { ...DEFAULT_ADMISSION, ...deps.admission },
+    trustProxyHops: deps.trustProxyHops ?? 0,
+    logger: deps.logger,
+    cluster: deps.clusterCounter,
+    memoryBytes: deps.memoryBytes,
   });
 
   const stream = new UpdateStream({
@@ -147,7 +179,8 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     },
   });
 
-  const context = {
+  const counters = { replayStalls: 0, replayRefusals: 0 };
+  const context: ConnectionContext = {
     stream,
     outbox,
     networks,
@@ -156,6 +189,10 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     retention,
     logger: deps.logger,
     replayPageSize: pageSize,
+    trustProxyHops: deps.trustProxyHops ?? 0,
+    ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
+    replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
+    counters,
   };
   const connections = new Map<string, ConnectionHandle>();
   io.on("connection", (socket) => {
@@ -200,6 +237,9 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
       return total;
     },
     slowConsumerDisconnects: () => slowConsumers.disconnected(),
+    admission: () => admission.stats(),
+    replayStalls: () => counters.replayStalls,
+    replayRefusals: () => counters.replayRefusals,
     state: () => ({
       delivery: local.active() ? "local" : "feed",
       fanoutConnected: deps.fanout.connected(),
@@ -236,6 +276,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
         closeTransports();
         await io.of("/").adapter.close();
         io.engine.close();
+        await admission.close();
       })();
       return closed;
     },

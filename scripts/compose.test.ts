@@ -5,6 +5,7 @@ import { loadConfig } from "../core/config.ts";
 import { loadNetworksConfig } from "../indexer/config.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { type ComposeService, connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
+import { REQUEST_POINTS } from "../gateway/points-budget.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
@@ -185,9 +186,33 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
     expect(readTimeout * 1000).toBeGreaterThan(REALTIME_PING_INTERVAL_MS + REALTIME_PING_TIMEOUT_MS);
   });
 
+  it("bounds each client address in front of the services, no tighter than the services' own defaults", () => {
+    const realtimeConfig = loadConfig(REALTIME_SECTIONS, compose.services["realtime-a"]!.environment!);
+    const ws = location(`${realtimeConfig.REALTIME_PATH}/`);
+    // Sockets: the nodes' allowance over all of them, so their TOO_MANY_CONNECTIONS comes first.
+    expect(Number(/limit_conn sockets_per_address (\d+);/.exec(ws)?.[1])).toBe(realtimeConfig.REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER);
+    expect(nginx).toContain("limit_conn_zone $binary_remote_addr zone=sockets_per_address");
+    // Requests: above what the gateways' default points budget lets the cheapest request reach
+    // (REQUEST_POINTS each), so their RATE_LIMITED, which prices the work, comes first.
+    const gateway = loadConfig(["gateway"], {});
+    const rate = Number(/zone=graphql_per_address:\w+ rate=(\d+)r\/s;/.exec(nginx)?.[1]);
+    expect(rate).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS_PER_SECOND / REQUEST_POINTS);
+    const burst = Number(/limit_req zone=graphql_per_address burst=(\d+) nodelay;/.exec(location("/graphql"))?.[1]);
+    expect(burst).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS / REQUEST_POINTS);
+    expect(location("/graphql")).toContain("proxy_pass http://gateways;");
+    // A write deadline for clients that stop reading.
+    expect(/^\s*send_timeout (\d+)s;/m.exec(nginx)?.[1]).toBeDefined();
+  });
+
   it("passes the client address the gateways trust, and keeps /metrics internal", () => {
     expect(nginx).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
-    for (const name of ["gateway-a", "gateway-b"]) expect(loadConfig(["gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
+    // A location with a proxy_set_header of its own inherits none: each proxying one sets the address.
+    for (const block of nginx.split(/\n\s*location /).slice(1)) {
+      if (block.includes("proxy_pass") && block.includes("proxy_set_header")) expect(block).toContain("proxy_set_header X-Forwarded-For $remote_addr;");
+    }
+    for (const name of ["gateway-a", "gateway-b", "realtime-a", "realtime-b"]) {
+      expect(loadConfig(["shared", "gateway"], compose.services[name]!.environment!).TRUST_PROXY_HOPS).toBe(1);
+    }
     expect(location("= /metrics")).toContain("return 404;");
     expect(location("/")).toContain("proxy_pass http://gateways;");
   });

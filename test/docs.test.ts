@@ -7,7 +7,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ErrorCode } from "../core/errors.ts";
 import { apiSchemaOf } from "../core/schema.ts";
-import { RealtimeErrorCode } from "../realtime/events.ts";
+import { ConnectErrorCode, RealtimeErrorCode } from "../realtime/events.ts";
 
 // The documentation a clone carries: no pointer to documents outside the repository, no dead
 // relative link or anchor in any markdown file, and docs/ naming every query, type, enum value,
@@ -277,7 +277,7 @@ describe("docs/ names every element of the public interface", () => {
   });
 
   it("every error code, GraphQL and Socket.IO, in the errors reference", () => {
-    const codes = [...Object.values(ErrorCode), ...Object.values(RealtimeErrorCode)];
+    const codes = [...Object.values(ErrorCode), ...Object.values(RealtimeErrorCode), ...Object.values(ConnectErrorCode)];
     expect(codes.length).toBeGreaterThanOrEqual(12);
     expect(unnamed([...new Set(codes)], doc("reference/errors.md"))).toEqual([]);
   });

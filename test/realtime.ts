@@ -34,9 +34,14 @@ export interface TestClient {
   close(): void;
 }
 
-/** A WebSocket client (no reconnection: tests reconnect explicitly, like a client behind a load balancer). */
-export async function connectClient(url: string, path: string): Promise<TestClient> {
-  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true });
+/**
+ * A WebSocket client (no reconnection: tests reconnect explicitly, like a client behind a load
+ * balancer), optionally from another loopback address (`localAddress`: another client address).
+ */
+export async function connectClient(url: string, path: string, options: { localAddress?: string } = {}): Promise<TestClient> {
+  // `localAddress` reaches the `ws` client through engine.io-client's options (not in its types).
+  const local = options.localAddress ? { localAddress: options.localAddress } : {};
+  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true, ...local });
   const client: TestClient = {
     socket,
     updates: [],
@@ -70,6 +75,23 @@ export async function connectClient(url: string, path: string): Promise<TestClie
     socket.once("connect_error", reject);
   });
   return client;
+}
+
+/** How a connection attempt ended: admitted, or refused with socket.io-client's `connect_error` (its `data` as the server sent it). */
+export type ConnectAttempt = { socket: TypedClientSocket; admitted: true } | { socket: TypedClientSocket; admitted: false; message: string; data: unknown };
+
+/**
+ * One WebSocket connection attempt (no reconnection), from `localAddress` (any 127.0.0.x on
+ * loopback: another client address) and with extra handshake headers (X-Forwarded-For).
+ */
+export function attemptConnect(url: string, path: string, options: { localAddress?: string; headers?: Record<string, string> } = {}): Promise<ConnectAttempt> {
+  // `localAddress` reaches the `ws` client through engine.io-client's options (not in its types).
+  const transportOptions = { ...(options.localAddress ? { localAddress: options.localAddress } : {}), extraHeaders: options.headers ?? {} };
+  const socket: TypedClientSocket = ioClient(url, { path, transports: ["websocket"], reconnection: false, forceNew: true, ...transportOptions });
+  return new Promise((resolve) => {
+    socket.once("connect", () => resolve({ socket, admitted: true }));
+    socket.once("connect_error", (error: Error & { data?: unknown }) => resolve({ socket, admitted: false, message: error.message, data: error.data }));
+  });
 }
 
 /** What a client application does: keeps the last seq, and on every (re)connect subscribes to everything again from it. */
