@@ -22,6 +22,7 @@ import { releaseProverResources } from "../zk/groth16.ts";
 import { startDemoChain, type DemoChain } from "./demo-chain.ts";
 import { startStack } from "./stack.ts";
 import {
+  cursorSecretProblem,
   GATEWAY_SECTIONS,
   gatewaySettings,
   openConfiguredDatabase,
@@ -33,6 +34,12 @@ import {
 } from "./wiring.ts";
 
 const config = loadConfig([...GATEWAY_SECTIONS, ...REALTIME_SECTIONS, "indexer", "start"]);
+// The history subgraph runs here: in production its cursor secret is checked before anything starts.
+const secretProblem = cursorSecretProblem(config);
+if (secretProblem) {
+  process.stderr.write(`${secretProblem}\n`);
+  process.exit(1);
+}
 const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
 
 /** The networks file, validated before anything starts (a real network without its key is refused): or exit 1 naming every problem. */

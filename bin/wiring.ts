@@ -17,7 +17,7 @@ import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
-import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
+import { cursorKeyFrom, type CursorKeys, MISSING_CURSOR_SECRET } from "../subgraphs/history/cursor.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -68,16 +68,35 @@ export async function openReadReplicas(config: Config<"shared">, primary: Databa
   });
 }
 
+/**
+ * A process that serves the history subgraph calls this before anything else: in production its
+ * cursors need a configured secret (MISSING_CURSOR_SECRET); undefined when the configuration is fine.
+ */
+export function cursorSecretProblem(config: Config<"shared">): string | undefined {
+  return config.NODE_ENV === "production" && !config.CURSOR_SECRET ? MISSING_CURSOR_SECRET : undefined;
+}
+
+/**
+ * The cursor keys of the configuration. Every process of one deployment derives the same key, so
+ * one history replica accepts another's cursors. Outside production, without CURSOR_SECRET, the
+ * key is derived from DATABASE_URL; never in production, where that string may be public (a
+ * compose file) and a published cursor would let one guess its password offline.
+ */
+export function cursorKeys(config: Config<"shared">): CursorKeys {
+  const secret = config.CURSOR_SECRET ?? (config.DATABASE_URL && config.NODE_ENV !== "production" ? `database:${config.DATABASE_URL}` : undefined);
+  if (!secret) return {};
+  const previous = config.CURSOR_SECRET ? config.CURSOR_SECRET_PREVIOUS : undefined;
+  return { cursorKey: cursorKeyFrom(secret), ...(previous ? { previousCursorKey: cursorKeyFrom(previous) } : {}) };
+}
+
 export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">, reads?: ReadRouter): SubgraphDeps {
-  // Every process of one deployment derives the same key, so one history replica accepts another's cursors.
-  const secret = config.CURSOR_SECRET ?? (config.DATABASE_URL ? `database:${config.DATABASE_URL}` : undefined);
   return {
     db,
     logger,
     networks: new NetworkDirectory(db),
     production: config.NODE_ENV === "production",
     ...(reads ? { reads } : {}),
-    ...(secret ? { cursorKey: cursorKeyFrom(secret) } : {}),
+    ...cursorKeys(config),
   };
 }
 

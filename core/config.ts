@@ -88,7 +88,13 @@ export const CONFIG_VARIABLES = {
     "shared",
     z.string().min(16).optional(),
     undefined,
-    "key material the history subgraph signs page cursors with (replicas must share it); unset: derived from `DATABASE_URL`, or, without one, random per process (cursors then end with a restart)",
+    "key material the history subgraph signs page cursors with (replicas must share it); required with `NODE_ENV=production` (the history subgraph and `npm start` refuse to start without it); elsewhere, unset: derived from `DATABASE_URL`, or, without one, random per process (cursors then end with a restart)",
+  ),
+  CURSOR_SECRET_PREVIOUS: variable(
+    "shared",
+    z.string().min(16).optional(),
+    undefined,
+    "during a rotation of `CURSOR_SECRET`: the secret it replaces; cursors signed with it are still accepted, new ones are signed with `CURSOR_SECRET` (remove it to end the rotation; see docs/guides/operating.md)",
   ),
   DATABASE_READ_URLS: variable(
     "shared",

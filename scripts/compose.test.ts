@@ -1,10 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { REALTIME_SECTIONS } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { loadNetworksConfig } from "../indexer/config.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
-import { type ComposeService, connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
+import { cursorSecretProblem, REALTIME_SECTIONS } from "../bin/wiring.ts";
+import { type ComposeService, connectionBudget, interpolate, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
@@ -82,6 +82,22 @@ describe("docker-compose.yml", () => {
     expect(config.NODE_ENV).toBe("production");
     expect(config.HOST).toBe("0.0.0.0");
     expect(config.DATABASE_URL).toMatch(/^postgresql:\/\/.*@postgres:5432\//);
+  });
+});
+
+describe("docker-compose.yml's cursor secret", () => {
+  it("is required from the operator's .env (no default: a public one would let anyone mint cursors)", () => {
+    expect(() => interpolate(readFileSync("docker-compose.yml", "utf8"), {})).toThrow(/CURSOR_SECRET/);
+    const history = loadCompose("docker-compose.yml", { CURSOR_SECRET: "an operator's own secret" }).services.history!.environment!;
+    const config = loadConfig(["shared"], history);
+    expect(config.CURSOR_SECRET).toBe("an operator's own secret");
+    expect(cursorSecretProblem(config)).toBeUndefined();
+  });
+
+  it("passes a previous secret during a rotation", () => {
+    const history = loadCompose("docker-compose.yml", { CURSOR_SECRET: "the secret from today", CURSOR_SECRET_PREVIOUS: "the secret until today" }).services
+      .history!.environment!;
+    expect(loadConfig(["shared"], history)).toMatchObject({ CURSOR_SECRET: "the secret from today", CURSOR_SECRET_PREVIOUS: "the secret until today" });
   });
 });
 
