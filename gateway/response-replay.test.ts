@@ -11,8 +11,15 @@ import { silentLogger } from "../core/logger.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createMemoryRateLimitStore, createRateLimitGuard } from "./rate-limit.ts";
-import { createMemoryResponseCacheStore, createResponseCache, type DataGeneration, type ResponseCacheStore } from "./response-cache.ts";
-import { createResponseReplay, replayKeyOf } from "./response-replay.ts";
+import {
+  createMemoryResponseCacheStore,
+  createResponseCache,
+  type DataGeneration,
+  type ResponseCacheBounds,
+  type ResponseCacheStore,
+} from "./response-cache.ts";
+import { cacheKeyOf } from "./cache-key.ts";
+import { createResponseReplay } from "./response-replay.ts";
 
 // The response cache's byte path (gateway/response-replay.ts) over a small schema of its own, with
 // the gateway's cache plugins and HTTP front: a hit is the miss's very bytes and headers, written
@@ -68,9 +75,11 @@ let generation: string | undefined = "0";
 const fakeGeneration: DataGeneration = { current: () => generation, stop: () => undefined };
 
 /** The schema behind core/http.ts, with the response cache (and the rate limit) when given. */
-async function serve(options: { store?: ResponseCacheStore; rateLimit?: number } = {}): Promise<Served> {
+async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; bounds?: ResponseCacheBounds; now?: () => number } = {}): Promise<Served> {
   const metrics = createServiceMetrics("test", { defaultMetrics: false });
-  const cache = options.store ? createResponseCache(options.store, { registry: metrics.registry, generation: fakeGeneration, metrics }) : undefined;
+  const cache = options.store
+    ? createResponseCache(options.store, { registry: metrics.registry, generation: fakeGeneration, metrics, bounds: options.bounds, now: options.now })
+    : undefined;
   const server = new ApolloServer({
     typeDefs: TYPE_DEFS,
     resolvers,
@@ -307,6 +316,37 @@ describe("response cache byte path", () => {
     }
   });
 
+  it("keys on the operation's declared variables only: an unused variable makes no new entry", async () => {
+    const ids = IDS.slice(0, 7);
+    const replies = [];
+    for (const extra of [{}, { unused: 1 }, { unused: 2, other: "x" }]) replies.push(await ask(s.url, { query: BETS, variables: { ids, ...extra } }));
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+    expect(replies[2]!.body.equals(replies[0]!.body)).toBe(true);
+  });
+
+  it("keys on the normalised operation: comments, spaces, commas and an omitted operationName make no new entry", async () => {
+    const ids = IDS.slice(0, 8);
+    const replies = [];
+    for (const [query, operationName] of [
+      [BETS, "Page"],
+      [`# a comment\n${BETS}`, undefined],
+      [`query   Page ( $ids : [ID!]! ) {\n  bets(ids: $ids) { id, payout, proof } # trailing\n}`, undefined],
+    ] as const) {
+      replies.push(await ask(s.url, { query, operationName, variables: { ids } }));
+    }
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+  });
+
+  it("keys on declared variables canonically: a default applied, input keys in any order", async () => {
+    const WITH_DEFAULT = `query Defaulted($ids: [ID!]! = ["31", "32"], $one: ID = "33") { bets(ids: $ids) { id payout } bet(id: $one) { id } }`;
+    const replies = [];
+    for (const variables of [undefined, { ids: ["31", "32"] }, { one: "33", ids: ["31", "32"] }])
+      replies.push(await ask(s.url, { query: WITH_DEFAULT, variables }));
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+    // A declared variable that differs is another answer.
+    expect((await ask(s.url, { query: WITH_DEFAULT, variables: { ids: ["31"] } })).headers["x-cache"]).toBe("MISS");
+  });
+
   it("counts replayed hits in the response cache and request metrics", async () => {
     const count = (text: string, pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0);
     const hits = /^graphql_response_cache_total\{[^}]*result="hit"[^}]*\} (\d+)$/m;
@@ -335,6 +375,76 @@ describe("response cache byte path and its neighbours", () => {
       ]);
     } finally {
       await limited.close();
+    }
+  });
+
+  it("stores each answer once: one write per cacheable miss, none per hit", async () => {
+    const memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 });
+    const writes: string[] = [];
+    const store: ResponseCacheStore = {
+      get: (key) => memory.get(key),
+      set: (key, value, options) => {
+        writes.push(key);
+        return memory.set(key, value, options);
+      },
+      delete: (key) => memory.delete(key),
+    };
+    const once = await serve({ store });
+    try {
+      const replies = [];
+      for (let i = 0; i < 3; i++) replies.push(await ask(once.url, { query: BETS, variables: { ids: IDS.slice(0, 9) } }));
+      expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+      expect(writes).toHaveLength(1);
+    } finally {
+      await once.close();
+    }
+  });
+
+  it("does not store an answer larger than the entry bound (it is served, every time computed)", async () => {
+    const bounded = await serve({
+      store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+      bounds: { maxEntryBytes: 8 * 1024 },
+    });
+    try {
+      const large = [await ask(bounded.url, { query: BETS, variables: { ids: IDS } }), await ask(bounded.url, { query: BETS, variables: { ids: IDS } })];
+      expect(large[0]!.body.length).toBeGreaterThan(8 * 1024);
+      expect(large.map((r) => [r.status, r.headers["x-cache"]])).toEqual([
+        [200, "MISS"],
+        [200, "MISS"],
+      ]);
+      const small = [await ask(bounded.url, { query: BETS, variables: { ids: ["1"] } }), await ask(bounded.url, { query: BETS, variables: { ids: ["1"] } })];
+      expect(small.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT"]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it("lets one client create at most its budget of new entries a minute; past it answers are served, not stored", async () => {
+    let clock = 1_700_000_000_000;
+    const budgeted = await serve({
+      store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+      bounds: { newEntriesPerMinute: 2 },
+      now: () => clock,
+    });
+    try {
+      const page = (id: string) => ask(budgeted.url, { query: BETS, variables: { ids: [id] } });
+      const first = [await page("41"), await page("42"), await page("43")];
+      expect(first.map((r) => [r.status, r.headers["x-cache"]])).toEqual([
+        [200, "MISS"],
+        [200, "MISS"],
+        [200, "MISS"],
+      ]);
+      // The first two were stored; the third, past the budget, was not.
+      expect([(await page("41")).headers["x-cache"], (await page("42")).headers["x-cache"], (await page("43")).headers["x-cache"]]).toEqual([
+        "HIT",
+        "HIT",
+        "MISS",
+      ]);
+      // A minute later the client may add entries again.
+      clock += 60_000;
+      expect([(await page("43")).headers["x-cache"], (await page("43")).headers["x-cache"]]).toEqual(["MISS", "HIT"]);
+    } finally {
+      await budgeted.close();
     }
   });
 
@@ -398,20 +508,20 @@ describe("response cache byte path and its neighbours", () => {
   });
 });
 
-describe("replayKeyOf", () => {
+describe("cacheKeyOf", () => {
   const headers = (accept?: string) => new HeaderMap(accept ? [["accept", accept]] : []);
   const post = (body: unknown, accept?: string): HTTPGraphQLRequest => ({ method: "POST", headers: headers(accept), search: "", body });
   const get = (search: string): HTTPGraphQLRequest => ({ method: "GET", headers: headers(), search, body: undefined });
 
   it("gives GET and POST of the same fields one key, and absent or null fields the same key", () => {
     const query = "{ bet(id: 1) { id } }";
-    const key = replayKeyOf(post({ query }), "0");
+    const key = cacheKeyOf(post({ query }), "0");
     expect(key).toBeDefined();
-    expect(replayKeyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
-    expect(replayKeyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
-    expect(replayKeyOf(post({ query, variables: {} }), "0")).toBe(key);
-    expect(replayKeyOf(post({ query }), "1")).not.toBe(key);
-    expect(replayKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
+    expect(cacheKeyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query, variables: {} }), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query }), "1")).not.toBe(key);
+    expect(cacheKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
   });
 
   it("has no key for what it cannot read as Apollo Server does", () => {
@@ -433,27 +543,60 @@ describe("replayKeyOf", () => {
       get(`?query=${encodeURIComponent(query)}&variables=null`),
       { method: "HEAD", headers: headers(), search: `?query=${encodeURIComponent(query)}`, body: undefined },
     ]) {
-      expect(replayKeyOf(request, "0")).toBeUndefined();
+      expect(cacheKeyOf(request, "0")).toBeUndefined();
     }
   });
 
-  it("gives different keys to requests that differ in query, operation name or variables (generated)", () => {
+  it("gives different keys to requests that differ in operation, operation name or declared variables (generated)", () => {
+    const documents = [
+      "query A($id: ID!) { bet(id: $id) { id } }",
+      "query A($id: ID!) { bet(id: $id) { payout } }",
+      "query B($id: ID!) { bet(id: $id) { id } }",
+      "query A($id: ID!, $ids: [ID!]) { bet(id: $id) { id } bets(ids: $ids) { id } }",
+      'query A($id: ID! = "1") { bet(id: $id) { id } }',
+    ];
     const fields = fc.record(
       {
-        query: fc.string({ maxLength: 12 }),
-        operationName: fc.option(fc.string({ maxLength: 4 }), { nil: undefined }),
-        variables: fc.option(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
+        query: fc.constantFrom(...documents.keys()),
+        operationName: fc.option(fc.constantFrom("A", "B"), { nil: undefined }),
+        variables: fc.option(fc.dictionary(fc.constantFrom("id", "ids", "other"), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
       },
       { requiredKeys: ["query"] },
     );
-    const view = (f: { query: string; operationName?: string; variables?: Record<string, unknown> }) =>
-      JSON.stringify([f.query, f.operationName ?? null, JSON.parse(JSON.stringify(f.variables ?? {}))]);
+    const sorted = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(sorted)
+        : value && typeof value === "object"
+          ? Object.fromEntries(
+              Object.entries(value)
+                .sort(([x], [y]) => (x < y ? -1 : 1))
+                .map(([k, v]) => [k, sorted(v)]),
+            )
+          : value;
+    // What the operation runs with: its document, its name, and the variables it declares (given, else defaulted).
+    const view = (f: { query: number; operationName?: string; variables?: Record<string, unknown> }) => {
+      const text = documents[f.query]!;
+      const name = /^query (\w+)/.exec(text)![1]!;
+      if (f.operationName !== undefined && f.operationName !== name) return undefined;
+      const given = JSON.parse(JSON.stringify(f.variables ?? {})) as Record<string, unknown>;
+      const values = [...text.matchAll(/\$(\w+): [^,)= ]+( = "1")?/g)].flatMap(([, variable, defaulted]) =>
+        Object.hasOwn(given, variable!) ? [[variable, sorted(given[variable!])]] : defaulted ? [[variable, "1"]] : [],
+      );
+      return JSON.stringify([f.query, name, values]);
+    };
+    const post = (f: { query: number; operationName?: string; variables?: Record<string, unknown> }, accept?: string) =>
+      ({
+        method: "POST",
+        headers: new HeaderMap(accept ? [["accept", accept]] : []),
+        search: "",
+        body: { ...f, query: documents[f.query] },
+      }) as HTTPGraphQLRequest;
     fc.assert(
       fc.property(fields, fields, (a, b) => {
-        const keyA = replayKeyOf(post(a), "0");
-        const keyB = replayKeyOf(post(b), "0");
-        expect(keyA).toBeDefined();
-        expect(keyA === keyB).toBe(view(a) === view(b));
+        const keyA = cacheKeyOf(post(a), "0");
+        const keyB = cacheKeyOf(post(b), "0");
+        expect(keyA === undefined).toBe(view(a) === undefined);
+        if (keyA !== undefined && keyB !== undefined) expect(keyA === keyB).toBe(view(a) === view(b));
       }),
       { numRuns: 2000, seed: 12 },
     );

@@ -20,7 +20,7 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
-import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
+import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
@@ -49,6 +49,8 @@ export interface GatewayDeps {
   rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
+  /** Bounds of the entries clients can create in the response cache: size per entry, new entries per client and minute. */
+  responseCacheBounds?: ResponseCacheBounds;
   /** How often the response cache re-reads the data generation (indexer resets); default 2 000 ms. */
   responseCacheGenerationPollMs?: number;
   /** Operation names always labelled as themselves in the metrics (the client package's), beyond the capped first-seen ones. */
@@ -121,7 +123,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
 
   const subgraphAgent = createSubgraphAgent();
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
-  const responseCache = deps.responseCache ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics }) : undefined;
+  const responseCache = deps.responseCache
+    ? createResponseCache(deps.responseCache, {
+        registry: metrics.registry,
+        generation,
+        metrics,
+        bounds: { trustProxyHops: deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
+      })
+    : undefined;
   let watcher: FSWatcher | undefined;
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
