@@ -110,11 +110,14 @@ const deps = subgraphDeps(servingDb, logger, config, reads);
 // on the Redis adapter. Without it: an in-process rate limit and response cache (the cache emptied
 // with each fresh chain) and the in-memory adapter.
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
+  ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
+  : undefined;
 const stack = await startStack({
   deps,
   host: config.HOST,
   port: config.PORT,
-  gateway: { ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) },
+  gateway: { ...gatewaySettings(config, { logger, redis, cacheRedis }), ...createLivePage({ logger }) },
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
@@ -143,6 +146,7 @@ stopOnSignals(logger, async () => {
   await stack.stop();
   await reads?.close();
   redis?.disconnect();
+  cacheRedis?.disconnect();
   await indexer?.stop();
   await chain?.stop();
   await releaseProverResources();

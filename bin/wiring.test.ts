@@ -70,6 +70,28 @@ describe("gatewaySettings", () => {
     expect(settings.redis).toMatchObject({ client: redis });
   });
 
+  it("keeps the response cache in its own Redis when given one (RESPONSE_CACHE_REDIS_URL), apart from the rate limit's keys", async () => {
+    const limiter = new Redis({ db: 14 });
+    const cache = new Redis({ db: 15 });
+    try {
+      await Promise.all([limiter.ping(), cache.ping()]);
+      const settings = gatewaySettings(
+        loadConfig(GATEWAY_SECTIONS, { RESPONSE_CACHE_REDIS_URL: "redis://127.0.0.1:6379/15", RESPONSE_CACHE_MAX_ENTRY_KB: "64", TRUST_PROXY_HOPS: "1" }),
+        { logger: silentLogger(), redis: limiter, cacheRedis: cache },
+      );
+      expect(settings.redis).toMatchObject({ client: limiter });
+      expect(settings.responseCacheBounds).toEqual({ maxEntryBytes: 64 * 1024, newEntriesPerMinute: 120, trustProxyHops: 1 });
+      const key = `wiring-test-${process.pid}`;
+      await settings.responseCache!.set(key, "an answer", { ttl: 60 });
+      expect(await cache.get(`responsecache:${key}`)).toBe("an answer");
+      expect(await limiter.exists(`responsecache:${key}`)).toBe(0);
+      await cache.del(`responsecache:${key}`);
+    } finally {
+      limiter.disconnect();
+      cache.disconnect();
+    }
+  });
+
   it("routes to subgraphs by the registry's variables", () => {
     const config = loadConfig(["subgraphs"], {
       NETWORKS_SUBGRAPH_URL: "http://n:1/graphql",

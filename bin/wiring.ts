@@ -149,10 +149,17 @@ export type GatewaySettings = Omit<GatewayDeps, "db" | "logger" | "routes" | "gr
  * A gateway's settings from its configuration. `redis` (optional: its failures only degrade health)
  * shares the rate limit and the response cache between replicas and is checked by /health; all
  * three use it through one GuardedRedis with REDIS_COMMAND_TIMEOUT_MS as the deadline, so they
- * agree on whether Redis is there.
+ * agree on whether Redis is there. `cacheRedis` (RESPONSE_CACHE_REDIS_URL), when given, holds the
+ * response cache instead: a Redis of its own, bounded by its maxmemory and evicting LRU, whose
+ * evictions can never drop (and so refill) a rate limit bucket.
  */
-export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]>, services: { logger: Logger; redis?: Redis }): GatewaySettings {
+export function gatewaySettings(
+  config: Config<(typeof GATEWAY_SECTIONS)[number]>,
+  services: { logger: Logger; redis?: Redis; cacheRedis?: Redis },
+): GatewaySettings {
   const redis = services.redis ? guardRedis(services.redis, { timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
+  // The cache's own Redis (RESPONSE_CACHE_REDIS_URL), guarded apart: its evictions and outages never touch the rate limit's keys.
+  const cacheRedis = services.cacheRedis ? guardRedis(services.cacheRedis, { timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : redis;
   return {
     production: config.NODE_ENV === "production",
     version: SERVICE_VERSION,
@@ -163,7 +170,12 @@ export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]
     compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),
-    responseCache: responseCacheStore(config, { redis, logger: services.logger }),
+    responseCache: responseCacheStore(config, { redis: cacheRedis, logger: services.logger }),
+    responseCacheBounds: {
+      maxEntryBytes: config.RESPONSE_CACHE_MAX_ENTRY_KB * 1024,
+      newEntriesPerMinute: config.RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE,
+      trustProxyHops: config.TRUST_PROXY_HOPS,
+    },
     responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
     knownOperations: clientOperationNames(),
   };

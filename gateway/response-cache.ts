@@ -137,7 +137,7 @@ export interface ResponseCache {
 
 /** What bounds the entries clients can create. */
 export interface ResponseCacheBounds {
-  /** An entry larger than this (bytes, as stored) is not stored; default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
+  /** An answer larger than this (bytes of its uncompressed body) is not stored; default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
   maxEntryBytes?: number;
   /** New entries one client may add per minute and gateway process; default DEFAULT_NEW_ENTRIES_PER_MINUTE. */
   newEntriesPerMinute?: number;

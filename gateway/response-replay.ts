@@ -14,8 +14,8 @@ import type { DataGeneration, ResponseCacheStore } from "./response-cache.ts";
 // once: there is no second copy in another form.
 //
 // The key is gateway/cache-key.ts's (the normalised operation, its declared variables, Accept and
-// the data generation). A new entry is written only within bounds: an answer whose entry would be
-// larger than maxEntryBytes is not stored, and each client (its address, as the rate limit reads
+// the data generation). A new entry is written only within bounds: an answer larger than
+// maxEntryBytes is not stored, and each client (its address, as the rate limit reads
 // it) may create at most a budget of new entries a minute; past either, the answer is served,
 // not stored.
 
@@ -135,7 +135,7 @@ class DecodedMemo {
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
 export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
-/** Default bound of one stored entry: larger answers are served, never stored. */
+/** Default bound of one stored answer's body: larger answers are served, never stored. */
 export const DEFAULT_MAX_ENTRY_BYTES = 256 * 1024;
 
 /** Headers set per answer, never stored. */
@@ -149,7 +149,11 @@ export interface ResponseReplayOptions {
   decisionFor(request: HTTPGraphQLRequest): Replayable | undefined;
   /** Called for each replayed answer (metrics). */
   onReplay?(operation: string | null, seconds: number): void;
-  /** An entry (header line, body and compressed representations, as stored) larger than this is not stored; default DEFAULT_MAX_ENTRY_BYTES. */
+  /**
+   * An answer whose body (uncompressed) is larger than this is not stored; default
+   * DEFAULT_MAX_ENTRY_BYTES. Its entry holds the body and its compressed representations (each
+   * smaller than the body): at most about twice this.
+   */
   maxEntryBytes?: number;
   /** New entries per client; unbounded when absent. */
   newEntries?: NewEntryBudget;
@@ -204,10 +208,9 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     // The stored text changes, so the memo's decoding of the old one is dropped at the next hit.
     const ttl = Math.floor(entry.maxAge - (now() - entry.cacheTime) / 1000);
     if (ttl <= 0) return false;
-    const text = encodeEntry({ ...entry, id: randomUUID() }, body);
-    if (Buffer.byteLength(text) > maxEntryBytes) return false;
+    if (Buffer.byteLength(body) > maxEntryBytes) return false;
     if (client !== undefined && options.newEntries && !options.newEntries.take(client)) return false;
-    store.set(PREFIX + key, text, { ttl }).catch(() => undefined);
+    store.set(PREFIX + key, encodeEntry({ ...entry, id: randomUUID() }, body), { ttl }).catch(() => undefined);
     return true;
   };
 

@@ -23,6 +23,7 @@ describe("docker-compose.yml", () => {
       expect.arrayContaining([
         "postgres",
         "redis",
+        "redis-cache",
         "migrate",
         "networks",
         "results",
@@ -82,6 +83,33 @@ describe("docker-compose.yml", () => {
     expect(config.NODE_ENV).toBe("production");
     expect(config.HOST).toBe("0.0.0.0");
     expect(config.DATABASE_URL).toMatch(/^postgresql:\/\/.*@postgres:5432\//);
+  });
+});
+
+describe("docker-compose.yml's Redis servers", () => {
+  const flag = (service: string, name: string) => {
+    const command = compose.services[service]!.command!;
+    const at = command.indexOf(`--${name}`);
+    return at < 0 ? undefined : command[at + 1];
+  };
+
+  it("keeps the response cache in a Redis of its own, bounded and evicting least recently used answers", () => {
+    expect(flag("redis-cache", "maxmemory")).toMatch(/^\d+(mb|gb)$/);
+    expect(flag("redis-cache", "maxmemory-policy")).toBe("allkeys-lru");
+    for (const gateway of ["gateway-a", "gateway-b"]) {
+      const config = loadConfig(["shared", "gateway"], compose.services[gateway]!.environment!);
+      expect(new URL(config.RESPONSE_CACHE_REDIS_URL!).host).toBe("redis-cache:6379");
+      expect(new URL(config.REDIS_URL!).host).toBe("redis:6379");
+      expect(compose.services[gateway]!.depends_on!["redis-cache"]).toEqual({ condition: "service_healthy" });
+    }
+  });
+
+  it("never evicts the rate limit's and realtime's keys, and nothing else uses the cache's Redis", () => {
+    expect(flag("redis", "maxmemory-policy")).toBe("noeviction");
+    for (const [name, service] of services) {
+      if (name.startsWith("gateway-")) continue;
+      expect(JSON.stringify(service.environment ?? {}), name).not.toContain("redis-cache");
+    }
   });
 });
 
