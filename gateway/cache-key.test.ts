@@ -22,6 +22,33 @@ describe("cacheKeyOf", () => {
     expect(cacheKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
   });
 
+  it("folds away what does not change the answer: comments, whitespace, undeclared variables, key order, defaults", () => {
+    const query = `query One($id: ID!, $filter: Filter = { a: 1, b: [2] }) { bet(id: $id, filter: $filter) { id } }`;
+    const key = cacheKeyOf(post({ query, variables: { id: "1" } }), "0");
+    expect(key).toBeDefined();
+    for (const same of [
+      { query: `# why\n${query.replace(/ /g, "  ")}`, variables: { id: "1" } },
+      { query, operationName: "One", variables: { id: "1", unused: [1, 2, 3] } },
+      { query, variables: { filter: { b: [2], a: 1 }, id: "1" } },
+    ]) {
+      expect(cacheKeyOf(post(same), "0")).toBe(key);
+    }
+    for (const other of [
+      { query, variables: { id: "2" } },
+      { query, variables: { id: "1", filter: null } },
+      { query, variables: { id: "1", filter: { a: 1 } } },
+    ]) {
+      expect(cacheKeyOf(post(other), "0")).not.toBe(key);
+    }
+  });
+
+  it("has no key for a document that does not parse, nor for an operation it does not hold", () => {
+    expect(cacheKeyOf(post({ query: "{ bet(id: 1) { id }" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a } query B { b }" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a }", operationName: "B" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a } query B { b }", operationName: "B" }), "0")).toBeDefined();
+  });
+
   it("has no key for what it cannot read as Apollo Server does", () => {
     const query = "{ a }";
     for (const request of [

@@ -20,6 +20,11 @@ import { type DocumentNode, Kind, parse, print, valueFromASTUntyped } from "grap
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Documents parsed and normalised, by the SHA-256 of their text (an APQ hash finds its text's). */
 const MAX_DOCUMENTS = 2000;
+/**
+ * Longer texts are normalised per request, not remembered: the memory of the remembered ones stays
+ * bounded (MAX_DOCUMENTS × this, at most) whatever documents clients send.
+ */
+const MAX_REMEMBERED_CHARS = 16 * 1024;
 /** A document past this many tokens is not keyed (Apollo Server still answers it, uncached). */
 const MAX_TOKENS = 5000;
 
@@ -91,7 +96,7 @@ interface Operation {
   variables: { name: string; hasDefault: boolean; default: unknown }[];
 }
 
-/** A parsed document: its printed form and its operations; null: it does not parse (within MAX_TOKENS). */
+/** A parsed document: the SHA-256 of its printed form, and its operations; null: it does not parse (within MAX_TOKENS). */
 type Normalised = { printed: string; operations: Operation[] } | null;
 
 function normalise(text: string): Normalised {
@@ -113,7 +118,7 @@ function normalise(text: string): Normalised {
       })),
     });
   }
-  return { printed: print(document), operations };
+  return { printed: sha256(print(document)), operations };
 }
 
 /** Normalised documents by text hash, least recently used first: a document is parsed once, not per request. */
@@ -132,7 +137,8 @@ function documentOf(text: string | undefined, hash: string): Normalised | undefi
     documents.delete(hash);
     return remember(hash, known);
   }
-  return text === undefined ? undefined : remember(hash, normalise(text));
+  if (text === undefined) return undefined;
+  return text.length > MAX_REMEMBERED_CHARS ? normalise(text) : remember(hash, normalise(text));
 }
 
 /** A JSON value with every object's keys in order: two spellings of one input give one key. */
