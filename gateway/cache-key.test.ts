@@ -49,6 +49,11 @@ describe("cacheKeyOf", () => {
     expect(cacheKeyOf(post({ query: "query A { a } query B { b }", operationName: "B" }), "0")).toBeDefined();
   });
 
+  it("has no key, and never throws, for variables nested deeper than the stack allows", () => {
+    const deep = JSON.parse(`${"[".repeat(30_000)}${"]".repeat(30_000)}`) as unknown;
+    expect(cacheKeyOf(post({ query: "query A($ids: [ID]) { a(ids: $ids) }", variables: { ids: deep } }), "0")).toBeUndefined();
+  });
+
   it("has no key for what it cannot read as Apollo Server does", () => {
     const query = "{ a }";
     for (const request of [

@@ -183,5 +183,11 @@ export function cacheKeyOf(request: HTTPGraphQLRequest, generation: string): str
         : undefined;
   if (!operation) return undefined;
   const accept = request.headers.get("accept") ?? "";
-  return sha256(JSON.stringify([generation, document.printed, operation.name, declaredVariables(operation, fields.variables ?? {}), accept]));
+  try {
+    return sha256(JSON.stringify([generation, document.printed, operation.name, declaredVariables(operation, fields.variables ?? {}), accept]));
+  } catch {
+    // Variables nested deeper than the stack allows (a 64 KiB body holds 30 000 levels): not
+    // cacheable; Apollo Server answers them with its own error.
+    return undefined;
+  }
 }

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
@@ -8,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_COMPRESSION } from "../core/compression.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../core/http.ts";
 import { silentLogger } from "../core/logger.ts";
+import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createMemoryRateLimitStore, createRateLimitGuard } from "./rate-limit.ts";
@@ -119,54 +119,6 @@ async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; 
     },
   };
 }
-
-interface Ask {
-  method?: "GET" | "POST";
-  query?: string;
-  operationName?: string | null;
-  variables?: Record<string, unknown>;
-  extensions?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  /** A POST body as is (instead of one built from the fields above). */
-  raw?: string;
-}
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** A raw request (fetch would decompress and hide what was sent). */
-function ask(url: string, a: Ask): Promise<Reply> {
-  const fields: Record<string, unknown> = {};
-  if (a.query !== undefined) fields.query = a.query;
-  if (a.operationName !== undefined) fields.operationName = a.operationName;
-  if (a.variables !== undefined) fields.variables = a.variables;
-  if (a.extensions !== undefined) fields.extensions = a.extensions;
-  const get = a.method === "GET";
-  const search = new URLSearchParams();
-  if (get) for (const [name, value] of Object.entries(fields)) if (value !== null) search.set(name, typeof value === "string" ? value : JSON.stringify(value));
-  const payload = get ? undefined : (a.raw ?? JSON.stringify(fields));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}/graphql${get ? `?${search}` : ""}`,
-      { method: a.method ?? "POST", headers: { ...(get ? {} : { "content-type": "application/json" }), ...a.headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
-
-/** Headers that differ between any two answers (per request, per clock, per hit). */
-const PER_ANSWER = new Set(["date", "x-request-id", "x-cache", "age", "ratelimit-remaining", "ratelimit-reset", "connection", "keep-alive"]);
-const lasting = (headers: Reply["headers"]) => Object.fromEntries(Object.entries(headers).filter(([name]) => !PER_ANSWER.has(name)));
 
 const BETS = `query Page($ids: [ID!]!) { bets(ids: $ids) { id payout proof } }`;
 const IDS = Array.from({ length: 20 }, (_, i) => String(i + 1));
@@ -434,6 +386,18 @@ describe("response cache byte path and its neighbours", () => {
       expect([(await page("43")).headers["x-cache"], (await page("43")).headers["x-cache"]]).toEqual(["MISS", "HIT"]);
     } finally {
       await budgeted.close();
+    }
+  });
+
+  it("answers variables nested as deep as the body allows without a 5xx (not keyed, not stored)", async () => {
+    const deep = await serve({ store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }) });
+    try {
+      const raw = `{"query":"query Page($ids: [ID!]!) { bets(ids: $ids) { id } }","variables":{"ids":${"[".repeat(30_000)}${"]".repeat(30_000)}}}`;
+      const replies = [await ask(deep.url, { raw }), await ask(deep.url, { raw })];
+      for (const reply of replies) expect(reply.status).toBeLessThan(500);
+      expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "MISS"]);
+    } finally {
+      await deep.close();
     }
   });
 
