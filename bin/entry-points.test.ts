@@ -50,6 +50,16 @@ describe("bin/subgraph.ts", () => {
     expect(stderr).toContain("usage: tsx bin/subgraph.ts <networks|results|history>");
   });
 
+  // A cursor key derived from a connection string (the shipped compose file's is public) lets
+  // anyone mint cursors: in production the history subgraph has a configured secret or does not start.
+  it("history, in production, exits 1 naming CURSOR_SECRET when it is not set", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "subgraph-"));
+    dirs.push(dataDir);
+    const { code, stderr } = run("bin/subgraph.ts", ["history"], { NODE_ENV: "production", DATA_DIR: dataDir, PORT: "0" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/CURSOR_SECRET.*NODE_ENV=production/);
+  });
+
   it("serves the named subgraph on HOST:PORT and stops on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "subgraph-"));
     dirs.push(dataDir);
@@ -79,4 +89,14 @@ describe("bin/subgraph.ts", () => {
     await child.stop({ signal: "SIGKILL" });
     expect(ended).toEqual({ code: 0, signal: null });
   }, 60_000);
+});
+
+describe("bin/start.ts", () => {
+  it("in production, exits 1 naming CURSOR_SECRET before starting anything when it is not set", () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "start-"));
+    dirs.push(dataDir);
+    const { code, stderr } = run("bin/start.ts", [], { NODE_ENV: "production", DATA_DIR: dataDir, PORT: "0", DEMO_MODE: "none" });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/CURSOR_SECRET.*NODE_ENV=production/);
+  });
 });

@@ -20,10 +20,13 @@ const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
+  ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
+  : undefined;
 const gateway = createGateway({
   db,
   logger,
-  ...gatewaySettings(config, { logger, redis }),
+  ...gatewaySettings(config, { logger, redis, cacheRedis }),
   ...createLivePage({ logger }),
   // GET /wallets/{address}/bets.csv reads the history data page by page (gateway/csv-export.ts).
   walletBetPages: (query) => walletBetsPage(db, query),
@@ -44,5 +47,6 @@ stopOnSignals(logger, async () => {
   await realtime?.stop();
   await gateway.stop();
   redis?.disconnect();
+  cacheRedis?.disconnect();
   await db.close();
 });

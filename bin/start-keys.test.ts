@@ -32,7 +32,15 @@ describe("npm start with NETWORKS_CONFIG", () => {
     );
     const started = Date.now();
     const child = spawnTsx("bin/start.ts", {
-      env: { NETWORKS_CONFIG: file, DATA_DIR: join(dir, "data"), PORT: "0", DATABASE_URL: "", REDIS_URL: "", NODE_ENV: "production" },
+      env: {
+        NETWORKS_CONFIG: file,
+        DATA_DIR: join(dir, "data"),
+        PORT: "0",
+        DATABASE_URL: "",
+        REDIS_URL: "",
+        NODE_ENV: "production",
+        CURSOR_SECRET: "start-keys test cursor secret",
+      },
     });
     const { code } = await Promise.race([
       child.closed,

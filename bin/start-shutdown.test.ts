@@ -36,6 +36,7 @@ describe("npm start on SIGTERM", () => {
         DATABASE_URL: "",
         REDIS_URL: "",
         NODE_ENV: "production",
+        CURSOR_SECRET: "start-shutdown test cursor secret",
         LOG_LEVEL: "info",
         DEMO_MODE: "chain",
       },

@@ -22,6 +22,7 @@ import { releaseProverResources } from "../zk/groth16.ts";
 import { startDemoChain, type DemoChain } from "./demo-chain.ts";
 import { startStack } from "./stack.ts";
 import {
+  cursorSecretProblem,
   GATEWAY_SECTIONS,
   gatewaySettings,
   openConfiguredDatabase,
@@ -33,6 +34,12 @@ import {
 } from "./wiring.ts";
 
 const config = loadConfig([...GATEWAY_SECTIONS, ...REALTIME_SECTIONS, "indexer", "start"]);
+// The history subgraph runs here: in production its cursor secret is checked before anything starts.
+const secretProblem = cursorSecretProblem(config);
+if (secretProblem) {
+  process.stderr.write(`${secretProblem}\n`);
+  process.exit(1);
+}
 const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
 
 /** The networks file, validated before anything starts (a real network without its key is refused): or exit 1 naming every problem. */
@@ -103,11 +110,14 @@ const deps = subgraphDeps(servingDb, logger, config, reads);
 // on the Redis adapter. Without it: an in-process rate limit and response cache (the cache emptied
 // with each fresh chain) and the in-memory adapter.
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
+  ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
+  : undefined;
 const stack = await startStack({
   deps,
   host: config.HOST,
   port: config.PORT,
-  gateway: { ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) },
+  gateway: { ...gatewaySettings(config, { logger, redis, cacheRedis }), ...createLivePage({ logger }) },
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
@@ -136,6 +146,7 @@ stopOnSignals(logger, async () => {
   await stack.stop();
   await reads?.close();
   redis?.disconnect();
+  cacheRedis?.disconnect();
   await indexer?.stop();
   await chain?.stop();
   await releaseProverResources();

@@ -3,7 +3,7 @@
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { SUBGRAPHS, subgraphNamed } from "../subgraphs/registry.ts";
-import { openConfiguredDatabase, openReadReplicas, stopOnSignals, subgraphDeps } from "./wiring.ts";
+import { cursorSecretProblem, openConfiguredDatabase, openReadReplicas, stopOnSignals, subgraphDeps } from "./wiring.ts";
 
 const name = process.argv[2] ?? "";
 const entry = subgraphNamed(name);
@@ -13,6 +13,11 @@ if (!entry) {
 }
 
 const config = loadConfig(["shared"]);
+const secretProblem = entry.name === "history" ? cursorSecretProblem(config) : undefined;
+if (secretProblem) {
+  process.stderr.write(`${secretProblem}\n`);
+  process.exit(1);
+}
 const logger = createLogger({ name: entry.name, level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 const reads = await openReadReplicas(config, db, logger);

@@ -3,7 +3,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { silentLogger } from "../core/logger.ts";
 import { RedisResponseCacheStore } from "../gateway/response-cache.ts";
-import { GATEWAY_SECTIONS, gatewaySettings, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, subgraphUrlOverrides } from "./wiring.ts";
+import { decodeCursor, encodeCursor, queryFingerprints } from "../subgraphs/history/cursor.ts";
+import {
+  cursorKeys,
+  cursorSecretProblem,
+  GATEWAY_SECTIONS,
+  gatewaySettings,
+  REALTIME_SECTIONS,
+  realtimeSettings,
+  SERVICE_VERSION,
+  subgraphUrlOverrides,
+} from "./wiring.ts";
 
 // Configuration → options, as every process, the tests' stack and the benchmarks' servers get them.
 
@@ -60,6 +70,28 @@ describe("gatewaySettings", () => {
     expect(settings.redis).toMatchObject({ client: redis });
   });
 
+  it("keeps the response cache in its own Redis when given one (RESPONSE_CACHE_REDIS_URL), apart from the rate limit's keys", async () => {
+    const limiter = new Redis({ db: 14 });
+    const cache = new Redis({ db: 15 });
+    try {
+      await Promise.all([limiter.ping(), cache.ping()]);
+      const settings = gatewaySettings(
+        loadConfig(GATEWAY_SECTIONS, { RESPONSE_CACHE_REDIS_URL: "redis://127.0.0.1:6379/15", RESPONSE_CACHE_MAX_ENTRY_KB: "64", TRUST_PROXY_HOPS: "1" }),
+        { logger: silentLogger(), redis: limiter, cacheRedis: cache },
+      );
+      expect(settings.redis).toMatchObject({ client: limiter });
+      expect(settings.responseCacheBounds).toEqual({ maxEntryBytes: 64 * 1024, newEntriesPerMinute: 120, trustProxyHops: 1 });
+      const key = `wiring-test-${process.pid}`;
+      await settings.responseCache!.set(key, "an answer", { ttl: 60 });
+      expect(await cache.get(`responsecache:${key}`)).toBe("an answer");
+      expect(await limiter.exists(`responsecache:${key}`)).toBe(0);
+      await cache.del(`responsecache:${key}`);
+    } finally {
+      limiter.disconnect();
+      cache.disconnect();
+    }
+  });
+
   it("routes to subgraphs by the registry's variables", () => {
     const config = loadConfig(["subgraphs"], {
       NETWORKS_SUBGRAPH_URL: "http://n:1/graphql",
@@ -103,5 +135,42 @@ describe("realtimeSettings", () => {
     expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], {})).transports).toEqual(["polling", "websocket"]);
     expect(settings.replayBudget).toBeDefined();
     expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { REALTIME_REPLAY_BUDGET_PAGES: "0" })).replayBudget).toBeUndefined();
+  });
+});
+
+describe("cursorKeys", () => {
+  const query = ["0xwallet", null, null, null, null, null, "DESC"];
+  const sortKey = { placedBlock: 12n, logIndex: 3, chainId: 1n };
+  const DATABASE_URL = "postgresql://bets_reader:reader@postgres:5432/bets";
+  const keysOf = (env: Record<string, string>) => cursorKeys(loadConfig(["shared"], env));
+  const issue = (env: Record<string, string>) => encodeCursor(queryFingerprints(query, keysOf(env))[0], sortKey);
+  const accepts = (env: Record<string, string>, cursor: string) => {
+    try {
+      return decodeCursor(cursor, queryFingerprints(query, keysOf(env))) !== undefined;
+    } catch {
+      return false;
+    }
+  };
+
+  it("in production never derives a key from DATABASE_URL, and names CURSOR_SECRET as missing", () => {
+    expect(keysOf({ NODE_ENV: "production", DATABASE_URL })).toEqual({});
+    expect(cursorSecretProblem(loadConfig(["shared"], { NODE_ENV: "production", DATABASE_URL }))).toMatch(/CURSOR_SECRET is required/);
+    expect(cursorSecretProblem(loadConfig(["shared"], { NODE_ENV: "production", CURSOR_SECRET: "a secret of sixteen+" }))).toBeUndefined();
+    // A cursor minted from the public connection string is not accepted by a production deployment.
+    const minted = issue({ NODE_ENV: "development", DATABASE_URL });
+    expect(accepts({ NODE_ENV: "development", DATABASE_URL }, minted)).toBe(true);
+    expect(accepts({ NODE_ENV: "production", DATABASE_URL, CURSOR_SECRET: "the deployment's own secret" }, minted)).toBe(false);
+  });
+
+  it("rotates: CURSOR_SECRET_PREVIOUS accepts what the old secret signed until it is removed", () => {
+    const old = { NODE_ENV: "production", CURSOR_SECRET: "the secret until today" };
+    const rotating = { NODE_ENV: "production", CURSOR_SECRET: "the secret from today", CURSOR_SECRET_PREVIOUS: "the secret until today" };
+    const rotated = { NODE_ENV: "production", CURSOR_SECRET: "the secret from today" };
+    const published = issue(old);
+    expect(accepts(rotating, published)).toBe(true);
+    expect(accepts(rotated, published)).toBe(false);
+    const fresh = issue(rotating);
+    expect(accepts(rotated, fresh)).toBe(true);
+    expect(accepts(old, fresh)).toBe(false);
   });
 });

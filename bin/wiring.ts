@@ -18,7 +18,7 @@ import type { ReplayBudget } from "../realtime/connection.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
-import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
+import { cursorKeyFrom, type CursorKeys, MISSING_CURSOR_SECRET } from "../subgraphs/history/cursor.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -69,16 +69,35 @@ export async function openReadReplicas(config: Config<"shared">, primary: Databa
   });
 }
 
+/**
+ * A process that serves the history subgraph calls this before anything else: in production its
+ * cursors need a configured secret (MISSING_CURSOR_SECRET); undefined when the configuration is fine.
+ */
+export function cursorSecretProblem(config: Config<"shared">): string | undefined {
+  return config.NODE_ENV === "production" && !config.CURSOR_SECRET ? MISSING_CURSOR_SECRET : undefined;
+}
+
+/**
+ * The cursor keys of the configuration. Every process of one deployment derives the same key, so
+ * one history replica accepts another's cursors. Outside production, without CURSOR_SECRET, the
+ * key is derived from DATABASE_URL; never in production, where that string may be public (a
+ * compose file) and a published cursor would let one guess its password offline.
+ */
+export function cursorKeys(config: Config<"shared">): CursorKeys {
+  const secret = config.CURSOR_SECRET ?? (config.DATABASE_URL && config.NODE_ENV !== "production" ? `database:${config.DATABASE_URL}` : undefined);
+  if (!secret) return {};
+  const previous = config.CURSOR_SECRET ? config.CURSOR_SECRET_PREVIOUS : undefined;
+  return { cursorKey: cursorKeyFrom(secret), ...(previous ? { previousCursorKey: cursorKeyFrom(previous) } : {}) };
+}
+
 export function subgraphDeps(db: Database, logger: Logger, config: Config<"shared">, reads?: ReadRouter): SubgraphDeps {
-  // Every process of one deployment derives the same key, so one history replica accepts another's cursors.
-  const secret = config.CURSOR_SECRET ?? (config.DATABASE_URL ? `database:${config.DATABASE_URL}` : undefined);
   return {
     db,
     logger,
     networks: new NetworkDirectory(db),
     production: config.NODE_ENV === "production",
     ...(reads ? { reads } : {}),
-    ...(secret ? { cursorKey: cursorKeyFrom(secret) } : {}),
+    ...cursorKeys(config),
   };
 }
 
@@ -134,10 +153,17 @@ export type GatewaySettings = Omit<GatewayDeps, "db" | "logger" | "routes" | "gr
  * A gateway's settings from its configuration. `redis` (optional: its failures only degrade health)
  * shares the rate limit and the response cache between replicas and is checked by /health; all
  * three use it through one GuardedRedis with REDIS_COMMAND_TIMEOUT_MS as the deadline, so they
- * agree on whether Redis is there.
+ * agree on whether Redis is there. `cacheRedis` (RESPONSE_CACHE_REDIS_URL), when given, holds the
+ * response cache instead: a Redis of its own, bounded by its maxmemory and evicting LRU, whose
+ * evictions can never drop (and so refill) a rate limit bucket.
  */
-export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]>, services: { logger: Logger; redis?: Redis }): GatewaySettings {
+export function gatewaySettings(
+  config: Config<(typeof GATEWAY_SECTIONS)[number]>,
+  services: { logger: Logger; redis?: Redis; cacheRedis?: Redis },
+): GatewaySettings {
   const redis = services.redis ? guardRedis(services.redis, { timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : undefined;
+  // The cache's own Redis (RESPONSE_CACHE_REDIS_URL), guarded apart: its evictions and outages never touch the rate limit's keys.
+  const cacheRedis = services.cacheRedis ? guardRedis(services.cacheRedis, { timeoutMs: config.REDIS_COMMAND_TIMEOUT_MS }) : redis;
   return {
     production: config.NODE_ENV === "production",
     version: SERVICE_VERSION,
@@ -148,7 +174,12 @@ export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]
     compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),
-    responseCache: responseCacheStore(config, { redis, logger: services.logger }),
+    responseCache: responseCacheStore(config, { redis: cacheRedis, logger: services.logger }),
+    responseCacheBounds: {
+      maxEntryBytes: config.RESPONSE_CACHE_MAX_ENTRY_KB * 1024,
+      newEntriesPerMinute: config.RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE,
+      trustProxyHops: config.TRUST_PROXY_HOPS,
+    },
     responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
     knownOperations: clientOperationNames(),
   };

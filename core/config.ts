@@ -88,7 +88,13 @@ export const CONFIG_VARIABLES = {
     "shared",
     z.string().min(16).optional(),
     undefined,
-    "key material the history subgraph signs page cursors with (replicas must share it); unset: derived from `DATABASE_URL`, or, without one, random per process (cursors then end with a restart)",
+    "key material the history subgraph signs page cursors with (replicas must share it); required with `NODE_ENV=production` (the history subgraph and `npm start` refuse to start without it); elsewhere, unset: derived from `DATABASE_URL`, or, without one, random per process (cursors then end with a restart)",
+  ),
+  CURSOR_SECRET_PREVIOUS: variable(
+    "shared",
+    z.string().min(16).optional(),
+    undefined,
+    "during a rotation of `CURSOR_SECRET`: the secret it replaces; cursors signed with it are still accepted, new ones are signed with `CURSOR_SECRET` (remove it to end the rotation; see docs/guides/operating.md)",
   ),
   DATABASE_READ_URLS: variable(
     "shared",
@@ -181,13 +187,36 @@ export const CONFIG_VARIABLES = {
     "deadline of the gateway's Redis commands on a request path (rate limit, response cache); past it the request goes on without Redis",
   ),
   RESPONSE_CACHE: variable("gateway", onOff, "on", "the gateway's cache of answers kept a minute or longer (finalized bets, settings): `on` or `off`"),
-  RESPONSE_CACHE_MAX_ENTRIES: variable("gateway", positiveInt, "10000", "entries of the in-process response cache (used without `REDIS_URL`)"),
+  RESPONSE_CACHE_MAX_ENTRIES: variable(
+    "gateway",
+    positiveInt,
+    "10000",
+    "entries of the in-process response cache (used without `REDIS_URL` and `RESPONSE_CACHE_REDIS_URL`)",
+  ),
   RESPONSE_CACHE_MAX_MB: variable("gateway", positiveInt, "64", "megabytes of the in-process response cache"),
   RESPONSE_CACHE_REDIS_PREFIX: variable(
     "gateway",
     z.string().min(1),
     "responsecache:",
     "key prefix of the response cache in Redis (change it to start afresh)",
+  ),
+  RESPONSE_CACHE_REDIS_URL: variable(
+    "gateway",
+    optionalUrl(/^rediss?:\/\//, "must be a redis:// URL"),
+    undefined,
+    "the response cache's own Redis (give it `maxmemory` and `allkeys-lru`; see docs/guides/operating.md); unset: the cache shares `REDIS_URL` with the rate limit",
+  ),
+  RESPONSE_CACHE_MAX_ENTRY_KB: variable(
+    "gateway",
+    positiveInt,
+    "256",
+    "an answer larger than this (kilobytes, uncompressed) is served but never stored in the response cache",
+  ),
+  RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE: variable(
+    "gateway",
+    positiveInt,
+    "120",
+    "new response cache entries one client (address) may create per minute and gateway; past it its answers are served, not stored",
   ),
   RESPONSE_CACHE_GENERATION_POLL_MS: variable(
     "gateway",

@@ -39,8 +39,8 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** PGlite only: use this instance instead of creating one (e.g. loaded from a dumped data dir). Closed by close(). */
   pglite?: PGlite;
-  /** Called with every SQL statement Prisma sends (tests count round trips with it). */
-  onQuery?: (sql: string) => void;
+  /** Called with every SQL statement Prisma sends and its parameters as JSON (tests count round trips with it). */
+  onQuery?: (sql: string, params: string) => void;
   /**
    * PostgreSQL only: the server cancels a statement running longer (`statement_timeout`, lock waits
    * included; SQLSTATE 57014, answered as QUERY_TIMEOUT by core/errors.ts). Unset or 0: none.
@@ -97,7 +97,7 @@ function failOver(pool: pg.Pool, target: pg.Pool, onFailover: (error: unknown) =
 function createClient(adapter: PrismaPg | PrismaPGlite, onQuery: OpenDatabaseOptions["onQuery"]): PrismaClient {
   if (!onQuery) return new PrismaClient({ adapter });
   const client = new PrismaClient({ adapter, log: [{ emit: "event", level: "query" }] });
-  client.$on("query", (event) => onQuery(event.query));
+  client.$on("query", (event) => onQuery(event.query, event.params));
   return client;
 }
 

@@ -55,7 +55,8 @@ export type SentEncoding = { encoding: ContentEncoding; bytes: Buffer } | undefi
  * compressed bytes that were sent.
  */
 export interface AnswerBeforeGraphQL {
-  answer(request: HTTPGraphQLRequest): Promise<CompleteAnswer | undefined>;
+  /** `incoming`: the HTTP request it was read from (its client's address). */
+  answer(request: HTTPGraphQLRequest, incoming?: IncomingMessage): Promise<CompleteAnswer | undefined>;
   answered?(request: HTTPGraphQLRequest, answer: CompleteAnswer, sent: SentEncoding, from: "graphql" | "before"): void;
 }
 
@@ -166,7 +167,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
       const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: url.search, body };
       const shortcut = options.beforeGraphQL;
-      const early = await shortcut?.answer(httpGraphQLRequest);
+      const early = await shortcut?.answer(httpGraphQLRequest, req);
       if (early) {
         const sent = await writeAnswer(req, res, early);
         shortcut?.answered?.(httpGraphQLRequest, early, sent, "before");

@@ -12,7 +12,10 @@ export function createLogger(options: { level?: string; name?: string; destinati
     {
       name: options.name,
       level: options.level ?? "info",
-      redact: { paths: ["serverSeed", "*.serverSeed", "seed", "*.seed", "CURSOR_SECRET", "*.CURSOR_SECRET"], censor: "[redacted]" },
+      redact: {
+        paths: ["serverSeed", "*.serverSeed", "seed", "*.seed", "CURSOR_SECRET", "*.CURSOR_SECRET", "CURSOR_SECRET_PREVIOUS", "*.CURSOR_SECRET_PREVIOUS"],
+        censor: "[redacted]",
+      },
       base: { service: options.name },
       // Every line written while serving a request names it (core/request-scope.ts).
       mixin: () => {

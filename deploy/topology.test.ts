@@ -80,6 +80,8 @@ describeWith(services, "docker-compose.yml run as processes", () => {
     const pgPort = new URL(postgres.url).port;
     ports.set("postgres:5432", Number(pgPort));
     ports.set("redis:6379", Number(new URL(redis.url).port));
+    // The response cache's own Redis (redis-cache) is the same server here: its bounds are compose's, not what this test checks.
+    ports.set("redis-cache:6379", Number(new URL(redis.url).port));
     ports.set("anvil:8545", Number(new URL(anvil.rpcUrl).port));
     for (const [name, service] of Object.entries(compose.services)) {
       for (const key of ["PORT", "METRICS_PORT"]) {

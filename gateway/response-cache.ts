@@ -1,5 +1,4 @@
 import type { ApolloServerPlugin, HTTPGraphQLRequest } from "@apollo/server";
-import ApolloServerPluginResponseCache from "@apollo/server-plugin-response-cache";
 import { InMemoryLRUCache, type KeyValueCache, type KeyValueCacheSetOptions } from "@apollo/utils.keyvaluecache";
 import { Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
@@ -10,14 +9,16 @@ import type { Logger } from "../core/logger.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
+import { createNewEntryBudget } from "./cache-entry-budget.ts";
+import { clientAddress } from "../core/client-address.ts";
 import { createResponseReplay, type Replayable } from "./response-replay.ts";
 
-// A whole-response cache at the gateway, on Apollo's response cache plugin: the key is a SHA-256
-// of the query text (an APQ hash is resolved to its text first), the operation name and the
-// variables; a hit skips the query plan, so no subgraph and no SQL is reached. The subgraphs'
-// Cache-Control hints, merged by the gateway, decide what is stored and for how long. The bytes of
-// every answer stored here are kept beside it and replayed before Apollo Server is even entered
-// (gateway/response-replay.ts); this plugin still answers the requests that path cannot key.
+// A whole-response cache at the gateway: a hit is replayed before Apollo Server is entered (no
+// parse, no plan, no subgraph, no SQL). The key is gateway/cache-key.ts's: the normalised operation
+// and only the variables it declares. The subgraphs' Cache-Control hints, merged by the gateway,
+// decide what is stored and for how long; each answer is stored once, as the bytes Apollo Server
+// wrote (gateway/response-replay.ts), and only within bounds: a size per entry and a budget of
+// new entries per client.
 //
 // Only answers that may be kept at least a minute are stored: finalized bets (an hour) and network
 // settings (a minute). Anything that moves with the head (`live`, 2 s) is never stored: a client
@@ -128,11 +129,24 @@ export function watchDataGeneration(db: Database, options: { pollMs: number; log
   };
 }
 
-/** The response cache as the gateway wires it: Apollo Server's plugin and the byte path in front of it (core/http.ts). */
+/** The response cache as the gateway wires it: Apollo Server's plugin (the rules) and the byte path in front of it (core/http.ts). */
 export interface ResponseCache {
   plugin: ApolloServerPlugin;
   beforeGraphQL: AnswerBeforeGraphQL;
 }
+
+/** What bounds the entries clients can create. */
+export interface ResponseCacheBounds {
+  /** An answer larger than this (bytes of its uncompressed body) is not stored; default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
+  maxEntryBytes?: number;
+  /** New entries one client may add per minute and gateway process; default DEFAULT_NEW_ENTRIES_PER_MINUTE. */
+  newEntriesPerMinute?: number;
+  /** Proxies in front whose X-Forwarded-For names the client (the rate limit's TRUST_PROXY_HOPS). */
+  trustProxyHops?: number;
+}
+
+/** Default budget of new entries per client and minute. */
+export const DEFAULT_NEW_ENTRIES_PER_MINUTE = 120;
 
 export interface ResponseCacheOptions {
   registry?: Registry;
@@ -141,21 +155,22 @@ export interface ResponseCacheOptions {
   metrics?: Pick<ServiceMetrics, "record">;
   /** A computed body as it may be stored for replay: without what belongs to its request alone (its cost). */
   storable?: (body: string) => string;
+  bounds?: ResponseCacheBounds;
+  now?: () => number;
 }
 
 /**
- * Apollo's response cache restricted to what this API may keep: public answers with a merged
- * maxAge of at least RESPONSE_CACHE_MIN_MAX_AGE, never `health`, never errors or partial data
- * (the plugin stores only answers without errors). Every answer says `X-Cache: HIT` or `MISS`; a
- * hit also carries `Age`. With a registry, `graphql_response_cache_total{result}` counts each
- * answer as `hit`, `stored` (a miss written to the cache) or `miss` (not cacheable, or skipped).
- *
- * These rules are the only ones: the byte path (gateway/response-replay.ts) stores the bytes of an
- * answer only when this plugin kept it (or served it from its entry), for as long as that entry
- * lives, and replays them before Apollo Server is entered.
+ * The response cache: this plugin decides what may be kept — public answers with a merged maxAge
+ * of at least RESPONSE_CACHE_MIN_MAX_AGE, never `health`, never errors or partial data — and the
+ * byte path (gateway/response-replay.ts) stores the bytes of those answers, once, under
+ * gateway/cache-key.ts's key, within the bounds, and replays them before Apollo Server is even
+ * entered. Every answer says `X-Cache: HIT` or `MISS`; a hit also carries `Age`. With a registry,
+ * `graphql_response_cache_total{result}` counts each answer as `hit`, `stored` (a miss written to
+ * the cache) or `miss` (not cacheable, past a bound, or skipped).
  */
 export function createResponseCache(store: ResponseCacheStore, options: ResponseCacheOptions = {}): ResponseCache {
   const { registry, generation } = options;
+  const now = options.now ?? Date.now;
   // Without a known generation (not read yet) the cache is neither read nor written.
   const generationKnown = () => !generation || generation.current() !== undefined;
   const answers = registry
@@ -166,55 +181,49 @@ export function createResponseCache(store: ResponseCacheStore, options: Response
         registers: [registry],
       })
     : undefined;
-  // The plugin asks shouldWriteToCache once per cacheable answer, just before it stores it.
-  const stored = new WeakSet<object>();
-  // Answers this plugin kept or served from its entry, by the HTTP request core/http.ts built: the byte path's only input.
+  // Answers that may be kept, by the HTTP request core/http.ts built: the byte path's only input.
   const replayable = new WeakMap<HTTPGraphQLRequest, Replayable>();
-  const inner = ApolloServerPluginResponseCache({
-    cache: store,
-    extraCacheKeyData: async () => generation?.current() ?? null,
-    shouldReadFromCache: async ({ operation, document }) => generationKnown() && !asksHealth(operation, document),
-    shouldWriteToCache: async (context) => {
-      const { operation, document, overallCachePolicy } = context;
-      const policy = overallCachePolicy.policyIfCacheable();
-      const write =
-        generationKnown() && policy !== null && policy.scope === "PUBLIC" && policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE && !asksHealth(operation, document);
-      // The plugin then skips answers with errors or without data: those are not stored either.
-      const body = context.response.body;
-      if (write && body?.kind === "single" && body.singleResult.data && !body.singleResult.errors) stored.add(context.request);
-      return write;
-    },
-  });
   const plugin: ApolloServerPlugin = {
-    async requestDidStart(requestContext) {
-      const listener = (await inner.requestDidStart?.(requestContext)) ?? {};
+    async requestDidStart() {
       return {
-        ...listener,
         async willSendResponse(context) {
-          await listener.willSendResponse?.(context);
-          const hit = context.metrics.responseCacheHit === true;
-          context.response.http.headers.set("x-cache", hit ? "HIT" : "MISS");
-          const kept = stored.has(context.request);
-          answers?.inc({ result: hit ? "hit" : kept ? "stored" : "miss" });
-          // On a hit the policy is the stored entry's, and `age` how old it is.
-          const policy = context.overallCachePolicy.policyIfCacheable();
-          if ((hit || kept) && policy && context.request.http) {
-            const age = hit ? Number(context.response.http.headers.get("age") ?? 0) : 0;
-            replayable.set(context.request.http, { cacheTime: Date.now() - age * 1000, maxAge: policy.maxAge, operation: context.operationName ?? null });
+          // A hit is replayed before Apollo Server is entered: every answer computed here is a miss.
+          context.response.http.headers.set("x-cache", "MISS");
+          const { operation, document, overallCachePolicy, response } = context;
+          const policy = overallCachePolicy.policyIfCacheable();
+          const body = response.body;
+          const keep =
+            generationKnown() &&
+            policy !== null &&
+            policy.scope === "PUBLIC" &&
+            policy.maxAge >= RESPONSE_CACHE_MIN_MAX_AGE &&
+            !asksHealth(operation, document) &&
+            body.kind === "single" &&
+            body.singleResult.data != null &&
+            !body.singleResult.errors;
+          if (keep && context.request.http) {
+            replayable.set(context.request.http, { cacheTime: now(), maxAge: policy.maxAge, operation: context.operationName ?? null });
           }
         },
       };
     },
   };
+  const bounds = options.bounds ?? {};
+  const hops = bounds.trustProxyHops ?? 0;
   const beforeGraphQL = createResponseReplay({
     store,
     generation,
     decisionFor: (request) => replayable.get(request),
     storable: options.storable,
+    maxEntryBytes: bounds.maxEntryBytes,
+    newEntries: createNewEntryBudget({ perMinute: bounds.newEntriesPerMinute ?? DEFAULT_NEW_ENTRIES_PER_MINUTE, now }),
+    clientOf: (req) => clientAddress(req, hops),
+    onComputed: (stored) => answers?.inc({ result: stored ? "stored" : "miss" }),
     onReplay: (operation, seconds) => {
       answers?.inc({ result: "hit" });
       options.metrics?.record(operation, "ok", seconds);
     },
+    now,
   });
   return { plugin, beforeGraphQL };
 }

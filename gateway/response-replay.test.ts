@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
@@ -8,18 +7,25 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_COMPRESSION } from "../core/compression.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../core/http.ts";
 import { silentLogger } from "../core/logger.ts";
+import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 import { CACHE_HIT_POINTS, createPointsBudget, withoutCostExtension } from "./points-budget.ts";
-import { createMemoryResponseCacheStore, createResponseCache, type DataGeneration, type ResponseCacheStore } from "./response-cache.ts";
-import { createResponseReplay, replayKeyOf } from "./response-replay.ts";
+import {
+  createMemoryResponseCacheStore,
+  createResponseCache,
+  type DataGeneration,
+  type ResponseCacheBounds,
+  type ResponseCacheStore,
+} from "./response-cache.ts";
+import { createResponseReplay } from "./response-replay.ts";
 
 // The response cache's byte path (gateway/response-replay.ts) over a small schema of its own, with
 // the gateway's cache plugins and HTTP front: a hit is the miss's very bytes and headers, written
 // without entering Apollo Server; what another request deserves is never served; the rules of
 // gateway/response-cache.ts (errors, partial data, short maxAge, private, health) still decide.
-// The same path over the real gateway and Redis: response-cache*.db.test.ts.
+// The same path over the real gateway and Redis: response-cache*.db.test.ts; its key: cache-key.test.ts.
 
 const TYPE_DEFS = `#graphql
   enum CacheControlScope { PUBLIC PRIVATE }
@@ -69,10 +75,17 @@ let generation: string | undefined = "0";
 const fakeGeneration: DataGeneration = { current: () => generation, stop: () => undefined };
 
 /** The schema behind core/http.ts, with the response cache (and a points budget of `rateLimit` points, on a frozen clock) when given. */
-async function serve(options: { store?: ResponseCacheStore; rateLimit?: number } = {}): Promise<Served> {
+async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; bounds?: ResponseCacheBounds; now?: () => number } = {}): Promise<Served> {
   const metrics = createServiceMetrics("test", { defaultMetrics: false });
   const cache = options.store
-    ? createResponseCache(options.store, { registry: metrics.registry, generation: fakeGeneration, metrics, storable: withoutCostExtension })
+    ? createResponseCache(options.store, {
+        registry: metrics.registry,
+        generation: fakeGeneration,
+        metrics,
+        storable: withoutCostExtension,
+        bounds: options.bounds,
+        now: options.now,
+      })
     : undefined;
   const policy = { capacity: options.rateLimit ?? 1, refillPerSecond: 1 };
   const points = options.rateLimit
@@ -115,54 +128,6 @@ async function serve(options: { store?: ResponseCacheStore; rateLimit?: number }
     },
   };
 }
-
-interface Ask {
-  method?: "GET" | "POST";
-  query?: string;
-  operationName?: string | null;
-  variables?: Record<string, unknown>;
-  extensions?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  /** A POST body as is (instead of one built from the fields above). */
-  raw?: string;
-}
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** A raw request (fetch would decompress and hide what was sent). */
-function ask(url: string, a: Ask): Promise<Reply> {
-  const fields: Record<string, unknown> = {};
-  if (a.query !== undefined) fields.query = a.query;
-  if (a.operationName !== undefined) fields.operationName = a.operationName;
-  if (a.variables !== undefined) fields.variables = a.variables;
-  if (a.extensions !== undefined) fields.extensions = a.extensions;
-  const get = a.method === "GET";
-  const search = new URLSearchParams();
-  if (get) for (const [name, value] of Object.entries(fields)) if (value !== null) search.set(name, typeof value === "string" ? value : JSON.stringify(value));
-  const payload = get ? undefined : (a.raw ?? JSON.stringify(fields));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${url}/graphql${get ? `?${search}` : ""}`,
-      { method: a.method ?? "POST", headers: { ...(get ? {} : { "content-type": "application/json" }), ...a.headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
-
-/** Headers that differ between any two answers (per request, per clock, per hit). */
-const PER_ANSWER = new Set(["date", "x-request-id", "x-cache", "age", "ratelimit-remaining", "ratelimit-reset", "connection", "keep-alive"]);
-const lasting = (headers: Reply["headers"]) => Object.fromEntries(Object.entries(headers).filter(([name]) => !PER_ANSWER.has(name)));
 
 const BETS = `query Page($ids: [ID!]!) { bets(ids: $ids) { id payout proof } }`;
 const IDS = Array.from({ length: 20 }, (_, i) => String(i + 1));
@@ -311,6 +276,37 @@ describe("response cache byte path", () => {
     }
   });
 
+  it("keys on the operation's declared variables only: an unused variable makes no new entry", async () => {
+    const ids = IDS.slice(0, 7);
+    const replies = [];
+    for (const extra of [{}, { unused: 1 }, { unused: 2, other: "x" }]) replies.push(await ask(s.url, { query: BETS, variables: { ids, ...extra } }));
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+    expect(replies[2]!.body.equals(replies[0]!.body)).toBe(true);
+  });
+
+  it("keys on the normalised operation: comments, spaces, commas and an omitted operationName make no new entry", async () => {
+    const ids = IDS.slice(0, 8);
+    const replies = [];
+    for (const [query, operationName] of [
+      [BETS, "Page"],
+      [`# a comment\n${BETS}`, undefined],
+      [`query   Page ( $ids : [ID!]! ) {\n  bets(ids: $ids) { id, payout, proof } # trailing\n}`, undefined],
+    ] as const) {
+      replies.push(await ask(s.url, { query, operationName, variables: { ids } }));
+    }
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+  });
+
+  it("keys on declared variables canonically: a default applied, input keys in any order", async () => {
+    const WITH_DEFAULT = `query Defaulted($ids: [ID!]! = ["31", "32"], $one: ID = "33") { bets(ids: $ids) { id payout } bet(id: $one) { id } }`;
+    const replies = [];
+    for (const variables of [undefined, { ids: ["31", "32"] }, { one: "33", ids: ["31", "32"] }])
+      replies.push(await ask(s.url, { query: WITH_DEFAULT, variables }));
+    expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+    // A declared variable that differs is another answer.
+    expect((await ask(s.url, { query: WITH_DEFAULT, variables: { ids: ["31"] } })).headers["x-cache"]).toBe("MISS");
+  });
+
   it("counts replayed hits in the response cache and request metrics", async () => {
     const count = (text: string, pattern: RegExp) => Number(text.match(pattern)?.[1] ?? 0);
     const hits = /^graphql_response_cache_total\{[^}]*result="hit"[^}]*\} (\d+)$/m;
@@ -355,6 +351,78 @@ describe("response cache byte path and its neighbours", () => {
       });
     } finally {
       await limited.close();
+    }
+  });
+
+  it("stores each answer once: one write per cacheable miss, none per hit", async () => {
+    const memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 });
+    const writes: string[] = [];
+    const store: ResponseCacheStore = {
+      get: (key) => memory.get(key),
+      set: (key, value, options) => {
+        writes.push(key);
+        return memory.set(key, value, options);
+      },
+      delete: (key) => memory.delete(key),
+    };
+    const once = await serve({ store });
+    try {
+      const replies = [];
+      for (let i = 0; i < 3; i++) replies.push(await ask(once.url, { query: BETS, variables: { ids: IDS.slice(0, 9) } }));
+      expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
+      expect(writes).toHaveLength(1);
+    } finally {
+      await once.close();
+    }
+  });
+
+  it("does not store an answer larger than the entry bound (it is served, every time computed)", async () => {
+    const bounded = await serve({
+      store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+      bounds: { maxEntryBytes: 8 * 1024 },
+    });
+    try {
+      const large = [await ask(bounded.url, { query: BETS, variables: { ids: IDS } }), await ask(bounded.url, { query: BETS, variables: { ids: IDS } })];
+      expect(large[0]!.body.length).toBeGreaterThan(8 * 1024);
+      expect(large.map((r) => `${r.status} ${r.headers["x-cache"]}`)).toEqual(["200 MISS", "200 MISS"]);
+      const small = [await ask(bounded.url, { query: BETS, variables: { ids: ["1"] } }), await ask(bounded.url, { query: BETS, variables: { ids: ["1"] } })];
+      expect(small.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT"]);
+    } finally {
+      await bounded.close();
+    }
+  });
+
+  it("lets one client create at most its budget of new entries a minute; past it answers are served, not stored", async () => {
+    let clock = 1_700_000_000_000;
+    const budgeted = await serve({
+      store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+      bounds: { newEntriesPerMinute: 2 },
+      now: () => clock,
+    });
+    try {
+      const page = (id: string) => ask(budgeted.url, { query: BETS, variables: { ids: [id] } });
+      const first = [await page("41"), await page("42"), await page("43")];
+      expect(first.map((r) => `${r.status} ${r.headers["x-cache"]}`)).toEqual(["200 MISS", "200 MISS", "200 MISS"]);
+      // The first two were stored; the third, past the budget, was not.
+      const again = [await page("41"), await page("42"), await page("43")];
+      expect(again.map((r) => r.headers["x-cache"])).toEqual(["HIT", "HIT", "MISS"]);
+      // A minute later the client may add entries again.
+      clock += 60_000;
+      expect([(await page("43")).headers["x-cache"], (await page("43")).headers["x-cache"]]).toEqual(["MISS", "HIT"]);
+    } finally {
+      await budgeted.close();
+    }
+  });
+
+  it("answers variables nested as deep as the body allows without a 5xx (not keyed, not stored)", async () => {
+    const deep = await serve({ store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }) });
+    try {
+      const raw = `{"query":"query Page($ids: [ID!]!) { bets(ids: $ids) { id } }","variables":{"ids":${"[".repeat(30_000)}${"]".repeat(30_000)}}}`;
+      const replies = [await ask(deep.url, { raw }), await ask(deep.url, { raw })];
+      for (const reply of replies) expect(reply.status).toBeLessThan(500);
+      expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "MISS"]);
+    } finally {
+      await deep.close();
     }
   });
 
@@ -415,67 +483,5 @@ describe("response cache byte path and its neighbours", () => {
     });
     const request: HTTPGraphQLRequest = { method: "POST", headers: new HeaderMap(), search: "", body: { query: BETS } };
     await expect(replay.answer(request)).resolves.toBeUndefined();
-  });
-});
-
-describe("replayKeyOf", () => {
-  const headers = (accept?: string) => new HeaderMap(accept ? [["accept", accept]] : []);
-  const post = (body: unknown, accept?: string): HTTPGraphQLRequest => ({ method: "POST", headers: headers(accept), search: "", body });
-  const get = (search: string): HTTPGraphQLRequest => ({ method: "GET", headers: headers(), search, body: undefined });
-
-  it("gives GET and POST of the same fields one key, and absent or null fields the same key", () => {
-    const query = "{ bet(id: 1) { id } }";
-    const key = replayKeyOf(post({ query }), "0");
-    expect(key).toBeDefined();
-    expect(replayKeyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
-    expect(replayKeyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
-    expect(replayKeyOf(post({ query, variables: {} }), "0")).toBe(key);
-    expect(replayKeyOf(post({ query }), "1")).not.toBe(key);
-    expect(replayKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
-  });
-
-  it("has no key for what it cannot read as Apollo Server does", () => {
-    const query = "{ a }";
-    for (const request of [
-      post({}),
-      post([{ query }]),
-      post(`{"query":"${query}"}`),
-      post({ query: 1 }),
-      post({ query, variables: "{}" }),
-      post({ query, variables: [] }),
-      post({ query, operationName: 3 }),
-      post({ query, extensions: { persistedQuery: { version: 2, sha256Hash: "0".repeat(64) } } }),
-      post({ query, extensions: { other: true } }),
-      post({ extensions: { persistedQuery: { version: 1, sha256Hash: "A".repeat(64) } } }),
-      post({ variables: {} }),
-      get(`?query=${encodeURIComponent(query)}&query=${encodeURIComponent(query)}`),
-      get(`?query=${encodeURIComponent(query)}&variables=not-json`),
-      get(`?query=${encodeURIComponent(query)}&variables=null`),
-      { method: "HEAD", headers: headers(), search: `?query=${encodeURIComponent(query)}`, body: undefined },
-    ]) {
-      expect(replayKeyOf(request, "0")).toBeUndefined();
-    }
-  });
-
-  it("gives different keys to requests that differ in query, operation name or variables (generated)", () => {
-    const fields = fc.record(
-      {
-        query: fc.string({ maxLength: 12 }),
-        operationName: fc.option(fc.string({ maxLength: 4 }), { nil: undefined }),
-        variables: fc.option(fc.dictionary(fc.string({ maxLength: 3 }), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
-      },
-      { requiredKeys: ["query"] },
-    );
-    const view = (f: { query: string; operationName?: string; variables?: Record<string, unknown> }) =>
-      JSON.stringify([f.query, f.operationName ?? null, JSON.parse(JSON.stringify(f.variables ?? {}))]);
-    fc.assert(
-      fc.property(fields, fields, (a, b) => {
-        const keyA = replayKeyOf(post(a), "0");
-        const keyB = replayKeyOf(post(b), "0");
-        expect(keyA).toBeDefined();
-        expect(keyA === keyB).toBe(view(a) === view(b));
-      }),
-      { numRuns: 2000, seed: 12 },
-    );
   });
 });

@@ -1,27 +1,28 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import type { HTTPGraphQLRequest } from "@apollo/server";
 import type { ContentEncoding } from "../core/compression.ts";
 import type { AnswerBeforeGraphQL, CompleteAnswer, SentEncoding } from "../core/http.ts";
+import type { NewEntryBudget } from "./cache-entry-budget.ts";
+import { cacheKeyOf } from "./cache-key.ts";
 import type { DataGeneration, ResponseCacheStore } from "./response-cache.ts";
 
-// The response cache's byte path. Apollo's response cache plugin (gateway/response-cache.ts, the
-// one owner of what may be kept) still parses, validates and plans every request before it finds
-// a hit, then parses the stored JSON and serialises the answer again. Here, the bytes Apollo Server
-// wrote for an answer that owner kept are stored beside its entry, compressed representations
-// included, and replayed before Apollo Server is entered: a hit is one store read and one write.
+// The response cache's byte path, and its only store. Apollo Server's answer is computed once; the
+// rules owner (gateway/response-cache.ts) decides whether it may be kept, and here its bytes are
+// stored, compressed representations included, and replayed before Apollo Server is entered on
+// the next request with the same key: a hit is one store read and one write. Each answer is kept
+// once: there is no second copy in another form.
 //
-// The key is what decides the answer, read from the request exactly as Apollo Server reads it:
-// the query's SHA-256 (the APQ hash, so a hash-only request finds what its text stored), the
-// operation name, the variables as sent (not canonicalised: the same variables in another order
-// are another key, a miss), the Accept header (it chooses the content type) and the data
-// generation. GET and POST read the same fields. Anything this reader is unsure of — another
-// method, a GET with a Content-Type, repeated or malformed parameters, unknown extensions, a hash
-// that does not match the text — has no key and goes to Apollo Server, whose rules then apply.
+// The key is gateway/cache-key.ts's (the normalised operation, its declared variables, Accept and
+// the data generation). A new entry is written only within bounds: an answer larger than
+// maxEntryBytes is not stored, and each client (its address, as the rate limit reads
+// it) may create at most a budget of new entries a minute; past either, the answer is served,
+// not stored.
 
-/** Store keys of replayable bytes (the plugin's own entries are `fqc:…`). */
+/** Store keys of stored answers. */
 const PREFIX = "bytes:";
-const ENTRY_VERSION = 1;
-const SHA256_HEX = /^[0-9a-f]{64}$/;
+/** 2: keyed by gateway/cache-key.ts (normalised operations, declared variables). */
+const ENTRY_VERSION = 2;
 
 /** How long an answer the rules owner kept may be replayed, and under which operation it is counted. */
 export interface Replayable {
@@ -42,84 +43,6 @@ interface Entry extends Replayable {
   headers: [string, string][];
   /** The body compressed, base64, by encoding. */
   encoded: Partial<Record<ContentEncoding, string>>;
-}
-
-type Json = Record<string, unknown>;
-const isRecord = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
-
-/** A field that is absent, null, or an object (Apollo Server's `variables` / `extensions`); false: anything else. */
-function optionalRecord(value: unknown): Json | undefined | false {
-  if (value === undefined || value === null) return undefined;
-  return isRecord(value) ? value : false;
-}
-
-/** A JSON object search parameter given at most once; false: repeated, not JSON, or not an object. */
-function searchRecord(params: URLSearchParams, name: string): Json | undefined | false {
-  const values = params.getAll(name);
-  if (values.length === 0) return undefined;
-  if (values.length > 1) return false;
-  try {
-    return optionalRecord(JSON.parse(values[0]!) as unknown) ?? false;
-  } catch {
-    return false;
-  }
-}
-
-function searchString(params: URLSearchParams, name: string): string | undefined | false {
-  const values = params.getAll(name);
-  return values.length > 1 ? false : values[0];
-}
-
-/** The GraphQL fields of a request as Apollo Server reads them (runHttpQuery), or undefined when unsure. */
-function fieldsOf(request: HTTPGraphQLRequest): { query?: string; operationName?: string; variables?: Json; extensions?: Json } | undefined {
-  if (request.method === "GET") {
-    if (request.headers.get("content-type") !== undefined) return undefined;
-    const params = new URLSearchParams(request.search);
-    const query = searchString(params, "query");
-    const operationName = searchString(params, "operationName");
-    const variables = searchRecord(params, "variables");
-    const extensions = searchRecord(params, "extensions");
-    if (query === false || operationName === false || variables === false || extensions === false) return undefined;
-    return { query, operationName, variables, extensions };
-  }
-  if (request.method !== "POST" || !isRecord(request.body) || Object.keys(request.body).length === 0) return undefined;
-  const { query, operationName } = request.body;
-  const variables = optionalRecord(request.body.variables);
-  const extensions = optionalRecord(request.body.extensions);
-  if (variables === false || extensions === false) return undefined;
-  if (query !== undefined && query !== null && typeof query !== "string") return undefined;
-  if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return undefined;
-  return { query: query ?? undefined, operationName: operationName ?? undefined, variables, extensions };
-}
-
-/** The persisted query hash a request carries: undefined (none), a lowercase SHA-256, or false (anything else). */
-function persistedHash(extensions: Json | undefined): string | undefined | false {
-  if (!extensions) return undefined;
-  const names = Object.keys(extensions);
-  if (names.length === 0) return undefined;
-  if (names.length !== 1 || names[0] !== "persistedQuery") return false;
-  const persisted = extensions.persistedQuery;
-  if (!isRecord(persisted) || Object.keys(persisted).length !== 2 || persisted.version !== 1) return false;
-  const hash = persisted.sha256Hash;
-  return typeof hash === "string" && SHA256_HEX.test(hash) ? hash : false;
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
-
-/**
- * The replay key of a request under a data generation, or undefined: not replayable, Apollo Server
- * answers it. Two requests with one key read the same query, operation name, variables and Accept.
- */
-export function replayKeyOf(request: HTTPGraphQLRequest, generation: string): string | undefined {
-  const fields = fieldsOf(request);
-  if (!fields) return undefined;
-  const hash = persistedHash(fields.extensions);
-  if (hash === false) return undefined;
-  const document = fields.query !== undefined ? sha256(fields.query) : hash;
-  // No query at all, or a hash Apollo Server would refuse as not the text's.
-  if (document === undefined || (hash !== undefined && hash !== document)) return undefined;
-  const accept = request.headers.get("accept") ?? "";
-  return sha256(JSON.stringify([generation, document, fields.operationName ?? null, fields.variables ?? {}, accept]));
 }
 
 function encodeEntry(entry: Entry, body: string): string {
@@ -212,6 +135,9 @@ class DecodedMemo {
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
 export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
+/** Default bound of one stored answer's body: larger answers are served, never stored. */
+export const DEFAULT_MAX_ENTRY_BYTES = 256 * 1024;
+
 /** Headers set per answer, never stored: the cache's own, and the client's budget (gateway/points-budget.ts). */
 const PER_ANSWER = new Set(["x-cache", "age", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]);
 
@@ -225,6 +151,18 @@ export interface ResponseReplayOptions {
   storable?: (body: string) => string;
   /** Called for each replayed answer (metrics). */
   onReplay?(operation: string | null, seconds: number): void;
+  /**
+   * An answer whose body (uncompressed) is larger than this is not stored; default
+   * DEFAULT_MAX_ENTRY_BYTES. Its entry holds the body and its compressed representations (each
+   * smaller than the body): at most about twice this.
+   */
+  maxEntryBytes?: number;
+  /** New entries per client; unbounded when absent. */
+  newEntries?: NewEntryBudget;
+  /** The client a request is charged to (core/client-address.ts); without it every request is one client. */
+  clientOf?(req: IncomingMessage): string;
+  /** Called for each answer Apollo Server computed: whether it was stored. */
+  onComputed?(stored: boolean): void;
   /** Bound of the decoded entries kept in process; default DEFAULT_REPLAY_MEMO_BYTES, 0: none (every hit decodes). */
   memoBytes?: number;
   now?: () => number;
@@ -239,8 +177,12 @@ export interface ResponseReplayOptions {
 export function createResponseReplay(options: ResponseReplayOptions): AnswerBeforeGraphQL {
   const { store, generation } = options;
   const now = options.now ?? Date.now;
-  /** Keys of requests that went to Apollo Server, computed before it ran (an answer computed across a generation change lands under the old one). */
-  const pending = new WeakMap<HTTPGraphQLRequest, string>();
+  const maxEntryBytes = options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES;
+  /**
+   * Keys of requests that went to Apollo Server, computed before it ran (an answer computed across
+   * a generation change lands under the old one), with the client that would add the entry.
+   */
+  const pending = new WeakMap<HTTPGraphQLRequest, { key: string; client: string }>();
   /** What each replayed answer came from, to add a compressed representation. */
   const replayed = new WeakMap<CompleteAnswer, { key: string; decoded: Decoded }>();
   const memo = new DecodedMemo(options.memoBytes ?? DEFAULT_REPLAY_MEMO_BYTES);
@@ -263,19 +205,23 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     return decoded;
   };
 
-  const keep = (key: string, entry: Omit<Entry, "id">, body: string) => {
+  /** Writes an entry within its bounds (its size; `client`: a new entry, within that client's budget); whether it was written. */
+  const keep = (key: string, entry: Omit<Entry, "id">, body: string, client?: string): boolean => {
     // The stored text changes, so the memo's decoding of the old one is dropped at the next hit.
     const ttl = Math.floor(entry.maxAge - (now() - entry.cacheTime) / 1000);
-    if (ttl <= 0) return;
+    if (ttl <= 0) return false;
+    if (Buffer.byteLength(body) > maxEntryBytes) return false;
+    if (client !== undefined && options.newEntries && !options.newEntries.take(client)) return false;
     store.set(PREFIX + key, encodeEntry({ ...entry, id: randomUUID() }, body), { ttl }).catch(() => undefined);
+    return true;
   };
 
   return {
-    async answer(request) {
+    async answer(request, incoming) {
       const started = now();
       const current = generation ? generation.current() : "";
       if (current === undefined) return undefined;
-      const key = replayKeyOf(request, current);
+      const key = cacheKeyOf(request, current);
       if (key === undefined) return undefined;
       let text: string | undefined;
       try {
@@ -286,7 +232,7 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       const decoded = text === undefined ? undefined : decode(key, text);
       const ageMs = decoded ? now() - decoded.entry.cacheTime : 0;
       if (!decoded || ageMs >= decoded.entry.maxAge * 1000) {
-        pending.set(request, key);
+        pending.set(request, { key, client: incoming && options.clientOf ? options.clientOf(incoming) : "" });
         return undefined;
       }
       const { entry } = decoded;
@@ -319,16 +265,20 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
         }
         return;
       }
-      const key = pending.get(request);
-      const decision = key === undefined ? undefined : options.decisionFor(request);
-      if (key === undefined || !decision || answer.status !== 200) return;
+      const miss = pending.get(request);
+      const decision = miss === undefined ? undefined : options.decisionFor(request);
+      if (miss === undefined || !decision || answer.status !== 200) {
+        options.onComputed?.(false);
+        return;
+      }
       const headers: [string, string][] = [];
       for (const [name, value] of answer.headers) if (!PER_ANSWER.has(name.toLowerCase())) headers.push([name, value]);
       const written = typeof answer.body === "string" ? answer.body : answer.body.toString("utf8");
       const body = options.storable ? options.storable(written) : written;
       // The bytes sent are kept only when they are the stored body's; else the first hit compresses it.
       const encoded = sent && body === written ? { [sent.encoding]: sent.bytes.toString("base64") } : {};
-      keep(key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded }, body);
+      const stored = keep(miss.key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded }, body, miss.client);
+      options.onComputed?.(stored);
     },
   };
 }

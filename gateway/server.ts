@@ -20,7 +20,7 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
-import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
+import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
@@ -49,6 +49,8 @@ export interface GatewayDeps {
   rateLimit?: PointsBudgetSettings;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
+  /** Bounds of the entries clients can create in the response cache: size per entry, new entries per client and minute. */
+  responseCacheBounds?: ResponseCacheBounds;
   /** How often the response cache re-reads the data generation (indexer resets); default 2 000 ms. */
   responseCacheGenerationPollMs?: number;
   /** Operation names always labelled as themselves in the metrics (the client package's), beyond the capped first-seen ones. */
@@ -123,7 +125,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
   // Answers carry their own request's cost, which the cache must never replay to another request.
   const responseCache = deps.responseCache
-    ? createResponseCache(deps.responseCache, { registry: metrics.registry, generation, metrics, storable: withoutCostExtension })
+    ? createResponseCache(deps.responseCache, {
+        registry: metrics.registry,
+        generation,
+        metrics,
+        storable: withoutCostExtension,
+        bounds: { trustProxyHops: deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
+      })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
   let watcher: FSWatcher | undefined;

@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { REALTIME_SECTIONS } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { loadNetworksConfig } from "../indexer/config.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
-import { type ComposeService, connectionBudget, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
+import { cursorSecretProblem, REALTIME_SECTIONS } from "../bin/wiring.ts";
 import { REQUEST_POINTS } from "../gateway/points-budget.ts";
+import { type ComposeService, connectionBudget, interpolate, loadCompose, SUPERUSER_RESERVED_CONNECTIONS } from "../test/compose.ts";
 
 // No Docker engine runs on these machines, so docker-compose.yml is validated here instead:
 // it parses, every service's command names a file of this repository, every dependency is a
@@ -24,6 +24,7 @@ describe("docker-compose.yml", () => {
       expect.arrayContaining([
         "postgres",
         "redis",
+        "redis-cache",
         "migrate",
         "networks",
         "results",
@@ -83,6 +84,49 @@ describe("docker-compose.yml", () => {
     expect(config.NODE_ENV).toBe("production");
     expect(config.HOST).toBe("0.0.0.0");
     expect(config.DATABASE_URL).toMatch(/^postgresql:\/\/.*@postgres:5432\//);
+  });
+});
+
+describe("docker-compose.yml's Redis servers", () => {
+  const flag = (service: string, name: string) => {
+    const command = compose.services[service]!.command!;
+    const at = command.indexOf(`--${name}`);
+    return at < 0 ? undefined : command[at + 1];
+  };
+
+  it("keeps the response cache in a Redis of its own, bounded and evicting least recently used answers", () => {
+    expect(flag("redis-cache", "maxmemory")).toMatch(/^\d+(mb|gb)$/);
+    expect(flag("redis-cache", "maxmemory-policy")).toBe("allkeys-lru");
+    for (const gateway of ["gateway-a", "gateway-b"]) {
+      const config = loadConfig(["shared", "gateway"], compose.services[gateway]!.environment!);
+      expect(new URL(config.RESPONSE_CACHE_REDIS_URL!).host).toBe("redis-cache:6379");
+      expect(new URL(config.REDIS_URL!).host).toBe("redis:6379");
+      expect(compose.services[gateway]!.depends_on!["redis-cache"]).toEqual({ condition: "service_healthy" });
+    }
+  });
+
+  it("never evicts the rate limit's and realtime's keys, and nothing else uses the cache's Redis", () => {
+    expect(flag("redis", "maxmemory-policy")).toBe("noeviction");
+    for (const [name, service] of services) {
+      if (name.startsWith("gateway-")) continue;
+      expect(JSON.stringify(service.environment ?? {}), name).not.toContain("redis-cache");
+    }
+  });
+});
+
+describe("docker-compose.yml's cursor secret", () => {
+  it("is required from the operator's .env (no default: a public one would let anyone mint cursors)", () => {
+    expect(() => interpolate(readFileSync("docker-compose.yml", "utf8"), {})).toThrow(/CURSOR_SECRET/);
+    const history = loadCompose("docker-compose.yml", { CURSOR_SECRET: "an operator's own secret" }).services.history!.environment!;
+    const config = loadConfig(["shared"], history);
+    expect(config.CURSOR_SECRET).toBe("an operator's own secret");
+    expect(cursorSecretProblem(config)).toBeUndefined();
+  });
+
+  it("passes a previous secret during a rotation", () => {
+    const history = loadCompose("docker-compose.yml", { CURSOR_SECRET: "the secret from today", CURSOR_SECRET_PREVIOUS: "the secret until today" }).services
+      .history!.environment!;
+    expect(loadConfig(["shared"], history)).toMatchObject({ CURSOR_SECRET: "the secret from today", CURSOR_SECRET_PREVIOUS: "the secret until today" });
   });
 });
 

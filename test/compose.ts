@@ -29,22 +29,32 @@ export interface ComposeFile {
   services: Record<string, ComposeService>;
 }
 
-/** `${NAME}`, `${NAME:-default}` and `${NAME-default}` as Compose interpolates them; `$$` is a literal `$`. */
+/**
+ * `${NAME}`, `${NAME:-default}`, `${NAME-default}` and `${NAME:?error}` (an error when unset or
+ * empty) as Compose interpolates them; `$$` is a literal `$`.
+ */
 export function interpolate(text: string, env: Record<string, string | undefined> = {}): string {
   return text.replace(
-    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-)([^}]*))?\}/g,
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-|:\?)([^}]*))?\}/g,
     (match, name: string | undefined, operator: string | undefined, fallback: string | undefined) => {
       if (match === "$$") return "$";
       const value = env[name!];
       if (operator === ":-") return value ? value : (fallback ?? "");
       if (operator === "-") return value ?? fallback ?? "";
+      if (operator === ":?") {
+        if (!value) throw new Error(`required variable ${name} is missing a value: ${fallback ?? ""}`);
+        return value;
+      }
       return value ?? "";
     },
   );
 }
 
+/** What an operator's .env must set (Compose refuses to start without them): test values. */
+export const COMPOSE_REQUIRED_ENV: Readonly<Record<string, string>> = { CURSOR_SECRET: "compose-test-cursor-secret" };
+
 export function loadCompose(path = "docker-compose.yml", env: Record<string, string | undefined> = {}): ComposeFile {
-  return parse(interpolate(readFileSync(path, "utf8"), env), { merge: true }) as ComposeFile;
+  return parse(interpolate(readFileSync(path, "utf8"), { ...COMPOSE_REQUIRED_ENV, ...env }), { merge: true }) as ComposeFile;
 }
 
 /** PostgreSQL's default `superuser_reserved_connections`. */

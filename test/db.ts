@@ -38,7 +38,7 @@ const currentTestConfig = () => loadConfig(["test"]);
 
 export interface TestDatabaseOptions {
   /** Called with every SQL statement Prisma sends. */
-  onQuery?: (sql: string) => void;
+  onQuery?: (sql: string, params: string) => void;
   /** PostgreSQL only: statements running longer are cancelled (core/db.ts). */
   statementTimeoutMs?: number;
 }

@@ -43,7 +43,7 @@ export async function startTestStack(
   options: {
     production?: boolean;
     supergraphPath?: string;
-    onQuery?: (sql: string) => void;
+    onQuery?: (sql: string, params: string) => void;
     networkTtlMs?: number;
     redis?: GatewaySettings["redis"];
     protection?: Pick<GatewaySettings, "limits" | "rateLimit">;

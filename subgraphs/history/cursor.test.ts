@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { InputError } from "../../core/errors.ts";
-import { cursorKeyFrom, decodeCursor, decodeExplorerCursor, encodeCursor, encodeExplorerCursor, queryFingerprint } from "./cursor.ts";
+import { cursorKeyFrom, decodeCursor, decodeExplorerCursor, encodeCursor, encodeExplorerCursor, queryFingerprint, queryFingerprints } from "./cursor.ts";
 
 // A cursor is accepted only as the server writes it: canonical base64url of canonical JSON, each
 // field of its type and within the range of its column; anything else is BAD_USER_INPUT on `after`.
@@ -94,6 +94,31 @@ describe("cursors", () => {
     expect(decodeCursor(issued, queryFingerprint(query, cursorKeyFrom("replicas share this")))).toEqual(key);
     expect(() => decodeCursor(issued, queryFingerprint(query, cursorKeyFrom("another deployment")))).toThrow(InputError);
     expect(() => decodeCursor(issued, queryFingerprint(query))).toThrow(InputError);
+  });
+
+  it("during a rotation accepts cursors signed with the previous secret, signs new ones with the current one", () => {
+    const query = ["0xwallet", null, null, null, null, null, "DESC"];
+    const explorerQuery = ["bets", null, null, null, null, null, null, null, "DESC"];
+    const key = { placedBlock: 12n, logIndex: 3, chainId: 1n };
+    const explorerKey = { placedAt: 1_700_000_000n, chainId: 1n, betId: 5n };
+    const before = { cursorKey: cursorKeyFrom("the secret until today") };
+    const rotating = { cursorKey: cursorKeyFrom("the secret from today"), previousCursorKey: cursorKeyFrom("the secret until today") };
+    const after = { cursorKey: cursorKeyFrom("the secret from today") };
+    const published = encodeCursor(queryFingerprints(query, before)[0], key);
+    const publishedExplorer = encodeExplorerCursor(queryFingerprints(explorerQuery, before)[0], explorerKey);
+
+    expect(decodeCursor(published, queryFingerprints(query, rotating))).toEqual(key);
+    expect(decodeExplorerCursor(publishedExplorer, queryFingerprints(explorerQuery, rotating))).toEqual(explorerKey);
+    const fresh = encodeCursor(queryFingerprints(query, rotating)[0], key);
+    expect(fresh).not.toBe(published);
+    expect(decodeCursor(fresh, queryFingerprints(query, after))).toEqual(key);
+
+    // The previous secret removed: what it signed is refused.
+    expect(() => decodeCursor(published, queryFingerprints(query, after))).toThrow(InputError);
+    expect(() => decodeExplorerCursor(publishedExplorer, queryFingerprints(explorerQuery, after))).toThrow(InputError);
+    // The previous secret signs nothing new, and a cursor of another query is refused under either.
+    expect(() => decodeCursor(fresh, queryFingerprints(query, before))).toThrow(InputError);
+    expect(() => decodeCursor(published, queryFingerprints(["0xother", null, null, null, null, null, "DESC"], rotating))).toThrow(InputError);
   });
 });
 

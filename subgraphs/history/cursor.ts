@@ -6,6 +6,8 @@ import { InputError } from "../../core/errors.ts";
 // key. A client sees neither key nor fingerprint, so it cannot make a cursor the server did not
 // issue: an edited field (in range or not), or a cursor of another query, is BAD_USER_INPUT.
 // Replicas of the history subgraph must share the key (CURSOR_SECRET) to accept each other's.
+// During a rotation the previous key (CURSOR_SECRET_PREVIOUS) still verifies what it signed, and
+// only the current one signs: published cursors keep working until the previous key is removed.
 
 /** The key when none is configured: cursors are valid in this process only (a restart voids them). */
 const PROCESS_KEY = randomBytes(32);
@@ -14,6 +16,17 @@ const PROCESS_KEY = randomBytes(32);
 export function cursorKeyFrom(secret: string): Uint8Array {
   return createHash("sha256").update(`bet-results cursor key\0${secret}`).digest();
 }
+
+/** The deployment's cursor keys (SubgraphDeps): unset `cursorKey`, a key of this process only. */
+export interface CursorKeys {
+  cursorKey?: Uint8Array;
+  /** During a rotation: cursors it signed are still accepted; nothing new is signed with it. */
+  previousCursorKey?: Uint8Array;
+}
+
+/** In production the history subgraph's cursors need a configured key: none, and it must not start. */
+export const MISSING_CURSOR_SECRET =
+  "CURSOR_SECRET is required with NODE_ENV=production (at least 16 characters, shared by every history replica): without it anyone could mint cursors; see docs/guides/operating.md";
 
 /** The MAC a cursor carries for its sort-key fields under its query's fingerprint. */
 function sign(fingerprint: string, fields: readonly string[]): string {
@@ -45,6 +58,17 @@ export function queryFingerprint(query: unknown, key: Uint8Array = PROCESS_KEY):
   return createHmac("sha256", key).update(JSON.stringify(query)).digest("base64url");
 }
 
+/**
+ * A query's fingerprints under the deployment's keys: new cursors are signed with the first (the
+ * current key's); a cursor signed with any of them is accepted.
+ */
+export type Fingerprints = readonly [string, ...string[]];
+
+export function queryFingerprints(query: unknown, keys: CursorKeys): Fingerprints {
+  const current = queryFingerprint(query, keys.cursorKey);
+  return keys.previousCursorKey ? [current, queryFingerprint(query, keys.previousCursorKey)] : [current];
+}
+
 export function encodeCursor(fingerprint: string, key: SortKey): string {
   const fields = [key.placedBlock.toString(), String(key.logIndex), key.chainId.toString()];
   const payload: CursorPayload = { q: sign(fingerprint, fields), b: fields[0]!, l: key.logIndex, c: fields[2]! };
@@ -69,7 +93,13 @@ function sortKeyOf(payload: unknown, fingerprint: string): SortKey | undefined {
 }
 
 /** The key a cursor holds, when it is exactly what `encode` writes for that key (see decodeCursor). */
-function decodeStrict<K>(cursor: string, keyOf: (payload: unknown) => K | undefined, encode: (key: K) => string, bound: string): K {
+function decodeStrict<K>(
+  cursor: string,
+  fingerprints: string | Fingerprints,
+  keyOf: (payload: unknown, fingerprint: string) => K | undefined,
+  encode: (fingerprint: string, key: K) => string,
+  bound: string,
+): K {
   const invalid = () =>
     new InputError(`\`after\` is not a cursor of this query: cursors are valid only with the same ${bound} and orderDirection`, { argumentName: "after" });
   if (cursor.length > 300 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
@@ -79,24 +109,21 @@ function decodeStrict<K>(cursor: string, keyOf: (payload: unknown) => K | undefi
   } catch {
     throw invalid();
   }
-  const key = keyOf(payload);
-  if (!key || encode(key) !== cursor) throw invalid();
-  return key;
+  for (const fingerprint of typeof fingerprints === "string" ? [fingerprints] : fingerprints) {
+    const key = keyOf(payload, fingerprint);
+    if (key && encode(fingerprint, key) === cursor) return key;
+  }
+  throw invalid();
 }
 
 /**
  * The sort key of a cursor this server wrote for this query (wallet, filter, order), or
- * BAD_USER_INPUT naming `after`. Strict: every field of its type and within its column's range,
+ * BAD_USER_INPUT naming `after`; signed under any of the query's fingerprints. Strict: every field of its type and within its column's range,
  * and the cursor must be exactly what `encodeCursor` writes for that key (no other key order,
  * spacing, extra keys, leading zeros or base64 variants), so an edited cursor never reaches SQL.
  */
-export function decodeCursor(cursor: string, fingerprint: string): SortKey {
-  return decodeStrict(
-    cursor,
-    (payload) => sortKeyOf(payload, fingerprint),
-    (key) => encodeCursor(fingerprint, key),
-    "wallet, filter",
-  );
+export function decodeCursor(cursor: string, fingerprints: string | Fingerprints): SortKey {
+  return decodeStrict(cursor, fingerprints, sortKeyOf, encodeCursor, "wallet, filter");
 }
 
 /** The explorer's (`bets`) page order: placedAt, then chainId, then betId (unique within a chain). */
@@ -134,11 +161,6 @@ function explorerKeyOf(payload: unknown, fingerprint: string): ExplorerKey | und
 }
 
 /** As decodeCursor, for a `bets` cursor of this filter and order. */
-export function decodeExplorerCursor(cursor: string, fingerprint: string): ExplorerKey {
-  return decodeStrict(
-    cursor,
-    (payload) => explorerKeyOf(payload, fingerprint),
-    (key) => encodeExplorerCursor(fingerprint, key),
-    "filter",
-  );
+export function decodeExplorerCursor(cursor: string, fingerprints: string | Fingerprints): ExplorerKey {
+  return decodeStrict(cursor, fingerprints, explorerKeyOf, encodeExplorerCursor, "filter");
 }

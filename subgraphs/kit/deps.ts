@@ -19,6 +19,8 @@ export interface SubgraphDeps {
   readPin?: string;
   /** The key page cursors are signed under (history subgraph); unset: a key of this process only. */
   cursorKey?: Uint8Array;
+  /** During a rotation of the cursor key: cursors signed under it are still accepted (history subgraph). */
+  previousCursorKey?: Uint8Array;
   /** How operations run (kit/executor.ts): compiled, the default, or by graphql-js (what tests compare it with). */
   execution?: "compiled" | "graphql-js";
 }

@@ -5,17 +5,29 @@ import { startTestStack, type TestStack } from "../../test/stack.ts";
 // batches every id of a request, and the bet and its result come back from one joined query.
 
 /** A test stack for the enclosing describe, started before its tests, with every SQL statement it sends. */
-function stackLoggingStatements(networkTtlMs: number): { statements: string[]; stack: () => TestStack } {
+function stackLoggingStatements(networkTtlMs: number): { statements: string[]; params: string[]; stack: () => TestStack } {
   const statements: string[] = [];
+  /** Each statement's parameters (JSON), at the same index. */
+  const params: string[] = [];
   let stack: TestStack | undefined;
   beforeAll(async () => {
-    stack = await startTestStack({ bets: 120 }, { onQuery: (sql) => statements.push(sql), networkTtlMs });
+    stack = await startTestStack(
+      { bets: 120 },
+      {
+        onQuery: (sql, values) => {
+          statements.push(sql);
+          params.push(values);
+        },
+        networkTtlMs,
+      },
+    );
   });
   afterAll(async () => {
     await stack?.close();
   });
   return {
     statements,
+    params,
     stack: () => {
       if (!stack) throw new Error("the test stack is not started");
       return stack;
@@ -43,6 +55,28 @@ describe("betResults batching", () => {
     // networks: the distinct network references in one statement
     expect(touching("Network")).toHaveLength(1);
     expect(statements, statements.join("\n---\n")).toHaveLength(3);
+  });
+});
+
+describe("betResults with repeated ids", () => {
+  const { statements, params, stack } = stackLoggingStatements(600_000);
+  it("reads each distinct id once, in one statement, and answers every position in order", async () => {
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId status result { outcome } } }`;
+    const ids = ["7", "3", "7", "7", "999999", "3", "999999"];
+    await stack().gql(query, { ids: ["1"] }); // warms the process-wide network directory
+    statements.length = 0;
+    params.length = 0;
+    const { data, errors } = await stack().gql<{ betResults: ({ betId: string; status: string } | null)[] }>(query, { ids });
+    expect(errors).toBeUndefined();
+    expect(data!.betResults.map((bet) => bet?.betId ?? null)).toEqual(["7", "3", "7", "7", null, "3", null]);
+    expect(data!.betResults[2]).toEqual(data!.betResults[0]);
+    expect(data!.betResults[5]).toEqual(data!.betResults[1]);
+
+    const read = statements.flatMap((sql, i) => (sql.includes('"BetResult"') ? [params[i]!] : []));
+    expect(read).toHaveLength(1);
+    // The statement's bet ids: each distinct one once.
+    const betIds = (JSON.parse(read[0]!) as unknown[]).find((value) => Array.isArray(value) && value.includes("999999")) as string[];
+    expect([...betIds].sort()).toEqual(["3", "7", "999999"]);
   });
 });
 

@@ -23,10 +23,12 @@ interface Row {
  * one statement for a whole batch, the bets LEFT JOIN their results. Prisma's relation joins go
  * through JSON, which turns 256-bit numerics into floats; this query casts them to text instead.
  * The ids arrive as two arrays joined through unnest: a fixed statement shape that plans in a
- * fraction of what a 100-tuple IN list costs (measured by bench/graphql.ts).
+ * fraction of what a 100-tuple IN list costs (measured by bench/graphql.ts). A key given twice is
+ * read once and answered at both positions.
  */
 export async function betsWithResults(db: Database, keys: readonly string[]): Promise<(BetWithResult | null)[]> {
-  const ids = keys.map(splitBetKey);
+  // A list may repeat an id (betResults allows it): each distinct bet is read once, every position answered from it.
+  const ids = [...new Set(keys)].map(splitBetKey);
   const chainIds = ids.map((id) => id.chainId.toString());
   const betIds = ids.map((id) => id.betId);
   const rows = await db.prisma.$queryRaw<Row[]>`

@@ -1,5 +1,5 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
-import { decodeExplorerCursor, encodeExplorerCursor, queryFingerprint } from "../../cursor.ts";
+import { decodeExplorerCursor, encodeExplorerCursor, queryFingerprints } from "../../cursor.ts";
 import { countExplorerBets, explorerConditions, explorerPage } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
@@ -23,8 +23,9 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   };
   const conditions = explorerConditions(normalised);
   // "bets" first: never the fingerprint of a playerBets query, whose list starts with a wallet.
-  const fingerprint = queryFingerprint(["bets", ...Object.values(normalised).map((value) => value ?? null), direction], ctx.cursorKey);
-  const after = args.after != null ? decodeExplorerCursor(args.after, fingerprint) : undefined;
+  const fingerprints = queryFingerprints(["bets", ...Object.values(normalised).map((value) => value ?? null), direction], ctx);
+  const [fingerprint] = fingerprints;
+  const after = args.after != null ? decodeExplorerCursor(args.after, fingerprints) : undefined;
   const rows = await explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
   return {
     rows: rows.slice(0, first),

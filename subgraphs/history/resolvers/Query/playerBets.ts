@@ -1,5 +1,5 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
-import { decodeCursor, encodeCursor, queryFingerprint } from "../../cursor.ts";
+import { decodeCursor, encodeCursor, queryFingerprints } from "../../cursor.ts";
 import { betFilterConditions, betPage, countBets } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
@@ -20,11 +20,12 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
     placedFrom: filter.placedFrom ?? undefined,
     placedTo: filter.placedTo ?? undefined,
   });
-  const fingerprint = queryFingerprint(
+  const fingerprints = queryFingerprints(
     [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null, direction],
-    ctx.cursorKey,
+    ctx,
   );
-  const after = args.after != null ? decodeCursor(args.after, fingerprint) : undefined;
+  const [fingerprint] = fingerprints;
+  const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
   const rows = await betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
   return {
     rows: rows.slice(0, first),

@@ -1,0 +1,134 @@
+import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { cacheKeyOf } from "./cache-key.ts";
+
+// The response cache's key (gateway/cache-key.ts): what Apollo Server would read of a request,
+// normalised, and only that. Over HTTP, with the byte path: response-replay.test.ts.
+
+describe("cacheKeyOf", () => {
+  const headers = (accept?: string) => new HeaderMap(accept ? [["accept", accept]] : []);
+  const post = (body: unknown, accept?: string): HTTPGraphQLRequest => ({ method: "POST", headers: headers(accept), search: "", body });
+  const get = (search: string): HTTPGraphQLRequest => ({ method: "GET", headers: headers(), search, body: undefined });
+
+  it("gives GET and POST of the same fields one key, and absent or null fields the same key", () => {
+    const query = "{ bet(id: 1) { id } }";
+    const key = cacheKeyOf(post({ query }), "0");
+    expect(key).toBeDefined();
+    expect(cacheKeyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query, variables: {} }), "0")).toBe(key);
+    expect(cacheKeyOf(post({ query }), "1")).not.toBe(key);
+    expect(cacheKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
+  });
+
+  it("folds away what does not change the answer: comments, whitespace, undeclared variables, key order, defaults", () => {
+    const query = `query One($id: ID!, $filter: Filter = { a: 1, b: [2] }) { bet(id: $id, filter: $filter) { id } }`;
+    const key = cacheKeyOf(post({ query, variables: { id: "1" } }), "0");
+    expect(key).toBeDefined();
+    for (const same of [
+      { query: `# why\n${query.replace(/ /g, "  ")}`, variables: { id: "1" } },
+      { query, operationName: "One", variables: { id: "1", unused: [1, 2, 3] } },
+      { query, variables: { filter: { b: [2], a: 1 }, id: "1" } },
+    ]) {
+      expect(cacheKeyOf(post(same), "0")).toBe(key);
+    }
+    for (const other of [
+      { query, variables: { id: "2" } },
+      { query, variables: { id: "1", filter: null } },
+      { query, variables: { id: "1", filter: { a: 1 } } },
+    ]) {
+      expect(cacheKeyOf(post(other), "0")).not.toBe(key);
+    }
+  });
+
+  it("has no key for a document that does not parse, nor for an operation it does not hold", () => {
+    expect(cacheKeyOf(post({ query: "{ bet(id: 1) { id }" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a } query B { b }" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a }", operationName: "B" }), "0")).toBeUndefined();
+    expect(cacheKeyOf(post({ query: "query A { a } query B { b }", operationName: "B" }), "0")).toBeDefined();
+  });
+
+  it("has no key, and never throws, for variables nested deeper than the stack allows", () => {
+    const deep = JSON.parse(`${"[".repeat(30_000)}${"]".repeat(30_000)}`) as unknown;
+    expect(cacheKeyOf(post({ query: "query A($ids: [ID]) { a(ids: $ids) }", variables: { ids: deep } }), "0")).toBeUndefined();
+  });
+
+  it("has no key for what it cannot read as Apollo Server does", () => {
+    const query = "{ a }";
+    for (const request of [
+      post({}),
+      post([{ query }]),
+      post(`{"query":"${query}"}`),
+      post({ query: 1 }),
+      post({ query, variables: "{}" }),
+      post({ query, variables: [] }),
+      post({ query, operationName: 3 }),
+      post({ query, extensions: { persistedQuery: { version: 2, sha256Hash: "0".repeat(64) } } }),
+      post({ query, extensions: { other: true } }),
+      post({ extensions: { persistedQuery: { version: 1, sha256Hash: "A".repeat(64) } } }),
+      post({ variables: {} }),
+      get(`?query=${encodeURIComponent(query)}&query=${encodeURIComponent(query)}`),
+      get(`?query=${encodeURIComponent(query)}&variables=not-json`),
+      get(`?query=${encodeURIComponent(query)}&variables=null`),
+      { method: "HEAD", headers: headers(), search: `?query=${encodeURIComponent(query)}`, body: undefined },
+    ]) {
+      expect(cacheKeyOf(request, "0")).toBeUndefined();
+    }
+  });
+
+  it("gives different keys to requests that differ in operation, operation name or declared variables (generated)", () => {
+    const documents = [
+      "query A($id: ID!) { bet(id: $id) { id } }",
+      "query A($id: ID!) { bet(id: $id) { payout } }",
+      "query B($id: ID!) { bet(id: $id) { id } }",
+      "query A($id: ID!, $ids: [ID!]) { bet(id: $id) { id } bets(ids: $ids) { id } }",
+      'query A($id: ID! = "1") { bet(id: $id) { id } }',
+    ];
+    const fields = fc.record(
+      {
+        query: fc.constantFrom(...documents.keys()),
+        operationName: fc.option(fc.constantFrom("A", "B"), { nil: undefined }),
+        variables: fc.option(fc.dictionary(fc.constantFrom("id", "ids", "other"), fc.jsonValue({ maxDepth: 2 })), { nil: undefined }),
+      },
+      { requiredKeys: ["query"] },
+    );
+    const sorted = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(sorted)
+        : value && typeof value === "object"
+          ? Object.fromEntries(
+              Object.entries(value)
+                .sort(([x], [y]) => (x < y ? -1 : 1))
+                .map(([k, v]) => [k, sorted(v)]),
+            )
+          : value;
+    // What the operation runs with: its document, its name, and the variables it declares (given, else defaulted).
+    const view = (f: { query: number; operationName?: string; variables?: Record<string, unknown> }) => {
+      const text = documents[f.query]!;
+      const name = /^query (\w+)/.exec(text)![1]!;
+      if (f.operationName !== undefined && f.operationName !== name) return undefined;
+      const given = JSON.parse(JSON.stringify(f.variables ?? {})) as Record<string, unknown>;
+      const values = [...text.matchAll(/\$(\w+): [^,)= ]+( = "1")?/g)].flatMap(([, variable, defaulted]) =>
+        Object.hasOwn(given, variable!) ? [[variable, sorted(given[variable!])]] : defaulted ? [[variable, "1"]] : [],
+      );
+      return JSON.stringify([f.query, name, values]);
+    };
+    const post = (f: { query: number; operationName?: string; variables?: Record<string, unknown> }, accept?: string) =>
+      ({
+        method: "POST",
+        headers: new HeaderMap(accept ? [["accept", accept]] : []),
+        search: "",
+        body: { ...f, query: documents[f.query] },
+      }) as HTTPGraphQLRequest;
+    fc.assert(
+      fc.property(fields, fields, (a, b) => {
+        const keyA = cacheKeyOf(post(a), "0");
+        const keyB = cacheKeyOf(post(b), "0");
+        expect(keyA === undefined).toBe(view(a) === undefined);
+        if (keyA !== undefined && keyB !== undefined) expect(keyA === keyB).toBe(view(a) === view(b));
+      }),
+      { numRuns: 2000, seed: 12 },
+    );
+  });
+});
