@@ -236,7 +236,10 @@ export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECT
  */
 export function replayBudget(config: Config<"realtime">): ReplayBudget | undefined {
   if (config.REALTIME_REPLAY_BUDGET_PAGES === 0) return undefined;
-  return createMemoryRateLimitStore({ capacity: config.REALTIME_REPLAY_BUDGET_PAGES, refillPerSecond: config.REALTIME_REPLAY_BUDGET_PAGES / config.REALTIME_REPLAY_BUDGET_SECONDS });
+  return createMemoryRateLimitStore({
+    capacity: config.REALTIME_REPLAY_BUDGET_PAGES,
+    refillPerSecond: config.REALTIME_REPLAY_BUDGET_PAGES / config.REALTIME_REPLAY_BUDGET_SECONDS,
+  });
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */

@@ -101,7 +101,12 @@ describe("shared", () => {
 
 describe("gateway and subgraphs", () => {
   it("maps switches and bounds", () => {
-    expect(loadConfig(["shared", "gateway"], {})).toMatchObject({ RESPONSE_CACHE: true, GATEWAY_SOCKETIO: false, RATE_LIMIT_POINTS: 10000, TRUST_PROXY_HOPS: 0 });
+    expect(loadConfig(["shared", "gateway"], {})).toMatchObject({
+      RESPONSE_CACHE: true,
+      GATEWAY_SOCKETIO: false,
+      RATE_LIMIT_POINTS: 10000,
+      TRUST_PROXY_HOPS: 0,
+    });
     expect(loadConfig(["gateway"], { RESPONSE_CACHE: "off", GATEWAY_SOCKETIO: "1", RATE_LIMIT_POINTS: "0" })).toMatchObject({
       RESPONSE_CACHE: false,
       GATEWAY_SOCKETIO: true,
