@@ -9,11 +9,25 @@ export interface HistoryContext extends SubgraphDeps {
   betByKey: DataLoader<string, BetModel | null>;
   /** Tokens by "chainId:address" (tokenKey), one query for every token of a page. */
   tokenByKey: DataLoader<string, TokenModel | null>;
+  /**
+   * A totalCount of this request by its normalised filter (`key`): the same aggregate asked twice in
+   * one request (aliases) is computed once. Per request only: counts change with every block.
+   */
+  countOnce(key: string, count: () => Promise<number>): Promise<number>;
 }
 
 export function createHistoryContext(deps: SubgraphDeps): HistoryContext {
+  const counts = new Map<string, Promise<number>>();
   return {
     ...deps,
+    countOnce(key, count) {
+      let pending = counts.get(key);
+      if (!pending) {
+        pending = count();
+        counts.set(key, pending);
+      }
+      return pending;
+    },
     betByKey: new DataLoader(async (keys) => {
       const byKey = new Map((await betsByKeys(deps.db, keys)).map((row) => [betKey(row.chainId, row.betId.toFixed(0)), row]));
       return keys.map((key) => byKey.get(key) ?? null);

@@ -29,7 +29,8 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
-    count: () => countExplorerBets(ctx.db, conditions),
+    // Aliases under one filter share one count; the order of the page does not change it.
+    count: () => ctx.countOnce(JSON.stringify(["bets", ...Object.values(normalised)]), () => countExplorerBets(ctx.db, conditions)),
     cursorFor: (bet) => encodeExplorerCursor(fingerprint, { placedAt: bet.placedAt, chainId: bet.chainId, betId: BigInt(bet.betId.toFixed(0)) }),
   };
 };

@@ -20,16 +20,15 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
     placedFrom: filter.placedFrom ?? undefined,
     placedTo: filter.placedTo ?? undefined,
   });
-  const fingerprint = queryFingerprint(
-    [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null, direction],
-    ctx.cursorKey,
-  );
+  const filterKey = [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null];
+  const fingerprint = queryFingerprint([...filterKey, direction], ctx.cursorKey);
   const after = args.after != null ? decodeCursor(args.after, fingerprint) : undefined;
   const rows = await betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
-    count: () => countBets(ctx.db, conditions),
+    // Aliases under one filter share one count; the order of the page does not change it.
+    count: () => ctx.countOnce(JSON.stringify(["playerBets", ...filterKey]), () => countBets(ctx.db, conditions)),
     cursorFor: (bet) => encodeCursor(fingerprint, { placedBlock: bet.placedBlock, logIndex: bet.placedLogIndex, chainId: bet.chainId }),
   };
 };
