@@ -141,6 +141,7 @@ export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]
     subgraphUrls: subgraphUrlOverrides(config),
     redis,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS,
     compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),

@@ -84,6 +84,12 @@ export const CONFIG_VARIABLES = {
     "5000",
     "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
   ),
+  HTTP_WRITE_DEADLINE_MS: variable(
+    "shared",
+    nonNegativeInt,
+    "30000",
+    "an HTTP client that takes none of an answer's pending bytes for this long is cut off (`http_slow_reader_disconnects_total`); `0`: never",
+  ),
   CURSOR_SECRET: variable(
     "shared",
     z.string().min(16).optional(),

@@ -41,6 +41,8 @@ export interface GatewayDeps {
   inProcessSubgraphs?: Record<string, InProcessSubgraph>;
   redis?: { ping(): Promise<unknown> };
   maxBodyBytes: number;
+  /** A client that stops reading an answer is cut off after this long without progress (core/write-deadline.ts); default 30 s. */
+  writeDeadlineMs?: number;
   /** Compression of answers (core/compression.ts); off when absent. */
   compression?: CompressionSettings;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
@@ -239,7 +241,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,
       });
-      http = await listen(listener, host, port);
+      http = await listen(listener, host, port, { writeDeadlineMs: deps.writeDeadlineMs, registry: metrics.registry });
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");
       return http;
     },

@@ -137,7 +137,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         context: async (req: IncomingMessage) => withCachePolicy(options.context(req)),
         routes: { "/metrics": metrics.route },
       });
-      http = await listen(listener, host, port);
+      // The default write deadline: a subgraph's reader is a gateway, which reads (core/write-deadline.ts).
+      http = await listen(listener, host, port, { registry: metrics.registry });
       serving = true;
       logger.info({ url: `${http.url}/graphql` }, "subgraph listening");
       return http;
