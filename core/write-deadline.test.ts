@@ -16,20 +16,23 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function serveBigAnswer(writeDeadlineMs: number): Promise<{ running: RunningHttpServer; registry: Registry; finished: () => boolean }> {
+async function serveBigAnswer(writeDeadlineMs: number): Promise<{ running: RunningHttpServer; registry: Registry; finished: Promise<boolean> }> {
   const registry = new Registry();
-  let finished = false;
+  let served: (finished: boolean) => void = () => undefined;
+  const finished = new Promise<boolean>((resolve) => (served = resolve));
   running = await listen(
     (_req, res) => {
       res.writeHead(200, { "content-type": "application/octet-stream", "content-length": ANSWER_BYTES });
-      res.once("finish", () => (finished = true));
+      // Whether the whole answer left before the response closed.
+      res.once("finish", () => served(true));
+      res.once("close", () => served(res.writableFinished));
       res.end(big);
     },
     "127.0.0.1",
     0,
     { writeDeadlineMs, registry },
   );
-  return { running, registry, finished: () => finished };
+  return { running, registry, finished };
 }
 
 const disconnects = async (registry: Registry) => {
@@ -83,8 +86,8 @@ describe("the write deadline", () => {
     });
     socket.write("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
     await done;
+    expect(await finished).toBe(true);
     socket.destroy();
-    expect(finished()).toBe(true);
     expect(await disconnects(registry)).toBe(0);
   });
 });
