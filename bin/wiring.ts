@@ -18,6 +18,7 @@ import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
+import { ExpensiveLane } from "../subgraphs/kit/expensive-lane.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -76,6 +77,12 @@ export function subgraphDeps(db: Database, logger: Logger, config: Config<"share
     logger,
     networks: new NetworkDirectory(db),
     production: config.NODE_ENV === "production",
+    // One lane per process, shared by its subgraphs: it bounds this process's share of the pool.
+    expensiveLane: new ExpensiveLane({
+      concurrency: config.EXPENSIVE_LANE_CONCURRENCY,
+      perClient: config.EXPENSIVE_LANE_PER_CLIENT,
+      queueTimeoutMs: config.EXPENSIVE_LANE_QUEUE_TIMEOUT_MS,
+    }),
     ...(reads ? { reads } : {}),
     ...(secret ? { cursorKey: cursorKeyFrom(secret) } : {}),
   };
@@ -142,6 +149,7 @@ export function gatewaySettings(config: Config<(typeof GATEWAY_SECTIONS)[number]
     redis,
     maxBodyBytes: config.MAX_BODY_BYTES,
     writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),

@@ -84,6 +84,19 @@ export const CONFIG_VARIABLES = {
     "5000",
     "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
   ),
+  EXPENSIVE_LANE_CONCURRENCY: variable(
+    "shared",
+    positiveInt.max(1000),
+    "2",
+    "subgraphs: expensive statements (counts and pages no index serves) running at once per process, i.e. pool connections they may hold; keep it well below `DATABASE_POOL_SIZE` (docs/guides/operating.md)",
+  ),
+  EXPENSIVE_LANE_PER_CLIENT: variable("shared", positiveInt.max(1000), "1", "subgraphs: expensive statements one client address runs at once"),
+  EXPENSIVE_LANE_QUEUE_TIMEOUT_MS: variable(
+    "shared",
+    positiveInt,
+    "2000",
+    "subgraphs: how long an expensive statement may wait for its turn before `SERVICE_BUSY` (with `retryAfterSeconds`)",
+  ),
   HTTP_WRITE_DEADLINE_MS: variable(
     "shared",
     nonNegativeInt,

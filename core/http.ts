@@ -33,6 +33,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   compression?: CompressionSettings;
   /** Answers GraphQL requests it can without entering Apollo Server (e.g. stored bytes); see AnswerBeforeGraphQL. */
   beforeGraphQL?: AnswerBeforeGraphQL;
+  /** The client's address, kept in the request scope for what the request calls (the gateway forwards it to subgraphs). */
+  clientAddressOf?: (req: IncomingMessage) => string;
 }
 
 /** A complete GraphQL answer, as Apollo Server renders it or as a shortcut replays it. */
@@ -136,7 +138,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = requestIdOf(req);
     res.setHeader("x-request-id", requestId);
-    return runInRequestScope(requestId, () => serve(req, res));
+    return runInRequestScope(requestId, () => serve(req, res), options.clientAddressOf?.(req));
   };
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -19,7 +19,7 @@ import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-expor
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
-import { createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
+import { clientAddress, createRateLimitGuard, type RateLimitPolicy, type RateLimitStore } from "./rate-limit.ts";
 import { createResponseCache, watchDataGeneration, type ResponseCacheStore } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
@@ -47,6 +47,8 @@ export interface GatewayDeps {
   compression?: CompressionSettings;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
   limits?: QueryLimits;
+  /** Proxies whose X-Forwarded-For entries name the client (TRUST_PROXY_HOPS): the address forwarded to subgraphs; default the rate limit's, else 0. */
+  trustProxyHops?: number;
   /** Requests per client; off when absent. */
   rateLimit?: { store: RateLimitStore; policy: RateLimitPolicy; trustProxyHops: number };
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
@@ -240,6 +242,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,
+        // The subgraphs share expensive work out per client: they learn who asks from here, by the rate limit's rule.
+        clientAddressOf: (req) => clientAddress(req, deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0),
       });
       http = await listen(listener, host, port, { writeDeadlineMs: deps.writeDeadlineMs, registry: metrics.registry });
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");

@@ -14,12 +14,17 @@ export interface HistoryContext extends SubgraphDeps {
    * one request (aliases) is computed once. Per request only: counts change with every block.
    */
   countOnce(key: string, count: () => Promise<number>): Promise<number>;
+  /** Runs a statement that may read much of the table in the process's expensive lane, as this request's client; directly without a lane. */
+  expensive<T>(statement: () => Promise<T>): Promise<T>;
 }
 
 export function createHistoryContext(deps: SubgraphDeps): HistoryContext {
   const counts = new Map<string, Promise<number>>();
+  const lane = deps.expensiveLane;
+  const client = deps.clientAddress ?? "unknown";
   return {
     ...deps,
+    expensive: (statement) => (lane ? lane.run(client, statement) : statement()),
     countOnce(key, count) {
       let pending = counts.get(key);
       if (!pending) {

@@ -6,7 +6,7 @@ import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
-import { READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
+import { clientAddressOf, READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequest } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
@@ -170,9 +170,10 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         // Each request reads from one server, picked when its context is made; the calls of one
         // gateway request carry one read pin, and read from one server (core/read-replicas.ts).
         context: (req) => {
-          if (!deps.reads) return definition.createContext(deps);
+          const clientAddress = clientAddressOf(req);
+          if (!deps.reads) return definition.createContext({ ...deps, clientAddress });
           const readPin = readPinOf(req);
-          return definition.createContext({ ...deps, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
+          return definition.createContext({ ...deps, clientAddress, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
         },
         logger: deps.logger,
         production: deps.production,
