@@ -25,6 +25,7 @@ import {
   GATEWAY_SECTIONS,
   gatewaySettings,
   openConfiguredDatabase,
+  openCsvExportReads,
   openReadReplicas,
   REALTIME_SECTIONS,
   realtimeSettings,
@@ -103,11 +104,13 @@ const deps = subgraphDeps(servingDb, logger, config, reads);
 // on the Redis adapter. Without it: an in-process rate limit and response cache (the cache emptied
 // with each fresh chain) and the in-memory adapter.
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
+// CSV exports read on a small pool of their own, never on the one /health probes (bin/wiring.ts).
+const csvExports = await openCsvExportReads(config, db, logger);
 const stack = await startStack({
   deps,
   host: config.HOST,
   port: config.PORT,
-  gateway: { ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }) },
+  gateway: { ...gatewaySettings(config, { logger, redis }), ...createLivePage({ logger }), walletBetPages: csvExports.pages },
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
@@ -139,6 +142,7 @@ stopOnSignals(logger, async () => {
   await indexer?.stop();
   await chain?.stop();
   await releaseProverResources();
+  await csvExports.close();
   if (servingDb !== db) await servingDb.close();
   await db.close();
 });

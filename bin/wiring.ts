@@ -13,11 +13,13 @@ import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../gateway/rate-limit.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
+import type { WalletBetPages } from "../gateway/csv-export.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
+import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { ExpensiveLane } from "../subgraphs/kit/expensive-lane.ts";
 
 /** The sections a gateway reads. */
@@ -46,6 +48,30 @@ export function openConfiguredDatabase(
     poolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: options.statementTimeout ? config.DATABASE_STATEMENT_TIMEOUT_MS : undefined,
   });
+}
+
+/**
+ * The reads of the CSV exports (GET /wallets/{address}/bets.csv, gateway/csv-export.ts). On
+ * PostgreSQL a pool of their own (CSV_EXPORT_POOL_SIZE connections, each page under
+ * DATABASE_STATEMENT_TIMEOUT_MS): however many exports run, or stall, they never hold the
+ * connections `/health` and the response cache's data-generation poll use, nor the subgraphs'.
+ * On PGlite the one embedded connection (`primary`), as everything else.
+ */
+export async function openCsvExportReads(
+  config: Config<"shared" | "gateway">,
+  primary: Database,
+  logger: Logger,
+): Promise<{ db: Database; pages: WalletBetPages; close(): Promise<void> }> {
+  const db = config.DATABASE_URL
+    ? await openDatabase({
+        url: config.DATABASE_URL,
+        logger,
+        poolSize: config.CSV_EXPORT_POOL_SIZE,
+        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        applicationName: "csv-export",
+      })
+    : primary;
+  return { db, pages: (query) => walletBetsPage(db, query), close: async () => (db === primary ? undefined : db.close()) };
 }
 
 /**

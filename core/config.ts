@@ -215,6 +215,12 @@ export const CONFIG_VARIABLES = {
     "2000",
     "how often a gateway re-reads the indexer's reset count, which keys every cache entry",
   ),
+  CSV_EXPORT_POOL_SIZE: variable(
+    "gateway",
+    positiveInt.max(100),
+    "2",
+    "PostgreSQL connections of the CSV exports' own pool (under `DATABASE_STATEMENT_TIMEOUT_MS`): exports beyond it wait for one, never for the connections `/health` and the response cache use",
+  ),
   HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
   HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),
   GATEWAY_SOCKETIO: variable("gateway", zeroOne, "0", "`bin/gateway.ts`: `1` also serves Socket.IO at `/socket.io` on the API host (`npm start` always does)"),
