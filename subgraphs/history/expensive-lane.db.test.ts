@@ -169,6 +169,21 @@ describe("a full lane past its queue deadline", () => {
     }
   });
 
+  it("shows the lane at the history subgraph's /metrics", async () => {
+    const release = hold("someone");
+    try {
+      const text = await (await fetch(stack.subgraphUrls.history!.replace(/\/graphql$/, "/metrics"))).text();
+      const value = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, "m").exec(text)?.[1] ?? Number.NaN);
+      expect(value("expensive_lane_running")).toBe(1);
+      expect(value("expensive_lane_waiting")).toBe(0);
+      expect(value("expensive_lane_refused_total")).toBe(lane.stats().refused);
+      expect(lane.stats().refused).toBeGreaterThan(0);
+      if (db.poolStats) expect(value("db_pool_waiting")).toBe(0);
+    } finally {
+      await release();
+    }
+  });
+
   it("knows the client by the gateway's rule, not by a header the client sends", async () => {
     // The gateway trusts no proxy here: the client is the peer, 127.0.0.1, already at its share.
     const release = hold("127.0.0.1");

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { ApolloServer, HeaderMap, type ApolloServerPlugin, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import type { DocumentNode } from "graphql";
+import type { Registry } from "prom-client";
 import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
@@ -12,6 +13,7 @@ import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequ
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
 import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
+import { registerLaneMetrics } from "./lane-metrics.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
   name: string;
@@ -32,6 +34,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
    * field by field, as Apollo Server does on its own (what the compiled path is checked against).
    */
   execution?: "compiled" | "graphql-js";
+  /** Adds metrics of this process to the subgraph's /metrics (e.g. kit/lane-metrics.ts). */
+  registerMetrics?: (registry: Registry) => void;
 }
 
 /** What a composition root needs of a subgraph: its name, and to run it. */
@@ -73,6 +77,7 @@ export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { sub
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
+  options.registerMetrics?.(metrics.registry);
   const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live, options.finalFields);
   const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
@@ -159,6 +164,8 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
   createContext: (deps: SubgraphDeps) => TContext;
   /** Fields ("Type.field") whose value never changes once it exists (kit/cache-hints.ts). */
   finalFields?: readonly string[];
+  /** Whether it runs statements in the expensive lane: its /metrics then shows the lane and the pool. */
+  usesExpensiveLane?: boolean;
 }) {
   const typeDefs = loadSdl(definition.sdl);
   return Object.assign(
@@ -180,6 +187,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         execution: deps.execution,
         honoursReadPins: deps.reads !== undefined,
         ...(definition.finalFields ? { finalFields: definition.finalFields } : {}),
+        ...(definition.usesExpensiveLane ? { registerMetrics: (registry: Registry) => registerLaneMetrics(registry, deps.expensiveLane, deps.db) } : {}),
       }),
     { typeDefs, subgraphName: definition.name },
   );
