@@ -94,8 +94,8 @@ export const CONFIG_VARIABLES = {
   EXPENSIVE_LANE_QUEUE_TIMEOUT_MS: variable(
     "shared",
     positiveInt,
-    "2000",
-    "subgraphs: how long an expensive statement may wait for its turn before `SERVICE_BUSY` (with `retryAfterSeconds`)",
+    "5000",
+    "subgraphs: how long an expensive statement may wait for its turn before `SERVICE_BUSY` (with `retryAfterSeconds`); as long as one statement may run (`DATABASE_STATEMENT_TIMEOUT_MS`), so that a request of the largest documented cost still passes alone",
   ),
   HTTP_WRITE_DEADLINE_MS: variable(
     "shared",

@@ -199,3 +199,44 @@ describe("a full lane past its queue deadline", () => {
     expect(data?.bets).toEqual({ totalCount: expect.any(Number) });
   });
 });
+
+describe("the lane under its defaults", () => {
+  let db: TestDatabase;
+  let stack: RunningStack;
+  let fixtures: FixtureSummary;
+  const config = loadConfig(["shared"], {});
+  const lane = new ExpensiveLane({
+    concurrency: config.EXPENSIVE_LANE_CONCURRENCY,
+    perClient: config.EXPENSIVE_LANE_PER_CLIENT,
+    queueTimeoutMs: config.EXPENSIVE_LANE_QUEUE_TIMEOUT_MS,
+  });
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    fixtures = await seedFixtures(db, { bets: 120, proofCache: readProofCache() });
+    stack = await startStack({
+      deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db), production: false, expensiveLane: lane },
+      host: "127.0.0.1",
+      port: 0,
+      gateway: testGatewaySettings(),
+    });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await db?.close();
+  });
+
+  it("passes the issue's largest aliased request alone: nine filtered wallet counts, one client", async () => {
+    const wallets = Array.from({ length: 9 }, (_, i) => fixtures.wallets[i % fixtures.wallets.length]!);
+    expect(new Set(wallets).size).toBe(9); // nine different counts: none merged with another
+    const aliases = wallets.map((wallet, i) => `w${i}: playerBets(wallet: "${wallet}", first: 1, filter: { game: "dice" }) { totalCount }`);
+    const response = await fetch(`${stack.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: `{ ${aliases.join("\n")} }` }),
+    });
+    const body = (await response.json()) as { data?: Record<string, { totalCount: number }>; errors?: unknown[] };
+    expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    expect(Object.keys(body.data ?? {})).toHaveLength(9);
+    expect(lane.stats().refused).toBe(0);
+  });
+});
