@@ -8,9 +8,8 @@ import { createGateway } from "../gateway/server.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
-import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { createLivePage } from "../web/server.ts";
-import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, openCsvExportReads, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
 
 const config = loadConfig(GATEWAY_SECTIONS);
 // Read only when this gateway serves Socket.IO itself.
@@ -19,6 +18,8 @@ const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
+// CSV exports read on a small pool of their own, never on the one /health probes (bin/wiring.ts).
+const csvExports = await openCsvExportReads(config, db, logger);
 const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "gateway", maxRetriesPerRequest: 1 }) : undefined;
 const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
   ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
@@ -29,7 +30,7 @@ const gateway = createGateway({
   ...gatewaySettings(config, { logger, redis, cacheRedis }),
   ...createLivePage({ logger }),
   // GET /wallets/{address}/bets.csv reads the history data page by page (gateway/csv-export.ts).
-  walletBetPages: (query) => walletBetsPage(db, query),
+  walletBetPages: csvExports.pages,
 });
 const { server } = await gateway.listen(config.HOST, config.PORT);
 // The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.
@@ -48,5 +49,6 @@ stopOnSignals(logger, async () => {
   await gateway.stop();
   redis?.disconnect();
   cacheRedis?.disconnect();
+  await csvExports.close();
   await db.close();
 });

@@ -26,6 +26,7 @@ import {
   GATEWAY_SECTIONS,
   gatewaySettings,
   openConfiguredDatabase,
+  openCsvExportReads,
   openReadReplicas,
   REALTIME_SECTIONS,
   realtimeSettings,
@@ -113,11 +114,13 @@ const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, r
 const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
   ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
   : undefined;
+// CSV exports read on a small pool of their own, never on the one /health probes (bin/wiring.ts).
+const csvExports = await openCsvExportReads(config, db, logger);
 const stack = await startStack({
   deps,
   host: config.HOST,
   port: config.PORT,
-  gateway: { ...gatewaySettings(config, { logger, redis, cacheRedis }), ...createLivePage({ logger }) },
+  gateway: { ...gatewaySettings(config, { logger, redis, cacheRedis }), ...createLivePage({ logger }), walletBetPages: csvExports.pages },
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
@@ -150,6 +153,7 @@ stopOnSignals(logger, async () => {
   await indexer?.stop();
   await chain?.stop();
   await releaseProverResources();
+  await csvExports.close();
   if (servingDb !== db) await servingDb.close();
   await db.close();
 });

@@ -13,12 +13,15 @@ import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../core/token-bucket.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
+import type { WalletBetPages } from "../gateway/csv-export.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
 import type { ReplayBudget } from "../realtime/connection.ts";
 import type { RealtimeSettings } from "../realtime/runtime.ts";
 import type { SubgraphDeps } from "../subgraphs/kit/deps.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { cursorKeyFrom, type CursorKeys, MISSING_CURSOR_SECRET } from "../subgraphs/history/cursor.ts";
+import { walletBetsPage } from "../subgraphs/history/data.ts";
+import { ExpensiveLane } from "../subgraphs/kit/expensive-lane.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -46,6 +49,30 @@ export function openConfiguredDatabase(
     poolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: options.statementTimeout ? config.DATABASE_STATEMENT_TIMEOUT_MS : undefined,
   });
+}
+
+/**
+ * The reads of the CSV exports (GET /wallets/{address}/bets.csv, gateway/csv-export.ts). On
+ * PostgreSQL a pool of their own (CSV_EXPORT_POOL_SIZE connections, each page under
+ * DATABASE_STATEMENT_TIMEOUT_MS): however many exports run, or stall, they never hold the
+ * connections `/health` and the response cache's data-generation poll use, nor the subgraphs'.
+ * On PGlite the one embedded connection (`primary`), as everything else.
+ */
+export async function openCsvExportReads(
+  config: Config<"shared" | "gateway">,
+  primary: Database,
+  logger: Logger,
+): Promise<{ db: Database; pages: WalletBetPages; close(): Promise<void> }> {
+  const db = config.DATABASE_URL
+    ? await openDatabase({
+        url: config.DATABASE_URL,
+        logger,
+        poolSize: config.CSV_EXPORT_POOL_SIZE,
+        statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        applicationName: "csv-export",
+      })
+    : primary;
+  return { db, pages: (query) => walletBetsPage(db, query), close: async () => (db === primary ? undefined : db.close()) };
 }
 
 /**
@@ -96,6 +123,12 @@ export function subgraphDeps(db: Database, logger: Logger, config: Config<"share
     logger,
     networks: new NetworkDirectory(db),
     production: config.NODE_ENV === "production",
+    // One lane per process, shared by its subgraphs: it bounds this process's share of the pool.
+    expensiveLane: new ExpensiveLane({
+      concurrency: config.EXPENSIVE_LANE_CONCURRENCY,
+      perClient: config.EXPENSIVE_LANE_PER_CLIENT,
+      queueTimeoutMs: config.EXPENSIVE_LANE_QUEUE_TIMEOUT_MS,
+    }),
     ...(reads ? { reads } : {}),
     ...cursorKeys(config),
   };
@@ -171,6 +204,8 @@ export function gatewaySettings(
     subgraphUrls: subgraphUrlOverrides(config),
     redis,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS,
+    trustProxyHops: config.TRUST_PROXY_HOPS,
     compression: { ...DEFAULT_COMPRESSION, minBytes: config.COMPRESSION_MIN_BYTES, brotliQuality: config.COMPRESSION_BROTLI_QUALITY },
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),

@@ -84,6 +84,25 @@ export const CONFIG_VARIABLES = {
     "5000",
     "subgraphs: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (`0`: none; PGlite: no effect)",
   ),
+  EXPENSIVE_LANE_CONCURRENCY: variable(
+    "shared",
+    positiveInt.max(1000),
+    "2",
+    "subgraphs: expensive statements (counts and pages no index serves) running at once per process, i.e. pool connections they may hold; keep it well below `DATABASE_POOL_SIZE` (docs/guides/operating.md)",
+  ),
+  EXPENSIVE_LANE_PER_CLIENT: variable("shared", positiveInt.max(1000), "1", "subgraphs: expensive statements one client address runs at once"),
+  EXPENSIVE_LANE_QUEUE_TIMEOUT_MS: variable(
+    "shared",
+    positiveInt,
+    "5000",
+    "subgraphs: how long an expensive statement may wait for its turn before `SERVICE_BUSY` (with `retryAfterSeconds`); as long as one statement may run (`DATABASE_STATEMENT_TIMEOUT_MS`), so that a request of the largest documented cost still passes alone",
+  ),
+  HTTP_WRITE_DEADLINE_MS: variable(
+    "shared",
+    nonNegativeInt,
+    "30000",
+    "an HTTP client that takes none of an answer's pending bytes for this long is cut off (`http_slow_reader_disconnects_total`); `0`: never",
+  ),
   CURSOR_SECRET: variable(
     "shared",
     z.string().min(16).optional(),
@@ -223,6 +242,12 @@ export const CONFIG_VARIABLES = {
     positiveInt,
     "2000",
     "how often a gateway re-reads the indexer's reset count, which keys every cache entry",
+  ),
+  CSV_EXPORT_POOL_SIZE: variable(
+    "gateway",
+    positiveInt.max(100),
+    "2",
+    "PostgreSQL connections of the CSV exports' own pool (under `DATABASE_STATEMENT_TIMEOUT_MS`): exports beyond it wait for one, never for the connections `/health` and the response cache use",
   ),
   HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
   HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),

@@ -16,6 +16,11 @@ export interface Database {
   kind: "pglite" | "postgres";
   /** Round trip `SELECT 1` through Prisma; resolves to the latency in ms, throws when the database is down. */
   ping(): Promise<number>;
+  /**
+   * PostgreSQL only: the pool's connections (open, idle) and the statements waiting for one (what
+   * the expensive lane protects: cheap reads should never wait). Undefined on PGlite.
+   */
+  poolStats?(): { total: number; idle: number; waiting: number };
   /** Disconnect Prisma and release the pool / shut PGlite down. Idempotent. */
   close(): Promise<void>;
   /**
@@ -136,6 +141,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     kind: "postgres",
     ping: () => ping(prisma),
     listen: (channel, onNotify) => listenPostgres(connectionString, channel, onNotify, logger),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close() {
       closed ??= (async () => {
         await prisma.$disconnect().catch(() => undefined);

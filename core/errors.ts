@@ -11,6 +11,7 @@ export const ErrorCode = {
   RateLimited: "RATE_LIMITED",
   PersistedQueryNotFound: "PERSISTED_QUERY_NOT_FOUND",
   ServiceUnavailable: "SERVICE_UNAVAILABLE",
+  ServiceBusy: "SERVICE_BUSY",
   QueryTimeout: "QUERY_TIMEOUT",
   Internal: "INTERNAL_SERVER_ERROR",
 } as const;

@@ -4,6 +4,8 @@ import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
+import type { Registry } from "prom-client";
+import { DEFAULT_WRITE_DEADLINE_MS, enforceWriteDeadline, slowReaderCounter } from "./write-deadline.ts";
 
 // A small HTTP front for Apollo Server (what `startStandaloneServer` does, plus the things a public
 // endpoint needs): a hard body limit answered with 413 before parsing, clear JSON for malformed
@@ -31,6 +33,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   compression?: CompressionSettings;
   /** Answers GraphQL requests it can without entering Apollo Server (e.g. stored bytes); see AnswerBeforeGraphQL. */
   beforeGraphQL?: AnswerBeforeGraphQL;
+  /** The client's address, kept in the request scope for what the request calls (the gateway forwards it to subgraphs). */
+  clientAddressOf?: (req: IncomingMessage) => string;
 }
 
 /** A complete GraphQL answer, as Apollo Server renders it or as a shortcut replays it. */
@@ -135,7 +139,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = requestIdOf(req);
     res.setHeader("x-request-id", requestId);
-    return runInRequestScope(requestId, () => serve(req, res));
+    return runInRequestScope(requestId, () => serve(req, res), options.clientAddressOf?.(req));
   };
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -224,8 +228,18 @@ export interface RunningHttpServer {
   close(graceMs?: number): Promise<void>;
 }
 
+export interface ListenOptions {
+  /**
+   * A connection whose pending answer bytes do not move for this long is cut off (a client that
+   * stopped reading; core/write-deadline.ts). Default DEFAULT_WRITE_DEADLINE_MS; 0: never.
+   */
+  writeDeadlineMs?: number;
+  /** Where `http_slow_reader_disconnects_total` counts the cuts (the service's /metrics); uncounted when absent. */
+  registry?: Registry;
+}
+
 /** Listens on host:port (port 0 picks a free one) and resolves once bound. */
-export async function listen(listener: http.RequestListener, host: string, port: number): Promise<RunningHttpServer> {
+export async function listen(listener: http.RequestListener, host: string, port: number, options: ListenOptions = {}): Promise<RunningHttpServer> {
   // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
   let closing = false;
   const inFlight = new Set<ServerResponse>();
@@ -236,6 +250,12 @@ export async function listen(listener: http.RequestListener, host: string, port:
     res.once("close", () => inFlight.delete(res));
     return listener(req, res);
   });
+  const slowReaders = options.registry ? slowReaderCounter(options.registry) : undefined;
+  const stopDeadline = enforceWriteDeadline(server, {
+    deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,
+    onCut: () => slowReaders?.inc(),
+  });
+  server.once("close", stopDeadline);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());

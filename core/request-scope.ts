@@ -13,6 +13,8 @@ import type { IncomingMessage } from "node:http";
 
 interface RequestScope {
   requestId: string;
+  /** The client's address as the gateway's trusted-proxy rule names it (gateway/rate-limit.ts clientAddress). */
+  clientAddress?: string;
   /** The read pin of this request, fixed at its first subgraph call (gateway/subgraph-source.ts). */
   readPin?: string;
 }
@@ -42,8 +44,23 @@ export function readPinOf(req: Pick<IncomingMessage, "headers">): string | undef
   return typeof given === "string" && VALID_ID.test(given) ? given : undefined;
 }
 
-export function runInRequestScope<T>(requestId: string, work: () => T): T {
-  return scope.run({ requestId }, work);
+export function runInRequestScope<T>(requestId: string, work: () => T, clientAddress?: string): T {
+  return scope.run(clientAddress === undefined ? { requestId } : { requestId, clientAddress }, work);
+}
+
+/**
+ * The header carrying the client's address from the gateway to the subgraphs, set by the gateway
+ * from its own trusted-proxy rule (TRUST_PROXY_HOPS) and never copied from a client's request: a
+ * gateway sends subgraphs no header of the client's. A subgraph takes it as the client's identity
+ * for its per-client shares (subgraphs/kit/expensive-lane.ts); subgraphs are reachable only by the
+ * gateways (docs/guides/operating.md), so whoever sets it is a gateway.
+ */
+export const CLIENT_ADDRESS_HEADER = "x-client-address";
+
+/** A subgraph request's client, as its gateway named it; calls without one (no gateway in front) share one identity. */
+export function clientAddressOf(req: Pick<IncomingMessage, "headers">): string {
+  const given = req.headers[CLIENT_ADDRESS_HEADER];
+  return typeof given === "string" && given.length > 0 && given.length <= 64 ? given : "unknown";
 }
 
 export function currentRequestId(): string | undefined {

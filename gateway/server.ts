@@ -19,6 +19,7 @@ import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-expor
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
+import { clientAddress } from "../core/client-address.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
@@ -41,10 +42,14 @@ export interface GatewayDeps {
   inProcessSubgraphs?: Record<string, InProcessSubgraph>;
   redis?: { ping(): Promise<unknown> };
   maxBodyBytes: number;
+  /** A client that stops reading an answer is cut off after this long without progress (core/write-deadline.ts); default 30 s. */
+  writeDeadlineMs?: number;
   /** Compression of answers (core/compression.ts); off when absent. */
   compression?: CompressionSettings;
   health: { maxLagBlocks: number; maxStalenessSeconds: number };
   limits?: QueryLimits;
+  /** Proxies whose X-Forwarded-For entries name the client (TRUST_PROXY_HOPS): the address forwarded to subgraphs; default the rate limit's, else 0. */
+  trustProxyHops?: number;
   /** Each client's budget of cost points (gateway/points-budget.ts); off when absent (answers still say their cost). */
   rateLimit?: PointsBudgetSettings;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
@@ -130,7 +135,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         generation,
         metrics,
         storable: withoutCostExtension,
-        bounds: { trustProxyHops: deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
+        bounds: { trustProxyHops: deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
       })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
@@ -252,8 +257,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,
+        // The subgraphs share expensive work out per client: they learn who asks from here, by the rate limit's rule.
+        clientAddressOf: (req) => clientAddress(req, deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0),
       });
-      http = await listen(listener, host, port);
+      http = await listen(listener, host, port, { writeDeadlineMs: deps.writeDeadlineMs, registry: metrics.registry });
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");
       return http;
     },

@@ -6,7 +6,7 @@ import type { Histogram } from "prom-client";
 import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
-import { currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
+import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { copyJson } from "./json-copy.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
@@ -100,6 +100,9 @@ function withRequestScope(headers: Record<string, string>, joining?: string) {
     headers["x-request-id"] = scope.requestId;
     scope.readPin ??= joining || newPin();
     headers[READ_PIN_HEADER] = scope.readPin;
+    // Who asks, by the gateway's trusted-proxy rule: the subgraphs' per-client shares. Not in the
+    // key of shared calls: an identical call in flight is shared whoever asks (it runs once).
+    if (scope.clientAddress !== undefined) headers[CLIENT_ADDRESS_HEADER] = scope.clientAddress;
   }
   return scope;
 }

@@ -63,7 +63,7 @@ export const SUPERUSER_RESERVED_CONNECTIONS = 3;
 /**
  * The most PostgreSQL connections one process of a service opens: its pool, one per LISTEN
  * (realtime nodes and publishers follow the outbox's NOTIFY), one for the publisher's lock, one
- * for the migration's own client, and one for the read replicas' head check (DATABASE_READ_URLS set,
+ * for the migration's own client, a gateway's CSV export pool, and one for the read replicas' head check (DATABASE_READ_URLS set,
  * core/read-replicas.ts) — on the primary; the pools of reads open on the replicas.
  */
 export function connectionsPerProcess(service: ComposeService): number {
@@ -74,7 +74,9 @@ export function connectionsPerProcess(service: ComposeService): number {
   const publisher = script === "bin/publisher.ts" || (script === "bin/realtime.ts" && ["1", "true"].includes(service.environment.REALTIME_PUBLISHER ?? ""));
   const listen = script === "bin/realtime.ts" || script === "bin/publisher.ts" ? 1 : 0;
   const headCheck = service.environment.DATABASE_READ_URLS ? 1 : 0;
-  return pool + listen + (publisher ? 1 : 0) + headCheck;
+  // A gateway's CSV exports read on a pool of their own (bin/wiring.ts openCsvExportReads).
+  const csvExports = script === "bin/gateway.ts" ? Number(service.environment.CSV_EXPORT_POOL_SIZE ?? 2) : 0;
+  return pool + listen + (publisher ? 1 : 0) + headCheck + csvExports;
 }
 
 /** The whole topology's connections at most: every replica of every service (profiles included). */

@@ -9,11 +9,30 @@ export interface HistoryContext extends SubgraphDeps {
   betByKey: DataLoader<string, BetModel | null>;
   /** Tokens by "chainId:address" (tokenKey), one query for every token of a page. */
   tokenByKey: DataLoader<string, TokenModel | null>;
+  /**
+   * A totalCount of this request by its normalised filter (`key`): the same aggregate asked twice in
+   * one request (aliases) is computed once. Per request only: counts change with every block.
+   */
+  countOnce(key: string, count: () => Promise<number>): Promise<number>;
+  /** Runs a statement that may read much of the table in the process's expensive lane, as this request's client; directly without a lane. */
+  expensive<T>(statement: () => Promise<T>): Promise<T>;
 }
 
 export function createHistoryContext(deps: SubgraphDeps): HistoryContext {
+  const counts = new Map<string, Promise<number>>();
+  const lane = deps.expensiveLane;
+  const client = deps.clientAddress ?? "unknown";
   return {
     ...deps,
+    expensive: (statement) => (lane ? lane.run(client, statement) : statement()),
+    countOnce(key, count) {
+      let pending = counts.get(key);
+      if (!pending) {
+        pending = count();
+        counts.set(key, pending);
+      }
+      return pending;
+    },
     betByKey: new DataLoader(async (keys) => {
       const byKey = new Map((await betsByKeys(deps.db, keys)).map((row) => [betKey(row.chainId, row.betId.toFixed(0)), row]));
       return keys.map((key) => byKey.get(key) ?? null);

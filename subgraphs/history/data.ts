@@ -46,6 +46,12 @@ export interface BetFilterConditions {
   where: Prisma.BetWhereInput;
   /** The same condition on the per-wallet counters when the filter uses only chainId and/or status; null otherwise. */
   counterWhere: Prisma.PlayerBetCountWhereInput | null;
+  /**
+   * No single index serves the page in page order (a time range, several statuses, two of chainId /
+   * status / game): it may read much of the wallet's history. As gateway/limits.ts prices it; such a
+   * page, like a count without counters, runs in the expensive lane (kit/expensive-lane.ts).
+   */
+  scans: boolean;
 }
 
 /** Unix-seconds bounds beyond what the column holds: such a `from` matches nothing, such a `to` bounds nothing. */
@@ -69,7 +75,14 @@ export function betFilterConditions(filter: BetFilter): BetFilterConditions {
   const where: Prisma.BetWhereInput = { ...byCounterKey, ...(filter.game !== undefined ? { game: filter.game } : {}) };
   const placedAt = placedAtRange(filter.placedFrom, filter.placedTo);
   if (placedAt) where.placedAt = placedAt;
-  return { where, counterWhere: filter.game === undefined && placedAt === undefined ? byCounterKey : null };
+  const statuses = filter.statuses?.length ?? 0;
+  const narrowings = [filter.chainId !== undefined, statuses > 0, filter.game !== undefined].filter(Boolean).length;
+  const timeRange = filter.placedFrom !== undefined || filter.placedTo !== undefined;
+  return {
+    where,
+    counterWhere: filter.game === undefined && placedAt === undefined ? byCounterKey : null,
+    scans: timeRange || statuses > 1 || narrowings > 1,
+  };
 }
 
 /** Rows strictly after `key` in the page order. The `lte`/`gte` bound on placedBlock is what lets
@@ -147,6 +160,8 @@ export interface ExplorerConditions {
   lead?: { column: LeadColumn; value: bigint | string };
   /** Counter rows whose sum is the totalCount, when the filter uses only their key columns. */
   counter: ExplorerCounter;
+  /** No single index serves the page in page order (several statuses, two narrowing filters): the expensive lane's, as for a count without counters. */
+  scans: boolean;
 }
 
 export function explorerConditions(filter: ExplorerFilter): ExplorerConditions {
@@ -180,7 +195,8 @@ export function explorerConditions(filter: ExplorerFilter): ExplorerConditions {
     counter =
       filter.player !== undefined ? { table: "PlayerBetCount", where: { player: filter.player, ...byCounterKey } } : { table: "BetCount", where: byCounterKey };
   }
-  return { where, counter, ...(lead ? { lead } : {}) };
+  const scans = (filter.statuses?.length ?? 0) > 1 || given.length > 1;
+  return { where, counter, scans, ...(lead ? { lead } : {}) };
 }
 
 /** Rows strictly after `key` in page order; the bound on placedAt lets the index scan start at the cursor. */

@@ -9,4 +9,6 @@ export const createHistorySubgraph = defineSubgraph({
   createContext: createHistoryContext,
   // A bet's network and token never change (the native coin's only with the configuration).
   finalFields: ["Bet.network", "Bet.tokenInfo"],
+  // Counts and pages no index serves run in the process's expensive lane (kit/expensive-lane.ts).
+  usesExpensiveLane: true,
 });

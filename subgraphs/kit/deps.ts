@@ -2,6 +2,7 @@ import type { Database } from "../../core/db.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { NetworkDirectory } from "../../core/networks.ts";
 import type { ReadRouter } from "../../core/read-replicas.ts";
+import type { ExpensiveLane } from "./expensive-lane.ts";
 
 /** What every subgraph is built from: passed in by a composition root (bin/) or a test, never read from globals. */
 export interface SubgraphDeps {
@@ -17,6 +18,10 @@ export interface SubgraphDeps {
   reads?: ReadRouter;
   /** The read pin of the request being served (READ_PIN_HEADER), set per request with its `db`; for `reads.observe`. */
   readPin?: string;
+  /** The process's lane for statements that may read much of the table (kit/expensive-lane.ts); unset: they run unbounded. */
+  expensiveLane?: ExpensiveLane;
+  /** The client of the request being served, as its gateway named it (CLIENT_ADDRESS_HEADER), set per request. */
+  clientAddress?: string;
   /** The key page cursors are signed under (history subgraph); unset: a key of this process only. */
   cursorKey?: Uint8Array;
   /** During a rotation of the cursor key: cursors signed under it are still accepted (history subgraph). */

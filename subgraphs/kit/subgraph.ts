@@ -2,16 +2,18 @@ import type { IncomingMessage } from "node:http";
 import { ApolloServer, HeaderMap, type ApolloServerPlugin, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import type { DocumentNode } from "graphql";
+import type { Registry } from "prom-client";
 import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
-import { READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
+import { clientAddressOf, READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequest } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
 import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
+import { registerLaneMetrics } from "./lane-metrics.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
   name: string;
@@ -32,6 +34,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
    * field by field, as Apollo Server does on its own (what the compiled path is checked against).
    */
   execution?: "compiled" | "graphql-js";
+  /** Adds metrics of this process to the subgraph's /metrics (e.g. kit/lane-metrics.ts). */
+  registerMetrics?: (registry: Registry) => void;
 }
 
 /** What a composition root needs of a subgraph: its name, and to run it. */
@@ -73,6 +77,7 @@ export type SubgraphFactory = ((deps: SubgraphDeps) => RunnableSubgraph) & { sub
 export function createSubgraph<TContext extends BaseContext>(options: SubgraphOptions<TContext>): Subgraph<TContext> {
   const logger = options.logger.child({ subgraph: options.name });
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
+  options.registerMetrics?.(metrics.registry);
   const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live, options.finalFields);
   const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
   const server = new ApolloServer<TContext>({
@@ -137,7 +142,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         context: async (req: IncomingMessage) => withCachePolicy(options.context(req)),
         routes: { "/metrics": metrics.route },
       });
-      http = await listen(listener, host, port);
+      // The default write deadline: a subgraph's reader is a gateway, which reads (core/write-deadline.ts).
+      http = await listen(listener, host, port, { registry: metrics.registry });
       serving = true;
       logger.info({ url: `${http.url}/graphql` }, "subgraph listening");
       return http;
@@ -158,6 +164,8 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
   createContext: (deps: SubgraphDeps) => TContext;
   /** Fields ("Type.field") whose value never changes once it exists (kit/cache-hints.ts). */
   finalFields?: readonly string[];
+  /** Whether it runs statements in the expensive lane: its /metrics then shows the lane and the pool. */
+  usesExpensiveLane?: boolean;
 }) {
   const typeDefs = loadSdl(definition.sdl);
   return Object.assign(
@@ -169,15 +177,17 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         // Each request reads from one server, picked when its context is made; the calls of one
         // gateway request carry one read pin, and read from one server (core/read-replicas.ts).
         context: (req) => {
-          if (!deps.reads) return definition.createContext(deps);
+          const clientAddress = clientAddressOf(req);
+          if (!deps.reads) return definition.createContext({ ...deps, clientAddress });
           const readPin = readPinOf(req);
-          return definition.createContext({ ...deps, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
+          return definition.createContext({ ...deps, clientAddress, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
         },
         logger: deps.logger,
         production: deps.production,
         execution: deps.execution,
         honoursReadPins: deps.reads !== undefined,
         ...(definition.finalFields ? { finalFields: definition.finalFields } : {}),
+        ...(definition.usesExpensiveLane ? { registerMetrics: (registry: Registry) => registerLaneMetrics(registry, deps.expensiveLane, deps.db) } : {}),
       }),
     { typeDefs, subgraphName: definition.name },
   );

@@ -26,11 +26,17 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   const fingerprints = queryFingerprints(["bets", ...Object.values(normalised).map((value) => value ?? null), direction], ctx);
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeExplorerCursor(args.after, fingerprints) : undefined;
-  const rows = await explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
+  const page = () => explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
+  const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
-    count: () => countExplorerBets(ctx.db, conditions),
+    // Aliases under one filter share one count; the order of the page does not change it.
+    count: () =>
+      ctx.countOnce(JSON.stringify(["bets", ...Object.values(normalised)]), () => {
+        const count = () => countExplorerBets(ctx.db, conditions);
+        return conditions.counter ? count() : ctx.expensive(count);
+      }),
     cursorFor: (bet) => encodeExplorerCursor(fingerprint, { placedAt: bet.placedAt, chainId: bet.chainId, betId: BigInt(bet.betId.toFixed(0)) }),
   };
 };

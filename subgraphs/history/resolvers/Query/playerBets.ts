@@ -20,17 +20,21 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
     placedFrom: filter.placedFrom ?? undefined,
     placedTo: filter.placedTo ?? undefined,
   });
-  const fingerprints = queryFingerprints(
-    [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null, direction],
-    ctx,
-  );
+  const filterKey = [args.wallet, filter.chainId ?? null, statuses ?? null, filter.game ?? null, filter.placedFrom ?? null, filter.placedTo ?? null];
+  const fingerprints = queryFingerprints([...filterKey, direction], ctx);
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
-  const rows = await betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
+  const page = () => betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
+  const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
-    count: () => countBets(ctx.db, conditions),
+    // Aliases under one filter share one count; the order of the page does not change it.
+    count: () =>
+      ctx.countOnce(JSON.stringify(["playerBets", ...filterKey]), () => {
+        const count = () => countBets(ctx.db, conditions);
+        return conditions.counterWhere ? count() : ctx.expensive(count);
+      }),
     cursorFor: (bet) => encodeCursor(fingerprint, { placedBlock: bet.placedBlock, logIndex: bet.placedLogIndex, chainId: bet.chainId }),
   };
 };
