@@ -104,17 +104,22 @@ describe("sockets per client address on one node", () => {
     expect(refusal(await attempt(node))?.code).toBe("TOO_MANY_CONNECTIONS");
   });
 
-  it("a bare engine.io flood past twice the allowance is refused at the handshake", async () => {
-    const node = await startNode({ admission: { maxSocketsPerAddress: 2 } });
+  it.each([
+    { bound: "per address", admission: { maxSocketsPerAddress: 2 }, addresses: 1 },
+    // From six addresses, so that only the node's bound applies.
+    { bound: "per node", admission: { maxSocketsPerAddress: 0, maxSockets: 2 }, addresses: 6 },
+  ])("a bare engine.io flood past twice the allowance $bound is refused at the handshake", async ({ admission, addresses }) => {
+    const node = await startNode({ admission });
     // Raw engine.io WebSocket sessions that never join a namespace (so never meet the middleware).
     const { WebSocket } = await import("ws");
     const port = new URL(node.url).port;
     const outcomes = await Promise.all(
       Array.from(
         { length: 6 },
-        () =>
+        (_, i) =>
           new Promise<"open" | "refused">((resolve) => {
-            const ws = new WebSocket(`ws://127.0.0.1:${port}${PATH}/?EIO=4&transport=websocket`);
+            const localAddress = `127.0.0.${(i % addresses) + 1}`;
+            const ws = new WebSocket(`ws://127.0.0.1:${port}${PATH}/?EIO=4&transport=websocket`, { localAddress });
             cleanups.push(async () => ws.terminate());
             ws.once("message", () => resolve("open"));
             ws.once("error", () => resolve("refused"));

@@ -14,7 +14,8 @@
 // A refusal is a Socket.IO middleware error, which socket.io-client reports as `connect_error`
 // with `data: { code, message, retryAfterSeconds }`; the node then closes the connection. A bare
 // engine.io client never reaches the middleware, so the handshake itself (allowRequest) refuses an
-// address holding twice its allowance of raw connections, a bound no Socket.IO client reaches.
+// address holding twice its allowance of raw connections, or a node holding twice its sockets:
+// bounds no Socket.IO client reaches (its refused connections close at once).
 import type { IncomingMessage } from "node:http";
 import { clientAddress } from "../core/client-address.ts";
 import type { Logger } from "../core/logger.ts";
@@ -84,7 +85,7 @@ export interface AdmissionStats {
 }
 
 export interface Admission {
-  /** The engine's backstop: refuses an address holding twice its allowance of raw connections. */
+  /** The engine's backstop: refuses an address holding twice its allowance of raw connections, or a node twice its sockets. */
   allowRequest(req: IncomingMessage): boolean;
   stats(): AdmissionStats;
   /** Sockets admitted and still open for `address` on this node; raw connections for it. */
@@ -198,6 +199,7 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
 
   return {
     allowRequest(req) {
+      if (limits.maxSockets > 0 && io.engine.clientsCount >= 2 * limits.maxSockets) return false;
       const allowance = limits.maxSocketsPerAddress;
       return allowance <= 0 || (connections.get(addressOf(req)) ?? 0) < 2 * allowance;
     },
