@@ -63,6 +63,13 @@ describe("gatewaySettings", () => {
     expect(settings.responseCache).toBeUndefined();
   });
 
+  it("refuses a points budget smaller than the largest accepted query: that request could never pass", () => {
+    const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
+    expect(() => settings({ RATE_LIMIT_POINTS: "4999" })).toThrow(/RATE_LIMIT_POINTS: must be 0 \(off\) or at least MAX_QUERY_COST \(5000\)/);
+    expect(settings({ RATE_LIMIT_POINTS: "4999", MAX_QUERY_COST: "4999" }).rateLimit?.policy).toEqual({ capacity: 4999, refillPerSecond: 1000 });
+    expect(settings({ RATE_LIMIT_POINTS: "0" }).rateLimit).toBeUndefined();
+  });
+
   it("shares the response cache through Redis when the gateway has it, and checks it in /health", () => {
     const settings = gatewaySettings(loadConfig(GATEWAY_SECTIONS, {}), { logger: silentLogger(), redis });
     expect(settings.responseCache).toBeInstanceOf(RedisResponseCacheStore);

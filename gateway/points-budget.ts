@@ -87,7 +87,10 @@ const LAST_COST = /,"cost":\{[^{}]*\}\}\}(\n?)$/;
 /** A computed answer's body without its per-request `extensions.cost`, as the response cache may store it. */
 export function withoutCostExtension(body: string): string {
   if (ONLY_COST.test(body)) return body.replace(ONLY_COST, "}$1");
-  return body.replace(LAST_COST, "}}$1");
+  // Only inside the extensions object (data may hold an alias named `cost`, but not after it).
+  const extensions = body.lastIndexOf(',"extensions":{');
+  if (extensions < 0) return body;
+  return body.slice(0, extensions) + body.slice(extensions).replace(LAST_COST, "}}$1");
 }
 
 export function createPointsBudget(options: { budget?: PointsBudgetSettings; logger: Logger }): PointsBudget {

@@ -70,7 +70,7 @@ describe("GET /graphql from a browser (production mode)", () => {
       const response = await fetch(`${t.url}/graphql${search}`, { headers: { accept } });
       expect(response.status, accept).toBe(200);
       expect(response.headers.get("content-type"), accept).toMatch(/^application\/(graphql-response\+)?json/);
-      expect(await response.json(), accept).toEqual({ data: { __schema: { queryType: { name: "Query" } } } });
+      expect(await response.json(), accept).toEqual({ data: { __schema: { queryType: { name: "Query" } } }, extensions: { cost: expect.any(Object) } });
     }
     const posted = await t.gql(QUERY);
     expect(posted.data).toEqual({ __schema: { queryType: { name: "Query" } } });
