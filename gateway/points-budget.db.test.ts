@@ -15,6 +15,10 @@ import { createMemoryResponseCacheStore } from "./response-cache.ts";
 // The buckets run on a frozen clock: nothing refills while a test runs, so the counts are exact.
 
 let t: TestStack;
+/** Every SQL statement the subgraphs ran. */
+const statements: string[] = [];
+/** Statements that read bets (the indexer's and the cache's own polls read other tables). */
+const betReads = () => statements.filter((sql) => sql.includes('"Bet"')).length;
 const config = loadConfig(["gateway"], {});
 beforeAll(async () => {
   const protection = gatewayProtection(config);
@@ -23,6 +27,7 @@ beforeAll(async () => {
     {
       protection: { ...protection, rateLimit: protection.rateLimit && { ...protection.rateLimit, now: () => 1_000_000 } },
       responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 64 * 1024 * 1024 }),
+      onQuery: (sql) => statements.push(sql),
     },
   );
 });
@@ -75,10 +80,16 @@ describe("aliased aggregates are paid for by what they cost", () => {
     const query = attacks[name]();
     const served: number[] = [];
     let refused: Answer | undefined;
+    let readsOfRefused = -1;
+    const readsBefore = betReads();
     for (let i = 0; i < 8 && !refused; i++) {
+      const before = betReads();
       const answer = await postFrom(attacker, query);
       if (answer.status === 200) served.push(i);
-      else refused = answer;
+      else {
+        refused = answer;
+        readsOfRefused = betReads() - before;
+      }
     }
     // Accepted by the query limits (under 5 000 each), so the first ones are served ...
     expect(served.length).toBeGreaterThanOrEqual(2);
@@ -88,6 +99,9 @@ describe("aliased aggregates are paid for by what they cost", () => {
     expect(refused?.body.errors?.[0]?.extensions).toMatchObject({ code: "RATE_LIMITED" });
     expect(Number(refused?.headers["retry-after"])).toBeGreaterThanOrEqual(1);
     expect(refused?.body.errors?.[0]?.extensions.retryAfterSeconds).toBe(Number(refused?.headers["retry-after"]));
+    // Refused before it ran: not one bet read for it (the ones served did read bets).
+    expect(betReads() - readsBefore).toBeGreaterThan(0);
+    expect(readsOfRefused).toBe(0);
 
     const other = await postFrom(bystander, query);
     expect(other.status).toBe(200);
