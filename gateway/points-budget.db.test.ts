@@ -48,7 +48,7 @@ const remaining = (answer: Answer) => Number(answer.headers["ratelimit-remaining
 const costOf = (answer: Answer) => answer.body.extensions?.cost as { requested: number; actual: number } | undefined;
 
 /** POSTs a query from one loopback address (the client the gateway charges). */
-function postFrom(localAddress: string, query: string, variables?: Record<string, unknown>): Promise<Answer> {
+function postFrom(localAddress: string, query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>): Promise<Answer> {
   const url = new URL(`${t.url}/graphql`);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -63,7 +63,7 @@ function postFrom(localAddress: string, query: string, variables?: Record<string
       },
     );
     req.on("error", reject);
-    req.end(JSON.stringify({ query, variables }));
+    req.end(JSON.stringify({ query, variables, extensions }));
   });
 }
 
@@ -157,6 +157,22 @@ describe("every answer says its cost and the budget", () => {
       expect(hit.body.data).toEqual(miss.body.data);
       expect(hit.body.extensions?.cost).toBeUndefined();
     }
+  });
+});
+
+describe("a hit of Apollo's response cache plugin (a request the byte path cannot key)", () => {
+  it("is settled at the cache hit's price, and says so in extensions.cost", async () => {
+    const { chainId, betId } = t.fixtures.sampleSettled!;
+    const query = `{ betResult(chainId: ${chainId}, betId: "${betId}") { betId status stake placedBlock placedTx result { won payout } } }`;
+    expect((await postFrom(freshAddress(), query)).headers["x-cache"]).toBe("MISS");
+    const client = freshAddress();
+    // An extension the byte path does not know: Apollo Server answers it, from its plugin's entry.
+    const hit = await postFrom(client, query, undefined, { unknown: 1 });
+    expect([hit.status, hit.headers["x-cache"]]).toEqual([200, "HIT"]);
+    const cost = costOf(hit)!;
+    expect(cost.requested).toBeGreaterThan(CACHE_HIT_POINTS);
+    expect(cost.actual).toBe(CACHE_HIT_POINTS);
+    expect(remaining(hit)).toBe(config.RATE_LIMIT_POINTS - CACHE_HIT_POINTS);
   });
 });
 
