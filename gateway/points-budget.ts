@@ -158,7 +158,7 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           const { response, metrics, document, operation, schema, request } = context;
           let actual: number;
           if (requested === undefined || refused)
-            actual = charge?.paid ?? REQUEST_POINTS; // never ran: the door's fee
+            actual = REQUEST_POINTS; // never ran: the door's fee
           else if (metrics.responseCacheHit) actual = CACHE_HIT_POINTS;
           else if (response.body.kind === "single" && response.body.singleResult.data && document && operation)
             actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, response.body.singleResult.data));
