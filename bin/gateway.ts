@@ -24,10 +24,11 @@ const redis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, r
 const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
   ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
   : undefined;
+const settings = gatewaySettings(config, { logger, redis, cacheRedis });
 const gateway = createGateway({
   db,
   logger,
-  ...gatewaySettings(config, { logger, redis, cacheRedis }),
+  ...settings,
   ...createLivePage({ logger }),
   // GET /wallets/{address}/bets.csv reads the history data page by page (gateway/csv-export.ts).
   walletBetPages: csvExports.pages,
@@ -38,7 +39,7 @@ const realtime = realtimeConfig
   ? await startRealtime(server, {
       db,
       logger,
-      settings: { ...realtimeSettings(realtimeConfig), path: REALTIME_PATH.gateway },
+      settings: { ...realtimeSettings(realtimeConfig, settings.rateLimit?.store), path: REALTIME_PATH.gateway },
       redisUrl: config.REDIS_URL,
       databaseUrl: config.DATABASE_URL,
     })

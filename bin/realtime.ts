@@ -6,14 +6,17 @@ import type { AddressInfo } from "node:net";
 import { loadConfig } from "../core/config.ts";
 import type { RouteHandler } from "../core/http.ts";
 import { createLogger } from "../core/logger.ts";
+import { createRedisClient } from "../core/redis.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { startRealtime } from "../realtime/runtime.ts";
-import { openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
+import { openConfiguredDatabase, pointsRedis, pointsStore, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
 
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
+// Replays pay from the clients' points budgets, the buckets the gateways charge (bin/wiring.ts replayBudget).
+const budgetRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime-budget", maxRetriesPerRequest: 1 }) : undefined;
 
 const routes = new Map<string, RouteHandler>();
 const server = http.createServer((req, res) => {
@@ -24,7 +27,7 @@ const server = http.createServer((req, res) => {
 const running = await startRealtime(server, {
   db,
   logger,
-  settings: realtimeSettings(config),
+  settings: realtimeSettings(config, pointsStore(config, pointsRedis(budgetRedis, logger))),
   redisUrl: config.REDIS_URL,
   databaseUrl: config.DATABASE_URL,
 });
@@ -45,5 +48,6 @@ stopOnSignals(logger, async () => {
   await running.stop();
   server.closeAllConnections();
   await closed;
+  budgetRedis?.disconnect();
   await db.close();
 });

@@ -116,17 +116,18 @@ const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
   : undefined;
 // CSV exports read on a small pool of their own, never on the one /health probes (bin/wiring.ts).
 const csvExports = await openCsvExportReads(config, db, logger);
+const gatewayConfig = gatewaySettings(config, { logger, redis, cacheRedis });
 const stack = await startStack({
   deps,
   host: config.HOST,
   port: config.PORT,
-  gateway: { ...gatewaySettings(config, { logger, redis, cacheRedis }), ...createLivePage({ logger }), walletBetPages: csvExports.pages },
+  gateway: { ...gatewayConfig, ...createLivePage({ logger }), walletBetPages: csvExports.pages },
 });
 const realtime = await startRealtime(stack.http.server, {
   db,
   logger: logger.child({ component: "realtime" }),
   // With Redis this process still publishes (one leader among publishers, by advisory lock).
-  settings: { ...realtimeSettings(config), path: REALTIME_PATH.gateway, publisher: true },
+  settings: { ...realtimeSettings(config, gatewayConfig.rateLimit?.store), path: REALTIME_PATH.gateway, publisher: true },
   redisUrl: config.REDIS_URL,
   databaseUrl: config.DATABASE_URL,
   networks: deps.networks,

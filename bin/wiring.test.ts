@@ -9,8 +9,10 @@ import {
   cursorSecretProblem,
   GATEWAY_SECTIONS,
   gatewaySettings,
+  pointsStore,
   REALTIME_SECTIONS,
   realtimeSettings,
+  replayBudget,
   SERVICE_VERSION,
   subgraphUrlOverrides,
 } from "./wiring.ts";
@@ -141,7 +143,24 @@ describe("realtimeSettings", () => {
     });
     expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], {})).transports).toEqual(["polling", "websocket"]);
     expect(settings.replayBudget).toBeDefined();
-    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { REALTIME_REPLAY_BUDGET_PAGES: "0" })).replayBudget).toBeUndefined();
+    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { REALTIME_REPLAY_PAGE_POINTS: "0" })).replayBudget).toBeUndefined();
+    expect(realtimeSettings(loadConfig(["shared", ...REALTIME_SECTIONS], { RATE_LIMIT_POINTS: "0" })).replayBudget).toBeUndefined();
+  });
+});
+
+describe("replayBudget", () => {
+  it("charges replay pages to the budget a client's GraphQL requests pay from", async () => {
+    // 6 000 points, 100 a replay page (the clock stands still: nothing refills).
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], { RATE_LIMIT_POINTS: "6000", REALTIME_REPLAY_PAGE_POINTS: "100" });
+    const points = pointsStore(config)!;
+    const replay = replayBudget(config, points)!;
+    for (let page = 0; page < 55; page++) expect((await replay.take("127.0.0.9", 1_000)).allowed).toBe(true);
+    // 5 500 spent on replays: a GraphQL request of 600 points no longer fits, one of 500 still does.
+    expect((await points.take("127.0.0.9", 1_000, 600)).allowed).toBe(false);
+    expect((await points.take("127.0.0.9", 1_000, 500)).allowed).toBe(true);
+    expect((await replay.take("127.0.0.9", 1_000)).allowed).toBe(false);
+    // Another client's budget is its own.
+    expect((await replay.take("127.0.0.10", 1_000)).allowed).toBe(true);
   });
 });
 

@@ -11,7 +11,13 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
-import { createFallbackRateLimitStore, createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitPolicy } from "../core/token-bucket.ts";
+import {
+  createFallbackRateLimitStore,
+  createMemoryRateLimitStore,
+  createRedisRateLimitStore,
+  type RateLimitPolicy,
+  type RateLimitStore,
+} from "../core/token-bucket.ts";
 import { createMemoryResponseCacheStore, RedisResponseCacheStore, type ResponseCacheStore } from "../gateway/response-cache.ts";
 import type { WalletBetPages } from "../gateway/csv-export.ts";
 import type { GatewayDeps, GatewayProtection } from "../gateway/server.ts";
@@ -148,27 +154,41 @@ export function subgraphUrlOverrides(config: Config<"subgraphs">): Record<string
  * The configured query limits and per-client points budget: shared through Redis when the gateway has
  * it (falling back to in-process buckets while Redis is away or slow), else in process.
  */
+/**
+ * Each client's budget of cost points (RATE_LIMIT_POINTS): in Redis when the process has it, so
+ * every gateway and realtime node charges one bucket per client (in-process buckets while Redis is
+ * away or slow), else in this process. Undefined when the budget is off.
+ */
+export function pointsStore(config: Config<"shared">, shared?: { redis: GuardedRedis; logger: Logger }): RateLimitStore | undefined {
+  const policy = pointsPolicy(config);
+  if (policy.capacity === 0) return undefined;
+  if (!shared) return createMemoryRateLimitStore(policy);
+  return createFallbackRateLimitStore({
+    shared: createRedisRateLimitStore(shared.redis, policy),
+    local: createMemoryRateLimitStore(policy),
+    logger: shared.logger,
+  });
+}
+
+/** The points budget's Redis for a process that charges clients beside its other uses of Redis: guarded (a deadline a command, skipped while away). */
+export function pointsRedis(redis: Redis | undefined, logger: Logger, timeoutMs = 250): { redis: GuardedRedis; logger: Logger } | undefined {
+  return redis ? { redis: guardRedis(redis, { timeoutMs }), logger } : undefined;
+}
+
+const pointsPolicy = (config: Config<"shared">): RateLimitPolicy => ({
+  capacity: config.RATE_LIMIT_POINTS,
+  refillPerSecond: config.RATE_LIMIT_POINTS_PER_SECOND,
+});
+
 export function gatewayProtection(config: Config<"shared" | "gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
-  const policy: RateLimitPolicy = { capacity: config.RATE_LIMIT_POINTS, refillPerSecond: config.RATE_LIMIT_POINTS_PER_SECOND };
+  const policy = pointsPolicy(config);
   // A budget smaller than the largest accepted query would refuse a documented request forever.
   if (policy.capacity > 0 && policy.capacity < config.MAX_QUERY_COST)
     throw new ConfigError(`Invalid configuration:\n  RATE_LIMIT_POINTS: must be 0 (off) or at least MAX_QUERY_COST (${config.MAX_QUERY_COST})`);
+  const store = pointsStore(config, shared);
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
-    rateLimit:
-      policy.capacity === 0
-        ? undefined
-        : {
-            store: shared
-              ? createFallbackRateLimitStore({
-                  shared: createRedisRateLimitStore(shared.redis, policy),
-                  local: createMemoryRateLimitStore(policy),
-                  logger: shared.logger,
-                })
-              : createMemoryRateLimitStore(policy),
-            policy,
-            trustProxyHops: config.TRUST_PROXY_HOPS,
-          },
+    rateLimit: store && { store, policy, trustProxyHops: config.TRUST_PROXY_HOPS },
   };
 }
 
@@ -229,8 +249,11 @@ export function clientOperationNames(): string[] {
   return [...names];
 }
 
-/** A realtime node's settings (and its publisher's) from the REALTIME_* variables. */
-export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECTIONS)[number]>): RealtimeSettings {
+/** A realtime node's settings (and its publisher's); `points`: the clients' budgets its replays pay from (default: this process's own). */
+export function realtimeSettings(
+  config: Config<"shared" | (typeof REALTIME_SECTIONS)[number]>,
+  points: RateLimitStore | undefined = pointsStore(config),
+): RealtimeSettings {
   const retention = { maxUpdates: config.REALTIME_REPLAY_MAX_UPDATES, maxAgeMs: config.REALTIME_REPLAY_MAX_AGE_SECONDS * 1000 };
   return {
     path: config.REALTIME_PATH,
@@ -251,7 +274,7 @@ export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECT
       maxMemoryBytes: config.REALTIME_MAX_MEMORY_MB * 1024 * 1024,
     },
     trustProxyHops: config.TRUST_PROXY_HOPS,
-    replayBudget: replayBudget(config),
+    replayBudget: replayBudget(config, points),
     replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,
     retention,
     // The replay window decides what the active publisher may delete.
@@ -265,16 +288,16 @@ export function realtimeSettings(config: Config<"shared" | (typeof REALTIME_SECT
 }
 
 /**
- * The replay budget: REALTIME_REPLAY_BUDGET_PAGES per REALTIME_REPLAY_BUDGET_SECONDS per client
- * address, in each node's own memory (a client spreading its replays over n nodes gets n budgets).
- * The gateway's token bucket, in its own currency (replay pages) until the points budget is shared.
+ * Socket.IO replays pay from the client's points budget (REALTIME_REPLAY_PAGE_POINTS a page of 500
+ * updates), the one its GraphQL requests pay from: `points` is the gateway's store in the same
+ * process, or pointsStore() with the Redis the gateways charge. A replay loop then spends what the
+ * client could have asked through GraphQL, and the other way round. Undefined when replays are free
+ * or the budget is off.
  */
-export function replayBudget(config: Config<"realtime">): ReplayBudget | undefined {
-  if (config.REALTIME_REPLAY_BUDGET_PAGES === 0) return undefined;
-  return createMemoryRateLimitStore({
-    capacity: config.REALTIME_REPLAY_BUDGET_PAGES,
-    refillPerSecond: config.REALTIME_REPLAY_BUDGET_PAGES / config.REALTIME_REPLAY_BUDGET_SECONDS,
-  });
+export function replayBudget(config: Config<"realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
+  const price = config.REALTIME_REPLAY_PAGE_POINTS;
+  if (!points || price === 0) return undefined;
+  return { take: (key, now) => points.take(key, now, price) };
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */

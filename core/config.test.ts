@@ -107,7 +107,7 @@ describe("gateway and subgraphs", () => {
       RATE_LIMIT_POINTS: 10000,
       TRUST_PROXY_HOPS: 0,
     });
-    expect(loadConfig(["gateway"], { RESPONSE_CACHE: "off", GATEWAY_SOCKETIO: "1", RATE_LIMIT_POINTS: "0" })).toMatchObject({
+    expect(loadConfig(["shared", "gateway"], { RESPONSE_CACHE: "off", GATEWAY_SOCKETIO: "1", RATE_LIMIT_POINTS: "0" })).toMatchObject({
       RESPONSE_CACHE: false,
       GATEWAY_SOCKETIO: true,
       RATE_LIMIT_POINTS: 0,

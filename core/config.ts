@@ -166,6 +166,13 @@ export const CONFIG_VARIABLES = {
     "0",
     "gateways and realtime nodes: proxies whose `X-Forwarded-For` entries are trusted to name the client (`0`: the peer address)",
   ),
+  RATE_LIMIT_POINTS: variable(
+    "shared",
+    nonNegativeInt,
+    "10000",
+    "gateways and realtime nodes: each client IP's budget of cost points (GraphQL, CSV exports and Socket.IO replays pay from it) (`RATE_LIMITED`, HTTP 429, once spent); at least `MAX_QUERY_COST`; shared through Redis with `REDIS_URL`; `0`: off",
+  ),
+  RATE_LIMIT_POINTS_PER_SECOND: variable("shared", positiveInt, "1000", "cost points added back to each client's budget per second"),
   METRICS_PORT: variable("shared", port.optional(), undefined, "indexer and publisher: `GET /metrics` on `HOST:METRICS_PORT`; unset: no listener"),
 
   // --------------------------------------------------------------------------------- gateway
@@ -192,13 +199,6 @@ export const CONFIG_VARIABLES = {
   MAX_QUERY_DEPTH: variable("gateway", positiveInt, "8", "deepest accepted selection (`QUERY_TOO_COMPLEX`, HTTP 400 beyond)"),
   MAX_QUERY_ALIASES: variable("gateway", positiveInt, "30", "aliases per operation (`QUERY_TOO_COMPLEX` beyond)"),
   MAX_QUERY_COST: variable("gateway", positiveInt, "5000", "query cost, lists costing their page size (`QUERY_TOO_COMPLEX` beyond)"),
-  RATE_LIMIT_POINTS: variable(
-    "gateway",
-    nonNegativeInt,
-    "10000",
-    "each client IP's budget of cost points (`RATE_LIMITED`, HTTP 429, once spent); at least `MAX_QUERY_COST`; shared through Redis with `REDIS_URL`; `0`: off",
-  ),
-  RATE_LIMIT_POINTS_PER_SECOND: variable("gateway", positiveInt, "1000", "cost points added back to each client's budget per second"),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,
@@ -310,13 +310,12 @@ export const CONFIG_VARIABLES = {
     "10000",
     "a replay waits this long for a socket that stopped reading (more than 256 KiB queued) before it closes the connection",
   ),
-  REALTIME_REPLAY_BUDGET_PAGES: variable(
+  REALTIME_REPLAY_PAGE_POINTS: variable(
     "realtime",
     nonNegativeInt,
-    "200",
-    "replay pages (500 updates each) one client address may read per `REALTIME_REPLAY_BUDGET_SECONDS`, refilled continuously (`RATE_LIMITED` beyond; `0`: not charged); the default takes a whole 100 000-update replay window",
+    "100",
+    "cost points a replay page (500 stored updates) takes from the client address's budget (`RATE_LIMIT_POINTS`, shared with its GraphQL requests; `RATE_LIMITED` once spent; `0`: replays not charged)",
   ),
-  REALTIME_REPLAY_BUDGET_SECONDS: variable("realtime", positiveInt, "600", "the replay budget's window"),
   REALTIME_PING_INTERVAL_MS: variable(
     "realtime",
     positiveInt,

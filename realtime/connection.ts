@@ -329,7 +329,7 @@ class SocketSubscription {
     if (!ctx.replayBudget) return;
     let decision: { allowed: boolean; retryAfterSeconds: number };
     try {
-      decision = await ctx.replayBudget.take(`replay:${clientAddress(this.socket.request, ctx.trustProxyHops)}`, Date.now());
+      decision = await ctx.replayBudget.take(clientAddress(this.socket.request, ctx.trustProxyHops), Date.now());
     } catch (error) {
       // The configured store falls back in process itself; one that still fails does not stop replays.
       ctx.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "replay budget unavailable: not charging");

@@ -238,7 +238,7 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
     expect(nginx).toContain("limit_conn_zone $binary_remote_addr zone=sockets_per_address");
     // Requests: above what the gateways' default points budget lets the cheapest request reach
     // (REQUEST_POINTS each), so their RATE_LIMITED, which prices the work, comes first.
-    const gateway = loadConfig(["gateway"], {});
+    const gateway = loadConfig(["shared", "gateway"], {});
     const rate = Number(/zone=graphql_per_address:\w+ rate=(\d+)r\/s;/.exec(nginx)?.[1]);
     expect(rate).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS_PER_SECOND / REQUEST_POINTS);
     const burst = Number(/limit_req zone=graphql_per_address burst=(\d+) nodelay;/.exec(location("/graphql"))?.[1]);
