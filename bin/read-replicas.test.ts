@@ -297,6 +297,30 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       await router.close();
     }
   });
+
+  it("follows a reset down: once the primary's head went back, the replica at that head serves again, and no answer shows the old head", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    const top = await primaryHead();
+    expect(await request()).toBe(top); // served: the floor is at the old head now
+    // A reset (a new chain under the same id): the indexer starts over far below, and the replica
+    // replays that. A floor that only grows would keep every replica "behind-floor" from here on.
+    const low = top - 10n;
+    await writer.prisma.indexingCursor.update({ where: { chainId }, data: { indexedBlock: low, headBlock: low } });
+    await eventually(
+      () => replicaState() === "serving" && reads.status()[0]!.heads[chainId.toString()] === low.toString(),
+      10_000,
+      () => `the replica at the reset head serving (${JSON.stringify(reads.status())})`,
+    );
+    const readsBefore = betReadsOnReplica();
+    const answers: bigint[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await request());
+    expect(answers).toEqual(Array.from({ length: 5 }, () => low));
+    expect(betReadsOnReplica()).toBeGreaterThan(readsBefore);
+  });
 });
 
 describeWith(replicaService, "read pins: one gateway request reads one database server", () => {
