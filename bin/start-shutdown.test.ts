@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +66,9 @@ describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends 
       const ready = await npm.waitForJson<{ socketio: string }>((line) => line.msg === "Public Bet Results API ready", 60_000, "ready");
       anvilPid = chain.anvilPid;
       expect(await answers(chain.rpcUrl)).toBe(true);
+      // Ctrl-C must not reach the chain: it would die before the simulator and the indexer using
+      // it have stopped (they then wait on it for minutes). It stops last, by the service's hand.
+      expect(execFileSync("ps", ["-o", "pgid=", "-p", String(chain.anvilPid)], { encoding: "utf8" }).trim()).not.toBe(String(npm.pid));
       // The live page open in a browser: a Socket.IO client that reconnects (stock settings).
       page = await resumingClient(new URL(ready.socketio).origin, { path: "/socket.io" });
       const signalled = performance.now();
