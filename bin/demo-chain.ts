@@ -19,7 +19,9 @@ export interface DemoChain {
 export async function startDemoChain(options: { logger: Logger; blockTimeSeconds?: number; settleTimeoutSeconds?: number }): Promise<DemoChain> {
   // Short deadlines so a new user sees refunds within a minute.
   const { anvil, system } = await startLocalChain({
-    anvil: { blockTime: options.blockTimeSeconds ?? 1 },
+    // Out of the terminal's process group: Ctrl-C must not end the chain before the simulator and
+    // the indexer using it have stopped (a receipt awaited from a dead chain waits minutes).
+    anvil: { blockTime: options.blockTimeSeconds ?? 1, ownProcessGroup: true },
     deploy: { settleTimeoutSeconds: options.settleTimeoutSeconds ?? 20 },
   });
   try {
@@ -45,7 +47,10 @@ export async function startDemoChain(options: { logger: Logger; blockTimeSeconds
       logger: options.logger.child({ component: "simulator" }),
     });
     simulator.start();
-    options.logger.info({ rpcUrl: anvil.rpcUrl, chainId: system.chainId, betVault: system.betVault }, "local chain deployed; simulator running (DEV keys)");
+    options.logger.info(
+      { rpcUrl: anvil.rpcUrl, anvilPid: anvil.pid, chainId: system.chainId, betVault: system.betVault },
+      "local chain deployed; simulator running (DEV keys)",
+    );
     return {
       network,
       anvil,
