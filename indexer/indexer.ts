@@ -66,7 +66,16 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const controller = new AbortController();
   let running: Running[] = [];
   let state: "new" | "starting" | "running" | "stopped" = "new";
-  const emit = (event: IndexerEvent) => deps.onEvent?.(event);
+  const emit = (event: IndexerEvent) => {
+    if (event.type === "rejected-proofs") {
+      // BetVault settles only what its verifier accepts: the served key and that verifier disagree.
+      logger.error(
+        { chainId: event.chainId, betIds: event.betIds.slice(0, 20), count: event.betIds.length },
+        "settled proofs fail under the served verification key: the chain's verifier accepted them, so the key or the verifier is wrong",
+      );
+    }
+    deps.onEvent?.(event);
+  };
 
   return {
     async start() {
@@ -96,7 +105,16 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           // The key is served to clients and judges every proof: it must be the deployed verifier's.
           await checkVerifierKey({ network, rpc, key: vk, logger });
         }
-        for (const { network, vk } of checked) await store.register(network, vk);
+        for (const { network, vk } of checked) {
+          const { keyChanged } = await store.register(network, vk);
+          if (!keyChanged) continue;
+          // The reset re-indexes from the deploy block: a resumable backfill, as /health shows.
+          logger.warn(
+            { chainId: network.chainId, name: network.name, previousKeySha256: keyChanged.from, keySha256: vk.sha256, removed: keyChanged.removed },
+            "verification key changed: the network's results are re-indexed and re-verified under the new key",
+          );
+          emit({ type: "reset", chainId: network.chainId, removed: keyChanged.removed, reason: "verification key changed" });
+        }
       } catch (error) {
         await Promise.all(checked.map((c) => c.verifier.close()));
         await Promise.all(checked.map((c) => c.rpc.close().catch(() => undefined)));
