@@ -2,6 +2,8 @@
 // (anvil, the operator simulator placing and settling bets with real Groth16 proofs, the indexer,
 // the gateway with Socket.IO). The page must show bets pushed live over Socket.IO, open a settled
 // bet and verify its proof in the page with snarkjs — and refuse a tampered one — under its CSP.
+// Proofs are checked on the honest chain (31337); the demo's permissive chain (1337) and its bad
+// proofs, shown as not verified: bin/start-unverified.test.ts.
 import { existsSync, mkdirSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,7 +52,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => page.locator("#networks").textContent(), { timeout: 30_000 }).toContain("localnet");
     // Rows replayed at load are marked "replay"; these arrived after the page went live.
     await page.waitForSelector("#latest tr[data-origin='live']", { timeout: 90_000 });
-    const settled = page.locator("#latest tr[data-status='SETTLED']").first();
+    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
     await settled.waitFor({ timeout: 90_000 });
     const betId = await settled.getAttribute("data-bet-id");
     // Stakes in whole tokens with the symbol once the token is read (Bet.tokenInfo: the demo chain's native coin, ETH / 18).
@@ -85,9 +87,13 @@ describe.skipIf(skip)(title, () => {
       expect(origins.length).toBeGreaterThan(0);
       expect(origins.length).toBeLessThanOrEqual(20);
       expect(new Set(origins)).toEqual(new Set(["read"]));
-      // Newest first, as `bets` answers (one network here: bet ids descending).
-      const ids = await offline.locator("#latest tr").evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
-      expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      // Newest first, as `bets` answers: on each of the two demo networks, bet ids descending.
+      for (const chainId of ["31337", "1337"]) {
+        const ids = await offline
+          .locator(`#latest tr[data-chain-id='${chainId}']`)
+          .evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
+        expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      }
       expect(await offline.locator("#feed-status").getAttribute("data-state")).not.toBe("live");
     } finally {
       await offline.close();
@@ -157,7 +163,7 @@ describe.skipIf(skip)(title, () => {
       expect(result.proof.verified).toBe(true);
       await route.fulfill({ response, json });
     });
-    const settled = page.locator("#latest tr[data-status='SETTLED']").first();
+    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
     const betId = await settled.getAttribute("data-bet-id");
     // A FINALIZED update marks a shown result final once the head has confirmed it.
     const final = page.locator("#latest tr[data-final='true']").first();

@@ -85,7 +85,7 @@ function rememberToken(chainId: number, info: TokenInfo): void {
 type TokenInfo = TokenFieldsFragment;
 type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "token" | "stake" | "status" | "finalized"> & {
   tokenInfo?: TokenInfo;
-  result: { won: boolean; payout: string } | null;
+  result: { won: boolean; payout: string; proof: { verified: boolean } } | null;
 };
 type Origin = "live" | "replay" | "read";
 const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
@@ -155,6 +155,12 @@ class BetTable {
     cell(row, final ? `${status} ✓ final` : status, `status-${status}`);
     if (bet.result?.won) amountCell(row, bet.result.payout, "won ");
     else cell(row, bet.result ? "lost" : "");
+    // The service's own check under the network's key: a bet settled on chain may still fail it
+    // (a verifier contract that accepts bad proofs), and that must be seen at a glance.
+    if (bet.result) row.dataset.verified = String(bet.result.proof.verified);
+    if (!bet.result) cell(row, "");
+    else if (bet.result.proof.verified) cell(row, "✓ verified", "proof-verified");
+    else cell(row, "✗ NOT VERIFIED", "proof-unverified");
     if (origin === "live") row.className = "fresh";
     const previous = this.rows.get(key);
     if (previous && !onTop) previous.replaceWith(row);
@@ -364,7 +370,14 @@ async function openBet(chainId: number, betId: string): Promise<void> {
   field(list, "outcome", result.outcome);
   field(list, "result", result.won ? `won ${formatAmount(result.payout, betResult.tokenInfo)} ${symbol}` : "lost");
   field(list, "public signals", result.proof.publicSignals.join(", "));
-  field(list, "service says", result.proof.verified ? "verified (not used here)" : "not verified (not used here)");
+  field(
+    list,
+    "service says",
+    result.proof.verified
+      ? "verified (not used here)"
+      : "NOT VERIFIED: the proof fails under the network's key, though the chain settled it (its verifier contract accepted it)",
+  );
+  if (!result.proof.verified) list.lastElementChild?.classList.add("proof-unverified");
   verify.disabled = false;
 }
 
