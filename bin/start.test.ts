@@ -20,7 +20,7 @@ const players = DEV_PLAYER_KEYS.map((key) => privateKeyToAccount(key).address.to
 beforeAll(async () => {
   service = await startService();
   ({ url: apiUrl, rpcUrl } = service);
-}, 90_000);
+}, 120_000);
 
 afterAll(() => service?.stop());
 

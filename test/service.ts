@@ -27,7 +27,8 @@ export async function startService(options: { env?: Record<string, string>; read
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const timeoutMs = options.readyTimeoutMs ?? 60_000;
+    // Two demo chains (anvil, deployment, simulator each) come up before the API on a shared machine.
+    const timeoutMs = options.readyTimeoutMs ?? 90_000;
     const ready = await child.waitForJson<{ graphql: string }>(
       (line) => line.msg === "Public Bet Results API ready" && typeof line.graphql === "string",
       timeoutMs,
