@@ -17,6 +17,7 @@ import {
   verificationKeyQuery,
 } from "../../client/operations.ts";
 import { verifyBetProof, type Groth16Verify } from "../../client/proof.ts";
+import { checkServedKey } from "../../client/key-trust.ts";
 import { renderFairness } from "./fairness.ts";
 import { openBetsFeed, type BetsFeed, type BetUpdatePayload, type FeedStatus } from "../../client/realtime.ts";
 
@@ -305,6 +306,12 @@ function loadSnarkjs(): Promise<{ groth16: Groth16Verify }> {
   return snarkjsLoading;
 }
 
+function setKeyTrust(path: "none" | "served" | "pinned" | "refused", text: string): void {
+  const target = element("key-trust");
+  target.dataset.path = path;
+  target.textContent = text;
+}
+
 function setVerifyResult(state: "idle" | "running" | "verified" | "not-verified" | "error", text: string): void {
   const target = element("verify-result");
   target.dataset.state = state;
@@ -329,6 +336,7 @@ async function openBet(chainId: number, betId: string): Promise<void> {
   for (const row of document.querySelectorAll("tr.selected")) row.classList.remove("selected");
   for (const row of document.querySelectorAll<HTMLTableRowElement>(`tr[data-chain-id="${chainId}"][data-bet-id="${betId}"]`)) row.classList.add("selected");
   setVerifyResult("idle", "");
+  setKeyTrust("none", "");
   const verify = element<HTMLButtonElement>("verify");
   verify.disabled = true;
   const list = element("detail-fields");
@@ -386,8 +394,25 @@ async function verifyShown(): Promise<void> {
   const token = openToken;
   if (!bet) return;
   setVerifyResult("running", "verifying…");
+  // The trust path of the key: a key hash the user pinned, or (none pinned) the service's word.
+  const pinned = element<HTMLInputElement>("pinned-key").value.trim();
+  const keyJson = await verificationKeyOf(bet.chainId);
+  const trust = pinned ? await checkServedKey(keyJson, { pinnedSha256: pinned }) : undefined;
+  if (token !== openToken) return;
+  setKeyTrust(
+    trust === undefined ? "served" : trust.trusted ? "pinned" : "refused",
+    trust === undefined
+      ? "key: as served by the service, not checked (pin its sha256 above to check it)"
+      : trust.trusted
+        ? "key: matches your pinned sha256 ✓"
+        : `key: REFUSED (${trust.reason})`,
+  );
+  if (trust && !trust.trusted) {
+    setVerifyResult("not-verified", "not verified ✗ (the served key is not the pinned one)");
+    return;
+  }
   const check = await Promise.race([
-    Promise.all([verificationKeyOf(bet.chainId), loadSnarkjs()]).then(([keyJson, snarkjs]) => verifyBetProof(bet, keyJson, snarkjs.groth16)),
+    loadSnarkjs().then((snarkjs) => verifyBetProof(bet, keyJson, snarkjs.groth16)),
     // snarkjs waits forever for workers a browser refused to start: say so rather than spin.
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${VERIFY_TIMEOUT_MS / 1000} s`)), VERIFY_TIMEOUT_MS)),
   ]);
