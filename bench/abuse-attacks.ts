@@ -42,7 +42,7 @@ export const ATTACKS: Record<AttackKind, { address: string; rate: string; what: 
   sockets: { address: "127.0.0.13", rate: "50 handshakes/s", what: "firehose sockets, every admitted one held open (reading)" },
   churn: {
     address: "127.0.0.14",
-    rate: "50 req/s",
+    rate: "200 req/s",
     what: "betResult of a new final bet each time, plus an unused variable and a comment that change every time",
   },
   "repeated-ids": { address: "127.0.0.15", rate: "50 req/s", what: "betResults with one id repeated 100 times, proofs selected" },

@@ -196,19 +196,18 @@ export class RawSocketIo {
       });
       // Refused before the Socket.IO handshake (engine.io's allowRequest): an HTTP answer to the upgrade.
       this.ws.on("unexpected-response", (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let code = `HTTP ${res.statusCode}`;
+        const status = `HTTP ${res.statusCode}`;
+        const fallback = setTimeout(() => resolve({ admitted: false, code: status }), 500);
+        res.once("data", (chunk: Buffer) => {
+          clearTimeout(fallback);
+          let detail = "";
           try {
-            const parsed = JSON.parse(text) as { code?: unknown; message?: unknown; data?: { code?: string } };
-            code = `HTTP ${res.statusCode} ${parsed.data?.code ?? parsed.message ?? parsed.code ?? ""}`.trim();
+            const parsed = JSON.parse(chunk.toString("utf8")) as { message?: unknown; data?: { code?: string } };
+            detail = String(parsed.data?.code ?? parsed.message ?? "");
           } catch {
             // not JSON: the status alone
           }
-          resolve({ admitted: false, code });
-          this.ws.terminate();
+          resolve({ admitted: false, code: `${status} ${detail}`.trim() });
         });
       });
       this.ws.on("error", (error) => resolve({ admitted: false, code: `socket error (${error.message.slice(0, 60)})` }));
