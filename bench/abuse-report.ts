@@ -32,6 +32,8 @@ export interface ReportInput {
   cpu: { a: [Record<string, number>, Record<string, number>]; b: [Record<string, number>, Record<string, number>]; seconds: number };
   selfCpuMs: { a: number; b: number };
   load: { a: number; b: number; now: number[] };
+  /** Share of each phase during which some runnable task on the host waited for a CPU (/proc/pressure/cpu "some"). */
+  cpuStall: { a: number; b: number };
   written: number;
   wallSeconds: number;
 }
@@ -74,16 +76,7 @@ export function printReport(r: ReportInput): boolean {
     table(["operation", "address", "rate", "A n", "A p50", "A p99", "A err", "B n", "B p50", "B p99", "B err", "B p99 ≤ 2×A p99 + 20 ms", ""], rows, [
       false,
       false,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
-      true,
+      ...Array<boolean>(10).fill(true),
       false,
     ]),
   );
@@ -219,6 +212,10 @@ export function printReport(r: ReportInput): boolean {
       ],
       [false, true, true],
     ),
+  );
+  log(
+    `CPU stall (PSI "some": share of the phase some runnable task of the host waited for a CPU): A ${pct(r.cpuStall.a)}, B ${pct(r.cpuStall.b)} — ` +
+      "a server process then gets less than a core however much work it has queued",
   );
   log(`loadavg (1 min): end of A ${r.load.a.toFixed(1)}, end of B ${r.load.b.toFixed(1)}, now ${r.load.now.map((l) => l.toFixed(1)).join(" ")}`);
 

@@ -33,7 +33,7 @@ import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import { ATTACK_KINDS, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
 import { printReport, type Sample } from "./abuse-report.ts";
-import { benchConfig, log, processCpuMs } from "./common.ts";
+import { benchConfig, cpuStallUs, log, processCpuMs } from "./common.ts";
 import { runBenchmark } from "./load.ts";
 import { DEFAULT_PENDING_TAIL, generateScaleDataset, isGenerated, scaleWallet } from "./scale-data.ts";
 
@@ -318,6 +318,7 @@ async function main(): Promise<boolean> {
   honest.start();
   await new Promise((resolve) => setTimeout(resolve, WARMUP * 1000));
 
+  const stall0 = cpuStallUs() ?? Number.NaN;
   const selfCpu0 = process.cpuUsage();
   const cpuA0 = cpuOf();
   const metricsA0 = await scrape();
@@ -329,6 +330,7 @@ async function main(): Promise<boolean> {
   const selfCpuA = process.cpuUsage(selfCpu0);
   const metricsB0 = await scrape();
   const loadA = loadavg()[0]!;
+  const stallA = cpuStallUs() ?? Number.NaN;
 
   phase = "B";
   const attackStarted = performance.now();
@@ -341,6 +343,7 @@ async function main(): Promise<boolean> {
   const cpuB1 = cpuOf();
   const selfCpuB = process.cpuUsage(selfCpu1);
   const loadB = loadavg()[0]!;
+  const stallB = cpuStallUs() ?? Number.NaN;
   phase = "drain";
   const attackerReports = await Promise.all(reports);
   const metricsB1 = await scrape();
@@ -376,6 +379,7 @@ async function main(): Promise<boolean> {
     cpu: { a: [cpuA0, cpuA1], b: [cpuA1, cpuB1], seconds: DURATION },
     selfCpuMs: { a: (selfCpuA.user + selfCpuA.system) / 1000, b: (selfCpuB.user + selfCpuB.system) / 1000 },
     load: { a: loadA, b: loadB, now: loadavg() },
+    cpuStall: { a: (stallA - stall0) / (DURATION * 1e6), b: (stallB - stallA) / (DURATION * 1e6) },
     written: written.length,
     wallSeconds: (performance.now() - started) / 1000,
   });
