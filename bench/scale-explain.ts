@@ -49,7 +49,7 @@ function betStatement(captured: CapturedQuery[], pattern = /"Bet"/): CapturedQue
   return hit;
 }
 
-/** The statement `playerBets` (and with `withCount`, its `totalCount`) sends; also used by subgraphs/history/keyset-plan.db.test.ts. */
+/** The statement `playerBets` (and with `withCount`, its `totalCount`) sends; also used by subgraphs/history/keyset-plan.pg.test.ts. */
 export async function capturePage(
   url: string,
   wallet: string,
@@ -67,7 +67,7 @@ export async function capturePage(
   return betStatement(captured, withCount ? /count/i : /"Bet"/);
 }
 
-/** The statement `bets` sends for one page (with `withCount`, its totalCount's); also used by subgraphs/history/explorer-plan.db.test.ts. */
+/** The statement `bets` sends for one page (with `withCount`, its totalCount's); also used by subgraphs/history/explorer-plan.pg.test.ts. */
 export async function captureExplorerPage(
   url: string,
   args: { first: number; after?: string | null; filter?: Record<string, unknown>; orderDirection?: "ASC" | "DESC" },

@@ -2,7 +2,7 @@
 // realtime/redis.db.test.ts run it, each on PGlite and on PostgreSQL). Node and publisher run in
 // the test's process; with Redis they talk only through Redis (separate fan-out instances, as
 // separate processes would). The multi-process scenarios (node killed, publisher failover) are in
-// realtime/cluster.db.test.ts.
+// realtime/cluster.pg.test.ts.
 import http from "node:http";
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
