@@ -4,6 +4,7 @@ import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
+import { nestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.ts";
 import type { Registry } from "prom-client";
 import { DEFAULT_WRITE_DEADLINE_MS, enforceWriteDeadline, slowReaderCounter } from "./write-deadline.ts";
 
@@ -101,10 +102,33 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<string>
 function parseJsonBody(text: string, contentType: string | undefined): unknown {
   if (!text) return undefined;
   if (!contentType || !/^application\/(graphql-response\+)?json\b/i.test(contentType)) return text;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, "BAD_REQUEST", "Request body is not valid JSON");
+  }
+  refuseDeepJson(value, "Request body");
+  return value;
+}
+
+/** A request's JSON nested deeper than anything the schema accepts: refused before anything recurses over it (core/json-depth.ts). */
+function refuseDeepJson(value: unknown, what: string): void {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw new HttpError(400, "BAD_REQUEST", `${what} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`);
+}
+
+/** GET's JSON parameters (variables, extensions), as deep as a body may be; what is not JSON is left to Apollo Server to refuse. */
+function refuseDeepSearchParams(params: URLSearchParams): void {
+  for (const name of ["variables", "extensions"]) {
+    for (const text of params.getAll(name)) {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        continue;
+      }
+      refuseDeepJson(value, `The ${name} parameter`);
+    }
   }
 }
 
@@ -168,6 +192,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
       }
       const method = (req.method ?? "GET").toUpperCase();
+      if (method !== "POST") refuseDeepSearchParams(url.searchParams);
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
       const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: url.search, body };
       const shortcut = options.beforeGraphQL;
