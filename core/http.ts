@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
+import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
@@ -191,6 +192,10 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       for (const [key, value] of Object.entries(req.headers)) {
         if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
       }
+      // The answer's media type is decided here, before anything runs (core/accept.ts), and Apollo Server is told it.
+      const answerType = graphqlAnswerType(req.headers.accept);
+      if (!answerType) throw new HttpError(406, "BAD_REQUEST", `The Accept header allows neither ${GRAPHQL_ANSWER_TYPES.join(" nor ")}`);
+      headers.set("accept", answerType);
       const method = (req.method ?? "GET").toUpperCase();
       if (method !== "POST") refuseDeepSearchParams(url.searchParams);
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
