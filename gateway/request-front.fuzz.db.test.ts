@@ -147,6 +147,8 @@ async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
     expect(cost.actual, `${what}: actual above its price ${JSON.stringify(cost)}`).toBeLessThanOrEqual(Math.max(cost.requested, REQUEST_POINTS));
     expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBeLessThanOrEqual(Math.max(cost.requested, REQUEST_POINTS));
     expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(cost.actual);
+    // A request refused before it ran (no `data` at all: parse, validation, variables, limits) did no work: the door's price.
+    if (!("data" in (parsed(answer) ?? {}))) expect(charged, `${what}: never ran, charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(REQUEST_POINTS);
   } else if (answer.status !== 429) {
     // An answer that says no cost (a refusal before Apollo Server, a cache replay) paid the door alone.
     expect(charged, `${what}: charged ${charged} with no cost extension`).toBe(REQUEST_POINTS);
@@ -373,6 +375,16 @@ describe("defects found by the fuzzer below", () => {
     );
     expect(answer.status).toBe(406);
     expect(parsed(answer)?.errors?.[0]?.extensions?.code).toBe("BAD_REQUEST");
+  });
+});
+
+describe("defects found by the fuzzer below (2)", () => {
+  it("charges a request whose variables do not coerce (betResults without its $ids) the door's price: it never ran", async () => {
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId status } }`;
+    const answer = await sendPriced({ method: "GET", path: `/graphql?${new URLSearchParams({ query })}`, headers: {} }, "missing $ids");
+    expect(answer.status).toBe(400);
+    expect(parsed(answer)?.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
+    expect(parsed(answer)?.extensions?.cost?.actual).toBe(REQUEST_POINTS);
   });
 });
 
