@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
@@ -253,7 +254,17 @@ const queryField = fc.oneof(
   fc.integer({ min: 10, max: 3_000 }).map((n) => `{ ${"a { ".repeat(n)}${"}".repeat(n)} }`),
   anyValue,
 );
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+/** Hashes of documents the fuzzer sends (so registrations and hash-only hits happen), and of ones it never sends. */
+const knownHash = fc.constantFrom(
+  sha256("{ __typename }"),
+  sha256("{ networkConfigs { chainId } }"),
+  sha256("{ networkConfigs { chainId name confirmations } }"),
+  sha256("never sent"),
+  sha256(""),
+);
 const apq = fc.oneof(
+  fc.record({ version: fc.constant(1), sha256Hash: knownHash }),
   fc.record({ version: fc.oneof(fc.constant(1), anyValue), sha256Hash: fc.oneof(fc.stringMatching(/^[0-9a-f]{64}$/), anyValue) }, { requiredKeys: [] }),
   anyValue,
 );
