@@ -223,7 +223,13 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         res.destroy();
         return;
       }
-      sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
+      try {
+        sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
+      } catch {
+        // The head itself cannot be written (a route left a header Node refuses): close the
+        // connection rather than leave the client waiting for an answer that cannot come.
+        res.destroy();
+      }
     }
   }
 
