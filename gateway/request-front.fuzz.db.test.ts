@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
+import { CSV_PAGE_POINTS, CSV_ROW_POINTS } from "./csv-export.ts";
 import { REQUEST_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
@@ -406,7 +407,55 @@ describe("defects found reviewing the request front", () => {
   }, 15_000); // it hung: Node threw on writing a Trailer header without chunked encoding
 });
 
+/** The other routes of the API port: the CSV export (valid and not), health, the schema, odd paths. */
+const otherRequest = fc
+  .tuple(
+    fc.constantFrom("GET", "GET", "HEAD", "POST", "PUT", "OPTIONS"),
+    fc.oneof(
+      fc.constantFrom(
+        "/health",
+        "/schema.graphql",
+        "/",
+        "/wallets//bets.csv",
+        "/wallets/0xzz/bets.csv",
+        "/wallets/%E0%A4%A/bets.csv",
+        "/%",
+        "/graphql/../health",
+      ),
+      fc
+        .tuple(
+          fc.constantFrom("", "?chainId=31337", "?chainId=1", "?chainId=01", "?chainId=31337&chainId=31337", "?chainId=%00", `?chainId=${"9".repeat(40)}`),
+          fc.boolean(),
+        )
+        .map(([search, upper]) => `/wallets/${upper ? t.fixtures.whale.toUpperCase().replace("0X", "0x") : t.fixtures.whale}/bets.csv${search}`),
+    ),
+    headers,
+  )
+  .map(([method, path, extra]): RawRequest => ({ method, path, headers: { ...extra } }));
+
 describe("the request front, fuzzed", () => {
+  it("answers every other route without a 5xx, and charges an export no more than its rows and pages", async () => {
+    await fc.assert(
+      fc.asyncProperty(otherRequest, async (r) => {
+        const what = `${r.method} ${r.path} ${JSON.stringify(r.headers).slice(0, 300)}`;
+        const localAddress = freshAddress();
+        const before = Number(
+          (await send({ method: "GET", path: "/graphql?query=%7B__typename%7D", headers: {}, localAddress })).headers["ratelimit-remaining"],
+        );
+        const answer = await send({ ...r, localAddress });
+        expectWellBehaved(answer, what);
+        const after = await waitForSettled(localAddress, answer);
+        const charged = before - after - REQUEST_POINTS;
+        // An export reads at most the fixtures' bets in one page: its statement and a point a row.
+        expect(charged, `${what}: charged ${charged}`).toBeGreaterThanOrEqual(0);
+        expect(charged, `${what}: charged ${charged}`).toBeLessThanOrEqual(
+          CSV_PAGE_POINTS + Object.values(t.fixtures.counts).reduce((a, b) => a + b, 0) * CSV_ROW_POINTS,
+        );
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 300) / 3 },
+    );
+  });
+
   it("answers every raw request without a 5xx, with documented codes, charged within its price", async () => {
     await fc.assert(
       fc.asyncProperty(rawRequest, async (r) => {
