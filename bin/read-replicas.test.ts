@@ -297,6 +297,61 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
       await router.close();
     }
   });
+
+  it("follows a reset down: once the primary's head went back, the replica at that head serves again, and no answer mixes before and after", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    /** One request: the chain's indexed head and the wallet's bet count, as one server saw them. */
+    const pair = async () => {
+      const response = await fetch(`${stack.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          query: `query ($c: ChainId, $w: Address!) { networkConfigs(chainId: $c) { indexing { indexedBlock } } playerBets(wallet: $w, first: 1) { totalCount } }`,
+          variables: { c: Number(chainId), w: wallet },
+        }),
+      });
+      const body = (await response.json()) as {
+        data?: { networkConfigs: { indexing: { indexedBlock: string } }[]; playerBets: { totalCount: number } };
+        errors?: unknown[];
+      };
+      expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+      return `${body.data!.networkConfigs[0]!.indexing.indexedBlock}/${body.data!.playerBets.totalCount}`;
+    };
+    const top = await primaryHead();
+    const before = await pair(); // served: the floor is at the old head now
+    expect(before).toMatch(new RegExp(`^${top}/[1-9]`));
+    // A reset (a new chain under the same id), in one transaction: the indexer starts over far
+    // below, the wallet's bets are gone; the replica replays that. A floor that only grows would
+    // keep every replica "behind-floor" from here on.
+    const low = top - 10n;
+    await sql(
+      cluster.primary.url,
+      `BEGIN; DELETE FROM "Bet" WHERE lower(player) = lower('${wallet}');
+       UPDATE "IndexingCursor" SET "indexedBlock" = ${low}, "headBlock" = ${low} WHERE "chainId" = ${chainId}; COMMIT;`,
+    );
+    const after = `${low}/0`;
+    const during: string[] = [];
+    await eventually(
+      async () => {
+        during.push(await pair());
+        return replicaState() === "serving" && reads.status()[0]!.heads[chainId.toString()] === low.toString();
+      },
+      10_000,
+      () => `the replica at the reset head serving (${JSON.stringify(reads.status())})`,
+    );
+    // Each answer is one server's before or after, never half of each; once after, never before.
+    expect(during.filter((answer) => answer !== before && answer !== after)).toEqual([]);
+    expect(during.slice(during.indexOf(after) >= 0 ? during.indexOf(after) : during.length)).not.toContain(before);
+    const readsBefore = betReadsOnReplica();
+    const answers: string[] = [];
+    for (let i = 0; i < 5; i++) answers.push(await pair());
+    expect(answers).toEqual(Array.from({ length: 5 }, () => after));
+    expect(betReadsOnReplica()).toBeGreaterThan(readsBefore);
+  });
 });
 
 describeWith(replicaService, "read pins: one gateway request reads one database server", () => {

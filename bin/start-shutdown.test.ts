@@ -1,8 +1,10 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { spawnTsx } from "../test/spawn.ts";
+import { resumingClient, type ResumingClient } from "../test/realtime.ts";
+import { spawnChild, spawnTsx } from "../test/spawn.ts";
 
 // `npm start` on SIGTERM runs its own shutdown to the end (realtime, stack, indexer, the local
 // chain, the database) and exits 0. Apollo Server's own signal handlers (one per server, four in
@@ -25,6 +27,73 @@ async function answers(rpcUrl: string): Promise<boolean> {
     return false;
   }
 }
+
+/** True while any process of the group `pgid` still exists (signal 0 probes without signalling). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
+    throw error;
+  }
+}
+
+// Ctrl-C in a terminal is SIGINT to the whole foreground process group: npm, the node process it
+// starts, the local anvil (a Node wrapper and its binary) all get it at once. Signalling only the
+// node process (as above) cannot see children that die first or stay behind.
+describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends it)", () => {
+  it("logs its shutdown and the whole process tree exits within 15 s", async () => {
+    const dataDir = join(dir, "ctrl-c");
+    const npm = spawnChild({
+      command: "npm",
+      args: ["start", "--silent"],
+      group: true,
+      name: "npm start",
+      env: {
+        DATA_DIR: dataDir,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATABASE_URL: "",
+        REDIS_URL: "",
+        NETWORKS_CONFIG: "",
+      },
+    });
+    let page: ResumingClient | undefined;
+    let anvilPid: number | undefined;
+    try {
+      const chain = await npm.waitForJson<{ rpcUrl: string; anvilPid: number }>((line) => typeof line.rpcUrl === "string", 60_000, "local chain deployed");
+      const ready = await npm.waitForJson<{ socketio: string }>((line) => line.msg === "Public Bet Results API ready", 60_000, "ready");
+      anvilPid = chain.anvilPid;
+      expect(await answers(chain.rpcUrl)).toBe(true);
+      // Ctrl-C must not reach the chain: it would die before the simulator and the indexer using
+      // it have stopped (they then wait on it for minutes). It stops last, by the service's hand.
+      expect(execFileSync("ps", ["-o", "pgid=", "-p", String(chain.anvilPid)], { encoding: "utf8" }).trim()).not.toBe(String(npm.pid));
+      // The live page open in a browser: a Socket.IO client that reconnects (stock settings).
+      page = await resumingClient(new URL(ready.socketio).origin, { path: "/socket.io" });
+      const signalled = performance.now();
+      process.kill(-npm.pid, "SIGINT");
+      await npm.waitForJson((line) => line.msg === "shutting down", 5_000, "shutting down");
+      // The whole group, not only npm (it may exit while its children still run), and the local
+      // chain's own group (it is kept out of the terminal's so it stops after what uses it).
+      for (;;) {
+        if (!groupAlive(npm.pid) && !groupAlive(chain.anvilPid)) break;
+        if (performance.now() - signalled > 15_000) {
+          throw new Error(`process group ${npm.pid} still running 15 s after SIGINT; last log lines: ${npm.lines.slice(-8).join("\n")}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await npm.exited;
+      expect(await answers(chain.rpcUrl)).toBe(false);
+      const messages = npm.json.map((line) => line.msg);
+      expect(messages).toContain("shutting down");
+      expect(messages.indexOf("shutdown failed")).toBe(-1);
+    } finally {
+      page?.socket.close();
+      for (const pgid of [npm.pid, anvilPid]) if (pgid !== undefined && groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+    }
+  }, 120_000);
+});
 
 describe("npm start on SIGTERM", () => {
   it("shuts down completely: exit 0, and its local chain stopped", async () => {

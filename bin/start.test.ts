@@ -20,7 +20,7 @@ const players = DEV_PLAYER_KEYS.map((key) => privateKeyToAccount(key).address.to
 beforeAll(async () => {
   service = await startService();
   ({ url: apiUrl, rpcUrl } = service);
-}, 90_000);
+}, 120_000);
 
 afterAll(() => service?.stop());
 
@@ -39,21 +39,23 @@ describe("npm start on a clean checkout", () => {
   it("follows a wallet live over Socket.IO: PLACED, then SETTLED", async () => {
     const socket = ioClient(apiUrl, { path: "/socket.io", transports: ["websocket"], reconnection: false, forceNew: true });
     // Collected here, asserted below: an expect in a socket callback would not fail the test.
-    const seen: { type: string; betId: string; seq: unknown }[] = [];
-    socket.on("bets:update", (update: { type: string; betId: string; seq: unknown }) => seen.push(update));
+    const seen: { type: string; chainId: number; betId: string; seq: unknown }[] = [];
+    socket.on("bets:update", (update: { type: string; chainId: number; betId: string; seq: unknown }) => seen.push(update));
+    // Two demo chains: a bet is its chain id and bet id.
+    const placedBefore = (u: (typeof seen)[number]) => seen.some((p) => p.type === "PLACED" && p.chainId === u.chainId && p.betId === u.betId);
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);
       socket.once("connect_error", reject);
     });
     const ack = (await socket.timeout(10_000).emitWithAck("bets:subscribe", { wallets: players.slice(0, 3) })) as { wallets?: string[] };
     expect(ack.wallets).toHaveLength(3);
-    for (let i = 0; i < 120 && !seen.some((u) => u.type === "SETTLED" && seen.some((p) => p.type === "PLACED" && p.betId === u.betId)); i++) {
+    for (let i = 0; i < 120 && !seen.some((u) => u.type === "SETTLED" && placedBefore(u)); i++) {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     socket.close();
-    const settled = seen.find((u) => u.type === "SETTLED" && seen.some((p) => p.type === "PLACED" && p.betId === u.betId))!;
+    const settled = seen.find((u) => u.type === "SETTLED" && placedBefore(u))!;
     expect(settled).toBeDefined();
-    expect(seen.findIndex((u) => u.type === "PLACED" && u.betId === settled.betId)).toBeLessThan(seen.indexOf(settled));
+    expect(seen.findIndex((u) => u.type === "PLACED" && u.chainId === settled.chainId && u.betId === settled.betId)).toBeLessThan(seen.indexOf(settled));
     expect(seen.filter((u) => typeof u.seq !== "string")).toEqual([]);
   });
 
@@ -82,9 +84,10 @@ describe("npm start on a clean checkout", () => {
     const data = await gql<{ networkConfigs: { chainId: number; contracts: { name: string; address: Address }[]; verificationKey: { json: string } }[] }>(
       `{ networkConfigs { chainId contracts { name address } verificationKey { json } } }`,
     );
-    const network = data.networkConfigs[0]!;
+    // The honest demo chain (31337); the other one (1337) has a verifier that accepts anything: bin/start-unverified.test.ts.
+    const network = data.networkConfigs.find((n) => n.chainId === 31337)!;
     const bets = await gql<Record<string, { nodes: { betId: string; status: string }[] }>>(
-      `{ ${players.map((p, n) => `p${n}: playerBets(wallet: "${p}", filter: { status: [SETTLED] }, first: 1) { nodes { betId status } }`).join(" ")} }`,
+      `{ ${players.map((p, n) => `p${n}: playerBets(wallet: "${p}", filter: { chainId: 31337, status: [SETTLED] }, first: 1) { nodes { betId status } }`).join(" ")} }`,
     );
     const betId = Object.values(bets).flatMap((page) => page.nodes)[0]!.betId;
     const { betResult } = await gql<{

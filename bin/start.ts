@@ -1,6 +1,8 @@
 // `npm start`: the whole service in one process tree on an embedded default — PGlite in DATA_DIR
 // when DATABASE_URL is unset (migrated at start), a local anvil chain with the BetVault system,
-// the operator simulator and the indexer (DEMO_MODE=chain), the three subgraphs on loopback ports,
+// the operator simulator and the indexer (DEMO_MODE=chain; with a second anvil, chain 1337, whose
+// verifier accepts every proof and whose simulator sends some bad ones: `verified: false` on
+// view), the three subgraphs on loopback ports,
 // the gateway on PORT (4000) with Socket.IO at /socket.io and the live page at / (built into
 // web/dist/ first when missing or stale). NETWORKS_CONFIG indexes real networks instead;
 // DEMO_MODE=fixtures serves the deterministic fixture set without a chain. REDIS_URL gives the
@@ -60,13 +62,19 @@ if (rebuilt) logger.info({ reason: rebuilt }, "live page built into web/dist/");
 const db = await openConfiguredDatabase(config, logger);
 logger.info({ database: db.kind, dataDir: config.DATABASE_URL ? undefined : config.DATA_DIR }, "database ready");
 
-let chain: DemoChain | undefined;
+let chains: DemoChain[] = [];
 let networks: NetworkConfig[] = [];
 if (configured) {
   networks = configured;
 } else if (config.DEMO_MODE === "chain") {
-  chain = await startDemoChain({ logger });
-  networks = [chain.network];
+  const started = await Promise.allSettled([startDemoChain({ logger }), startDemoChain({ logger, permissive: true })]);
+  chains = started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []));
+  const failed = started.find((s) => s.status === "rejected");
+  if (failed) {
+    await Promise.all(chains.map((c) => c.stop()));
+    throw failed.reason;
+  }
+  networks = chains.map((c) => c.network);
 } else if (config.DEMO_MODE === "fixtures" && config.DEMO_BETS > 0 && (await db.prisma.network.count()) === 0) {
   const summary = await seedFixtures(db, { bets: config.DEMO_BETS, proofCache: readProofCache() });
   logger.info({ counts: summary.counts, proven: summary.proven, whale: summary.whale, sample: summary.sampleSettled }, "empty database: demo fixtures seeded");
@@ -140,7 +148,7 @@ logger.info(
     health: `${stack.url}/health`,
     socketio: `${stack.url}/socket.io`,
     redis: redis ? "rate limit, response cache and Socket.IO adapter" : "none (in process)",
-    demo: chain ? "chain" : config.DEMO_MODE,
+    demo: chains.length > 0 ? "chain" : config.DEMO_MODE,
   },
   "Public Bet Results API ready",
 );
@@ -152,7 +160,7 @@ stopOnSignals(logger, async () => {
   redis?.disconnect();
   cacheRedis?.disconnect();
   await indexer?.stop();
-  await chain?.stop();
+  await Promise.all(chains.map((c) => c.stop()));
   await releaseProverResources();
   await csvExports.close();
   if (servingDb !== db) await servingDb.close();

@@ -20,6 +20,13 @@ export interface AnvilOptions {
   accounts?: number;
   /** Milliseconds to wait for readiness. Default 15 000. */
   startTimeoutMs?: number;
+  /**
+   * Its own process group: a terminal's Ctrl-C (SIGINT to the whole foreground group) does not
+   * reach it, so the services using it stop first and its owner stops it last (`npm start`). Stop
+   * and the exit hook then signal the group (the @foundry-rs wrapper and the anvil binary). Default
+   * false: it shares its parent's group (test runs, where Ctrl-C ends everything at once).
+   */
+  ownProcessGroup?: boolean;
 }
 
 export interface AnvilInstance {
@@ -32,7 +39,8 @@ export interface AnvilInstance {
   stop(): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
+/** Running anvils, each with the target its signals go to: its pid, or its process group (negative). */
+const running = new Map<ChildProcess, number>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -40,10 +48,10 @@ function installExitHook(): void {
   exitHookInstalled = true;
   // Do not leave our own children behind when the parent process exits without calling stop().
   process.on("exit", () => {
-    for (const child of running) {
-      if (child.pid !== undefined && child.exitCode === null) {
+    for (const [child, target] of running) {
+      if (child.exitCode === null) {
         try {
-          process.kill(child.pid, "SIGKILL");
+          process.kill(target, "SIGKILL");
         } catch {
           // already gone
         }
@@ -58,10 +66,11 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   const args = ["--host", "127.0.0.1", "--port", String(options.port ?? 0), "--chain-id", String(chainId), "--accounts", String(options.accounts ?? 10)];
   if (options.blockTime !== undefined) args.push("--block-time", String(options.blockTime));
 
-  const child = spawn(anvilBin, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(anvilBin, args, { stdio: ["ignore", "pipe", "pipe"], detached: options.ownProcessGroup ?? false });
   const pid = child.pid;
   if (pid === undefined) throw new Error("failed to spawn anvil");
-  running.add(child);
+  const target = options.ownProcessGroup ? -pid : pid;
+  running.set(child, target);
   installExitHook();
 
   const exited = new Promise<void>((resolveExit) => {
@@ -81,12 +90,14 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
 
   const stop = async (): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(pid, "SIGTERM");
+    process.kill(target, "SIGTERM");
     const timer = setTimeout(() => {
-      if (child.exitCode === null && child.signalCode === null) process.kill(pid, "SIGKILL");
+      if (child.exitCode === null && child.signalCode === null) process.kill(target, "SIGKILL");
     }, 3000);
     await exited;
     clearTimeout(timer);
+    // The wrapper exits as soon as it has forwarded the signal: wait for the binary too.
+    if (options.ownProcessGroup) await groupGone(pid, 3000);
   };
 
   // anvil logs every RPC request to stdout: read its banner for the port, then keep draining.
@@ -145,5 +156,18 @@ async function waitForRpc(rpcUrl: string, timeoutMs: number): Promise<void> {
     }
     if (Date.now() > deadline) throw new Error(`anvil at ${rpcUrl} did not answer`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Resolves once no process of group `pgid` remains; SIGKILLs the group after `graceMs`. */
+async function groupGone(pgid: number, graceMs: number): Promise<void> {
+  const deadline = performance.now() + graceMs;
+  for (;;) {
+    try {
+      process.kill(-pgid, performance.now() > deadline ? "SIGKILL" : 0);
+    } catch {
+      return; // ESRCH: none left
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

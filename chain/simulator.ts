@@ -73,6 +73,12 @@ export interface SimulatorOptions {
   logger?: Logger;
   /** Gas for settleBet (explicit: the verifier returns false when out of gas). Default SETTLE_GAS. */
   settleGas?: bigint;
+  /**
+   * DEMO ONLY: share of settlements sent with the claimed outcome moved by one and the proof left
+   * as is. Only a verifier that accepts anything settles them (`npm start`'s permissive chain), and
+   * the service stores them as `verified: false`. Default 0.
+   */
+  badProofRatio?: number;
   /** Receipt polling interval. Default 50 ms. */
   pollingInterval?: number;
 }
@@ -148,7 +154,7 @@ interface SimClients {
 
 /** The options with their defaults applied. */
 type Settings = Required<
-  Pick<SimulatorOptions, "settleRatio" | "betsPerStep" | "intervalMs" | "commitmentBatch" | "minStake" | "maxStake" | "games" | "settleGas">
+  Pick<SimulatorOptions, "settleRatio" | "betsPerStep" | "intervalMs" | "commitmentBatch" | "minStake" | "maxStake" | "games" | "settleGas" | "badProofRatio">
 > &
   Pick<SimulatorOptions, "betVault">;
 
@@ -271,10 +277,13 @@ class StepRun {
       this.counters.proofs++;
       this.counters.proofMs += performance.now() - tp;
       const { pA, pB, pC } = parseSolidityCalldata(proved.solidityCalldata);
+      const { badProofRatio } = this.settings;
+      const bad = badProofRatio > 0 && this.rng.next() < badProofRatio; // no draw otherwise: the same bets as before
+      if (bad) this.log.info({ event: "bad_proof_sent", betId: bet.betId.toString() });
       const hash = operatorWallet.writeContract({
         ...this.vault,
         functionName: "settleBet",
-        args: [bet.betId, BigInt(proved.outcome), pA, pB, pC],
+        args: [bet.betId, BigInt(proved.outcome) + (bad ? 1n : 0n), pA, pB, pC],
         gas: this.settings.settleGas,
       });
       hash.catch(() => undefined);
@@ -397,6 +406,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
     maxStake: options.maxStake ?? 10n ** 17n,
     games: options.games ?? GAME_IDS,
     settleGas: options.settleGas ?? SETTLE_GAS,
+    badProofRatio: options.badProofRatio ?? 0,
   };
   const log = options.logger ?? silentLogger();
   const rng = createRng(options.seed ?? 1);

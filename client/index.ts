@@ -8,6 +8,7 @@ export { formatAmount, parseAmount, type AmountToken, type FormatAmountOptions }
 export { openBetsFeed, type BetsFeed, type BetsFeedOptions, type FeedStats, type FeedStatus, type FeedSubscription, type UpdateMeta } from "./realtime.ts";
 export type { BetRef, BetUpdatePayload, SubscribedPayload } from "./realtime.ts";
 export { expectedPublicSignals, toSnarkjsProof, verifyBetProof, type Groth16Verify, type ProofCheck, type VerifiableBet } from "./proof.ts";
+export { checkServedKey, sha256Hex, VERIFIER_SELECTOR, type KeyTrust, type KeyTrustAnchor } from "./key-trust.ts";
 export {
   applyBetUpdate,
   followBet,

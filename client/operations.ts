@@ -31,6 +31,9 @@ export const betFieldsFragment = graphql(`
       outcome
       won
       payout
+      proof {
+        verified
+      }
     }
   }
 `);

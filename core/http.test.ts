@@ -8,8 +8,11 @@ import { acceptsHtml, listen } from "./http.ts";
 
 describe("listen().close()", () => {
   it("lets an in-flight request finish and refuses new connections", async () => {
+    let handling!: () => void;
+    const handled = new Promise<void>((resolve) => (handling = resolve));
     const running = await listen(
       async (req, res) => {
+        handling();
         let body = "";
         for await (const chunk of req) body += chunk;
         res.end(`got ${body.length}`);
@@ -21,7 +24,8 @@ describe("listen().close()", () => {
     const socket = net.connect(running.port, "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     socket.write("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n12345");
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Under way: the handler runs (and waits for the rest of the body) before the server closes.
+    await handled;
 
     const closed = running.close(5_000);
     const refused = await new Promise<boolean>((resolve) => {

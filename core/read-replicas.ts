@@ -216,6 +216,14 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
   const walSamples: WalSample[] = [];
   const keepSamplesMs = options.maxReplayLagMs + staleAfterMs;
   let primaryHeads: Heads | undefined;
+  /**
+   * Chains whose primary head went back at a check (a reset, a deep reorg), with the head before:
+   * until the primary is back there, a head above its own reading is taken for one from before
+   * the reset (a replica that has not replayed it, a read already under way): it neither raises the
+   * floor nor may such a replica serve.
+   */
+  const resets = new Map<bigint, bigint>();
+  const beforeReset = (chainId: bigint, head: bigint) => resets.has(chainId) && head > (primaryHeads?.get(chainId) ?? -1n);
   const replicas = await Promise.all(
     options.replicaUrls.map(async (url) => {
       const view: ReplicaView & { host: string; state: ReplicaState } = { heads: undefined, checkedAt: 0, up: false, host: hostOf(url), state: "unchecked" };
@@ -249,8 +257,17 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
   const PIN_MEMORY_MS = 60_000;
   const PIN_MEMORY_MAX = 10_000;
 
-  const stateOf = (view: ReplicaView) =>
-    replicaState(view, primaryHeads, floor, { maxLagBlocks: options.maxLagBlocks, maxReplayLagMs: options.maxReplayLagMs, staleAfterMs, now: Date.now() });
+  const stateOf = (view: ReplicaView): ReplicaState => {
+    const state = replicaState(view, primaryHeads, floor, {
+      maxLagBlocks: options.maxLagBlocks,
+      maxReplayLagMs: options.maxReplayLagMs,
+      staleAfterMs,
+      now: Date.now(),
+    });
+    // Not replayed the reset yet: its head is from before, behind the floor that followed it down.
+    if (state === "serving" && [...resets.keys()].some((chainId) => beforeReset(chainId, view.heads?.get(chainId) ?? -1n))) return "behind-floor";
+    return state;
+  };
 
   const check = async () => {
     const [primary, ...results] = await Promise.allSettled([primaryProbe.read(), ...replicas.map((r) => r.probe.read())]);
@@ -260,7 +277,12 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
       // than a head served meanwhile must not lower the floor.
       for (const [chainId, head] of primary.value.heads) {
         const before = primaryHeads?.get(chainId);
-        if (before !== undefined && head < before && (floor.get(chainId) ?? -1n) > head) floor.set(chainId, head);
+        if (before !== undefined && head < before) {
+          if ((floor.get(chainId) ?? -1n) > head) floor.set(chainId, head);
+          resets.set(chainId, highest(resets.get(chainId), before));
+        }
+        // Back where it was before the reset: no head from before can be mistaken for a new one.
+        if (head >= (resets.get(chainId) ?? head + 1n)) resets.delete(chainId);
       }
       primaryHeads = primary.value.heads;
       const { lsn, at } = primary.value;
@@ -348,7 +370,7 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
     observe(cursors, pin) {
       const seen = pin === undefined ? undefined : pinned.get(pin)?.seen;
       for (const { chainId, indexedBlock } of cursors) {
-        if ((floor.get(chainId) ?? -1n) < indexedBlock) floor.set(chainId, indexedBlock);
+        if ((floor.get(chainId) ?? -1n) < indexedBlock && !beforeReset(chainId, indexedBlock)) floor.set(chainId, indexedBlock);
         if (seen && (seen.get(chainId) ?? -1n) < indexedBlock) seen.set(chainId, indexedBlock);
       }
     },

@@ -1,5 +1,5 @@
 import { ReplyError } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { eventually } from "../test/eventually.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { createRedisClient, guardRedis, RedisUnavailableError, type RedisFailure } from "./redis.ts";
@@ -30,14 +30,21 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const settle = async <T>(promise: Promise<T>) => {
-  const started = performance.now();
-  try {
-    return { value: await promise, ms: performance.now() - started };
-  } catch (error) {
-    return { error, ms: performance.now() - started };
-  }
+/** The outcome of `promise`, and whether it has settled yet (read it at a chosen moment). */
+const watch = <T>(promise: Promise<T>) => {
+  const state: { settled: boolean; value?: T; error?: unknown } = { settled: false };
+  const done = promise.then(
+    (value) => Object.assign(state, { settled: true, value }),
+    (error: unknown) => Object.assign(state, { settled: true, error }),
+  );
+  return { state, done };
 };
+/** Lets every promise reaction and I/O callback queued so far run (no timer is involved). */
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+// The deadlines run on a fake clock the test moves (only setTimeout is faked: Redis's socket is
+// real), so "at the first deadline" and "at once" are facts of the code, not of the machine's load.
+afterEach(() => vi.useRealTimers());
 
 describe.skipIf(skip)(serviceTitle("guardRedis", redisServer), () => {
   it("fails the commands in flight together at the first deadline, then fails at once until a PING answers", async () => {
@@ -47,33 +54,48 @@ describe.skipIf(skip)(serviceTitle("guardRedis", redisServer), () => {
     expect(await guarded.run((r) => r.set("guard:k", "v"))).toBe("OK");
 
     redis.freeze();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
-      const first = settle(guarded.run((r) => r.get("guard:k")));
-      await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS / 2));
-      const second = settle(guarded.run((r) => r.get("guard:k")));
-      const [a, b] = await Promise.all([first, second]);
-      expect(a.error).toBeInstanceOf(RedisUnavailableError);
-      expect((a.error as RedisUnavailableError).failure).toBe("timed out");
-      expect(b.error).toBeInstanceOf(RedisUnavailableError);
-      // The second was released when the first timed out, half its own deadline early.
-      expect(b.ms).toBeLessThan(TIMEOUT_MS * 0.9);
+      const a = watch(guarded.run((r) => r.get("guard:k")));
+      await vi.advanceTimersByTimeAsync(TIMEOUT_MS / 2);
+      const b = watch(guarded.run((r) => r.get("guard:k")));
+      await vi.advanceTimersByTimeAsync(TIMEOUT_MS / 2 - 1);
+      await flush();
+      expect([a.state.settled, b.state.settled]).toEqual([false, false]);
+      // The first one's deadline: both fail now, the second half its own deadline early.
+      await vi.advanceTimersByTimeAsync(1);
+      await flush();
+      expect(a.state.settled && b.state.settled).toBe(true);
+      expect(a.state.error).toBeInstanceOf(RedisUnavailableError);
+      expect((a.state.error as RedisUnavailableError).failure).toBe("timed out");
+      expect(b.state.error).toBeInstanceOf(RedisUnavailableError);
       expect(guarded.failure()).toBe("timed out");
 
-      const later = await settle(guarded.ping());
-      expect(later.error).toBeInstanceOf(RedisUnavailableError);
-      expect(later.ms).toBeLessThan(20);
+      // At once: settled without the clock moving.
+      const later = watch(guarded.ping());
+      await flush();
+      expect(later.state.settled).toBe(true);
+      expect(later.state.error).toBeInstanceOf(RedisUnavailableError);
     } finally {
       redis.thaw();
     }
-    await eventually(() => guarded.failure() === null, 5_000, "the probe to find Redis back");
+    // The probe (every 100 ms of the fake clock) finds Redis back: move the clock until it has.
+    const deadline = performance.now() + 5_000;
+    while (guarded.failure() !== null) {
+      if (performance.now() > deadline) throw new Error("the probe did not find Redis back");
+      await vi.advanceTimersByTimeAsync(100);
+      await flush();
+    }
+    vi.useRealTimers();
     expect(await guarded.run((r) => r.get("guard:k"))).toBe("v");
     expect(changes).toEqual(["timed out", null]);
   });
 
   it("treats an error reply as that command's failure, not an outage", async () => {
     const guarded = guardRedis(client, { timeoutMs: TIMEOUT_MS });
-    const failed = await settle(guarded.run((r) => r.eval("return redis.call('NO_SUCH_COMMAND')", 0)));
-    expect(failed.error).toBeInstanceOf(ReplyError);
+    const failed = watch(guarded.run((r) => r.eval("return redis.call('NO_SUCH_COMMAND')", 0)));
+    await failed.done;
+    expect(failed.state.error).toBeInstanceOf(ReplyError);
     expect(guarded.failure()).toBeNull();
     expect(await guarded.ping()).toBe("PONG");
   });

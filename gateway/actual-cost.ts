@@ -12,7 +12,7 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
+import { betIdsArgument, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
 
 // What an operation really cost, once it has run: the price model of gateway/limits.ts (priceField)
 // applied to the answer instead of to the arguments. Where the estimate multiplies by `first` or by
@@ -32,6 +32,19 @@ function objectsOf(parents: readonly Json[], key: string): Json[] {
   };
   for (const parent of parents) collect(parent[key]);
   return found;
+}
+
+/** A `betIds` answer (one entry per id, in order) without the entries of an id already answered: each bet is paid for once. */
+function firstOfEachId(parents: readonly Json[], key: string, ids: readonly unknown[]): Json[] {
+  const firstAt = new Map<string, number>();
+  ids.forEach((id, i) => {
+    if (!firstAt.has(String(id))) firstAt.set(String(id), i);
+  });
+  const kept = parents.map((parent) => {
+    const list = parent[key];
+    return Array.isArray(list) ? { [key]: list.filter((_, i) => firstAt.get(String(ids[i])) === i) } : parent;
+  });
+  return objectsOf(kept, key);
 }
 
 /**
@@ -81,7 +94,8 @@ export function actualCost(
       const price = priceField(parent, selection, definition, values, connection);
       cost += 1 + parents.length * price.statement;
       if (!price.composite || !selection.selectionSet) continue;
-      const objects = objectsOf(parents, key);
+      const ids = betIdsArgument(selection, values);
+      const objects = ids ? firstOfEachId(parents, key, ids) : objectsOf(parents, key);
       cost += objects.length * price.weight;
       walk(selection.selectionSet, price.named, objects, price.connection ?? connection);
     }

@@ -49,13 +49,13 @@ const lines = (body: Buffer | string) =>
 interface PlayerBets {
   playerBets: {
     totalCount: number;
-    nodes: { chainId: number; betId: string; stake: string; status: string; result: { won: boolean; payout: string } | null }[];
+    nodes: { chainId: number; betId: string; stake: string; status: string; result: { won: boolean; payout: string; proof: { verified: boolean } } | null }[];
   };
 }
 
 async function playerBets(wallet: string, chainId?: number): Promise<PlayerBets["playerBets"]> {
   const response = await t.gql<PlayerBets>(
-    `query ($wallet: Address!, $filter: PlayerBetsFilter) { playerBets(wallet: $wallet, filter: $filter, first: 100) { totalCount nodes { chainId betId stake status result { won payout } } } }`,
+    `query ($wallet: Address!, $filter: PlayerBetsFilter) { playerBets(wallet: $wallet, filter: $filter, first: 100) { totalCount nodes { chainId betId stake status result { won payout proof { verified } } } } }`,
     { wallet, filter: chainId === undefined ? null : { chainId } },
   );
   return response.data!.playerBets;
@@ -83,7 +83,9 @@ describe("GET /wallets/{address}/bets.csv", () => {
         node.stake,
         node.status,
       ]);
-      expect([column(row, "won"), column(row, "payout")]).toEqual(node.result ? [String(node.result.won), node.result.payout] : ["", ""]);
+      expect([column(row, "won"), column(row, "payout"), column(row, "verified")]).toEqual(
+        node.result ? [String(node.result.won), node.result.payout, String(node.result.proof.verified)] : ["", "", ""],
+      );
       expect(column(row, "player")).toBe(wallet.toLowerCase());
     });
     // Per network.

@@ -38,8 +38,8 @@ export interface ExportKey {
   chainId: bigint;
 }
 
-/** A bet as the export reads it: the Bet row and, when settled, won / payout. */
-export type ExportRow = Bet & { result: { won: boolean; payout: { toFixed(digits: number): string } } | null };
+/** A bet as the export reads it: the Bet row and, when settled, won / payout / verified. */
+export type ExportRow = Bet & { result: { won: boolean; payout: { toFixed(digits: number): string }; verified: boolean } | null };
 
 /** One keyset page of a wallet's bets, newest first, strictly after `after` (wired by the composition root to the history data). */
 export type WalletBetPages = (query: { wallet: string; chainId?: number; after?: ExportKey; take: number }) => Promise<readonly ExportRow[]>;
@@ -77,6 +77,7 @@ export const CSV_COLUMNS = [
   "finalized",
   "won",
   "payout",
+  "verified",
 ] as const;
 
 /** A CSV field (RFC 4180): quoted only when it must be. */
@@ -110,6 +111,7 @@ function csvLine(bet: ExportRow, depth: { confirmations: bigint; finalized: bool
     String(depth.finalized),
     bet.result ? String(bet.result.won) : "",
     bet.result ? bet.result.payout.toFixed(0) : "",
+    bet.result ? String(bet.result.verified) : "",
   ];
   return `${values.join(",")}\r\n`;
 }

@@ -33,7 +33,7 @@ import { ErrorCode, InputError } from "../core/errors.ts";
 // - a scalar or enum leaf costs 1 where the (fragment-expanded) query selects it, not per row: it is
 //   a column of a row already read;
 // - every object costs 1 each time it is returned, a `Bet` BET_WEIGHT (its rows in two subgraphs);
-// - a list multiplies what it contains by its size: `first`, the number of `betIds`, the
+// - a list multiplies what it contains by its size: `first`, the number of distinct `betIds`, the
 //   connection's `first` for `edges`/`nodes`, UNBOUNDED_LIST_SIZE for small lists no argument bounds;
 // - each database statement a field runs costs FIELD_COST, a `totalCount` that no counter serves
 //   (a `game` or placed-time filter counts the wallet's rows) FILTERED_COUNT_COST, and a page under
@@ -108,6 +108,22 @@ export function effectiveVariables(operation: OperationDefinitionNode, variables
     if (definition.defaultValue) effective[definition.variable.name.value] = valueFromASTUntyped(definition.defaultValue, {});
   }
   return { ...effective, ...variables };
+}
+
+/**
+ * The distinct ids of a field's `betIds` list (as given: "7" and "07" count twice), or undefined
+ * without one. The answer repeats a repeated id from one read (subgraphs/results), so it is priced
+ * once: 100 copies of one id cost what one does.
+ */
+export function distinctBetIds(field: FieldNode, variables: Record<string, unknown>): string[] | undefined {
+  const ids = betIdsArgument(field, variables);
+  return ids ? [...new Set(ids.map(String))] : undefined;
+}
+
+/** A field's `betIds` list as given (repeats included), or undefined without one. */
+export function betIdsArgument(field: FieldNode, variables: Record<string, unknown>): unknown[] | undefined {
+  const ids = argument(field, "betIds", variables);
+  return Array.isArray(ids) ? ids : undefined;
 }
 
 function argument(field: FieldNode, name: string, variables: Record<string, unknown>): unknown {
@@ -309,8 +325,8 @@ export function measureOperation(
     return typeof first === "number" ? Math.max(1, first) : DEFAULT_PAGE;
   };
   const listSize = (field: FieldNode, connection: ConnectionScope | undefined): number => {
-    const ids = argument(field, "betIds", values);
-    if (Array.isArray(ids)) return Math.max(1, ids.length);
+    const ids = distinctBetIds(field, values);
+    if (ids) return Math.max(1, ids.length);
     if (field.name.value === "betsByTransaction") return MAX_BETS_PER_TRANSACTION;
     if (CONNECTION_LISTS.has(field.name.value) && connection) return connection.size;
     return UNBOUNDED_LIST_SIZE;

@@ -160,22 +160,6 @@ describe("every answer says its cost and the budget", () => {
   });
 });
 
-describe("a hit of Apollo's response cache plugin (a request the byte path cannot key)", () => {
-  it("is settled at the cache hit's price, and says so in extensions.cost", async () => {
-    const { chainId, betId } = t.fixtures.sampleSettled!;
-    const query = `{ betResult(chainId: ${chainId}, betId: "${betId}") { betId status stake placedBlock placedTx result { won payout } } }`;
-    expect((await postFrom(freshAddress(), query)).headers["x-cache"]).toBe("MISS");
-    const client = freshAddress();
-    // An extension the byte path does not know: Apollo Server answers it, from its plugin's entry.
-    const hit = await postFrom(client, query, undefined, { unknown: 1 });
-    expect([hit.status, hit.headers["x-cache"]]).toEqual([200, "HIT"]);
-    const cost = costOf(hit)!;
-    expect(cost.requested).toBeGreaterThan(CACHE_HIT_POINTS);
-    expect(cost.actual).toBe(CACHE_HIT_POINTS);
-    expect(remaining(hit)).toBe(config.RATE_LIMIT_POINTS - CACHE_HIT_POINTS);
-  });
-});
-
 describe("the largest documented request of each query passes alone under the default budget", () => {
   const schema = apiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
   const fields = Object.keys(largestDocumentedRequests(schema, 1));

@@ -27,7 +27,7 @@ import { measuredOperation } from "./limits.ts";
 
 /** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation. */
 export const REQUEST_POINTS = 10;
-/** What an answer from the response cache costs in all (replayed bytes, or Apollo's cache plugin). */
+/** What an answer from the response cache costs in all (its stored bytes replayed, gateway/response-replay.ts). */
 export const CACHE_HIT_POINTS = REQUEST_POINTS;
 
 export interface PointsBudgetSettings {
@@ -155,11 +155,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           return { http: { status: 429, headers }, body: { kind: "single", singleResult: { errors: [refusal(budget.policy, requested, decision)] } } };
         },
         async willSendResponse(context) {
-          const { response, metrics, document, operation, schema, request } = context;
+          const { response, document, operation, schema, request } = context;
           let actual: number;
           if (requested === undefined || refused)
             actual = REQUEST_POINTS; // never ran: the door's fee
-          else if (metrics.responseCacheHit) actual = CACHE_HIT_POINTS;
           else if (response.body.kind === "single" && response.body.singleResult.data === undefined)
             // No `data` at all: refused before execution (its variables did not coerce); execution, even failed, says data.
             actual = REQUEST_POINTS;

@@ -1,7 +1,7 @@
 /**
  * createIndexer({ db, logger, networks }): builds the indexer without starting anything (build
- * apart from listen). start() checks each network's verification key against its deployed verifier
- * (indexer/verifier-key.ts), registers every network (Network/Contract rows with the
+ * apart from listen). start() checks every network's verification key against its deployed verifier
+ * (indexer/verifier-key.ts) before it writes anything, then registers every network (Network/Contract rows with the
  * verification key, the IndexingCursor) and starts one sync loop per network; stop() ends the
  * loops after their current step (a transaction in flight commits or rolls back whole).
  */
@@ -66,7 +66,16 @@ export function createIndexer(deps: IndexerDeps): Indexer {
   const controller = new AbortController();
   let running: Running[] = [];
   let state: "new" | "starting" | "running" | "stopped" = "new";
-  const emit = (event: IndexerEvent) => deps.onEvent?.(event);
+  const emit = (event: IndexerEvent) => {
+    if (event.type === "rejected-proofs") {
+      // BetVault settles only what its verifier accepts: the served key and that verifier disagree.
+      logger.error(
+        { chainId: event.chainId, betIds: event.betIds.slice(0, 20), count: event.betIds.length },
+        "settled proofs fail under the served verification key: the chain's verifier accepted them, so the key or the verifier is wrong",
+      );
+    }
+    deps.onEvent?.(event);
+  };
 
   return {
     async start() {
@@ -74,28 +83,44 @@ export function createIndexer(deps: IndexerDeps): Indexer {
       state = "starting";
       const chainIds = new Set(deps.networks.map((n) => n.chainId));
       if (chainIds.size !== deps.networks.length) throw new IndexerConfigError("two networks share a chainId");
-      for (const network of deps.networks) {
-        const vk = loadVerificationKey(network.verificationKeyPath);
-        const rpc = createChainRpc({
-          http: network.rpc.http,
-          ws: network.rpc.ws,
-          fallback: network.rpc.fallback,
-          address: network.contracts.BetVault.address,
-          chainId: network.chainId,
-          logger,
-          signal: controller.signal,
-        });
-        // Built first: its workers boot while the key is checked, the network registered and the first logs read.
-        const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
-        verifier.warm?.().catch(() => undefined); // a worker that fails to start is replaced on the first verify
-        try {
+      // Every network's key is checked before any is registered: a refused key leaves the
+      // database untouched, even when a network listed before it would have passed.
+      const checked: { network: NetworkConfig; vk: VerificationKeyFile; rpc: ChainRpc; verifier: ProofVerifier }[] = [];
+      try {
+        for (const network of deps.networks) {
+          const vk = loadVerificationKey(network.verificationKeyPath);
+          const rpc = createChainRpc({
+            http: network.rpc.http,
+            ws: network.rpc.ws,
+            fallback: network.rpc.fallback,
+            address: network.contracts.BetVault.address,
+            chainId: network.chainId,
+            logger,
+            signal: controller.signal,
+          });
+          // Built first: its workers boot while the key is checked, the network registered and the first logs read.
+          const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
+          verifier.warm?.().catch(() => undefined); // a worker that fails to start is replaced on the first verify
+          checked.push({ network, vk, rpc, verifier });
           // The key is served to clients and judges every proof: it must be the deployed verifier's.
           await checkVerifierKey({ network, rpc, key: vk, logger });
-          await store.register(network, vk);
-        } catch (error) {
-          await verifier.close();
-          throw error;
         }
+        for (const { network, vk } of checked) {
+          const { keyChanged } = await store.register(network, vk);
+          if (!keyChanged) continue;
+          // The reset re-indexes from the deploy block: a resumable backfill, as /health shows.
+          logger.warn(
+            { chainId: network.chainId, name: network.name, previousKeySha256: keyChanged.from, keySha256: vk.sha256, removed: keyChanged.removed },
+            "verification key changed: the network's results are re-indexed and re-verified under the new key",
+          );
+          emit({ type: "reset", chainId: network.chainId, removed: keyChanged.removed, reason: "verification key changed" });
+        }
+      } catch (error) {
+        await Promise.all(checked.map((c) => c.verifier.close()));
+        await Promise.all(checked.map((c) => c.rpc.close().catch(() => undefined)));
+        throw error;
+      }
+      for (const { network, rpc, verifier } of checked) {
         const sync = new NetworkSync({
           network,
           store,

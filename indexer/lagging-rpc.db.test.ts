@@ -109,6 +109,44 @@ describe("a shorter chain whose head differs from the indexed block at that heig
 });
 
 describe("several RPC URLs", () => {
+  it("a lagging fallback node, used once the first URL is gone, cannot lower the indexed head", async () => {
+    const fresh = await createTestDatabase();
+    const first = await startLaggingRpc(chain.anvil.rpcUrl);
+    const lagging = await startLaggingRpc(chain.anvil.rpcUrl);
+    const own: IndexerEvent[] = [];
+    const other = createIndexer({
+      db: fresh,
+      logger,
+      networks: [chain.network({ confirmations: 4, rpc: { http: first.url, fallback: [lagging.url] } })],
+      onEvent: (e) => own.push(e),
+    });
+    const cursor = async () => fresh.prisma.indexingCursor.findFirstOrThrow({ select: { indexedBlock: true, headBlock: true } });
+    try {
+      await placeBlocks(2, 3);
+      await other.start();
+      await other.synced({ timeoutMs: 30_000 });
+      const head = await chain.pub.getBlockNumber();
+      expect(other.status()[0]?.indexedBlock).toBe(head);
+      const before = await cursor();
+      const removedBefore = await fresh.prisma.betUpdate.count({ where: { type: "REMOVED" } });
+
+      // The fallback node is 3 blocks behind; then the first URL goes away: every request falls back.
+      lagging.lagTo(head - 3n);
+      await first.close();
+      const seen = lagging.laggedHeads();
+      await eventually(() => lagging.laggedHeads() >= seen + 10, 20_000, "the indexer to read the lagging fallback's head");
+      expect(other.status()[0]?.indexedBlock).toBe(head);
+      expect(await cursor()).toEqual(before);
+      expect(own.filter((e) => e.type === "reorg")).toEqual([]);
+      expect(await fresh.prisma.betUpdate.count({ where: { type: "REMOVED" } })).toBe(removedBefore);
+    } finally {
+      await other.stop();
+      await first.close().catch(() => undefined);
+      await lagging.close();
+      await fresh.close();
+    }
+  });
+
   it("falls back to the next URL when the first does not answer", async () => {
     const fresh = await createTestDatabase();
     const other = createIndexer({

@@ -62,6 +62,12 @@ export function createIndexerMetrics(options: { defaultMetrics?: boolean } = {})
   const reorgs = new Counter({ name: "indexer_reorgs_total", help: "Reorgs rolled back", labelNames, registers: [registry] });
   const reorgDepth = new Gauge({ name: "indexer_last_reorg_depth", help: "Depth of the latest reorg", labelNames, registers: [registry] });
   const resets = new Counter({ name: "indexer_resets_total", help: "Networks wiped and re-indexed (chain replaced)", labelNames, registers: [registry] });
+  const keyMismatches = new Counter({
+    name: "indexer_verifier_key_mismatch_total",
+    help: "Settled proofs the chain's verifier accepted that fail under the served verification key (any: the key or the verifier is wrong)",
+    labelNames,
+    registers: [registry],
+  });
   const errors = new Counter({
     name: "indexer_errors_total",
     help: "Errors by code; retryable ones are retried, fatal ones stop the network",
@@ -80,6 +86,7 @@ export function createIndexerMetrics(options: { defaultMetrics?: boolean } = {})
     reorgs.inc({ chain_id }, 0);
     reorgDepth.set({ chain_id }, 0);
     resets.inc({ chain_id }, 0);
+    keyMismatches.inc({ chain_id }, 0);
   };
 
   const observe = (event: IndexerEvent) => {
@@ -110,6 +117,9 @@ export function createIndexerMetrics(options: { defaultMetrics?: boolean } = {})
       case "reorg":
         reorgs.inc({ chain_id });
         reorgDepth.set({ chain_id }, event.depth);
+        break;
+      case "rejected-proofs":
+        keyMismatches.inc({ chain_id }, event.betIds.length);
         break;
       case "reset":
         resets.inc({ chain_id });

@@ -70,11 +70,13 @@ it("logs and exposes backfill progress once per interval while it backfills", as
 
   const commits = events.filter((e) => e.type === "block" && e.mode === "backfill").length;
   const progress = events.flatMap((e): BackfillProgress[] => (e.type === "progress" ? [e.progress] : []));
-  // A steady pace: about one report per interval, far fewer than the commits.
+  // A steady pace: at most one report per interval of the time this backfill took (measured
+  // here: a loaded machine, whose commits are slower, gets the bound it earned; no share of the
+  // commits, which a slow enough machine would reach). The commits' own 8 ms make the backfill
+  // span several intervals.
   expect(commits).toBeGreaterThan(60);
   expect(progress.length).toBeGreaterThanOrEqual(3);
   expect(progress.length).toBeLessThanOrEqual(Math.ceil(elapsed / INTERVAL_MS) + 1);
-  expect(progress.length).toBeLessThan(commits / 3);
 
   // Backfill runs to the finalized block of the one rule (core/finality.ts).
   const target = finalizedBlockAt(head, confirmations);
@@ -85,6 +87,10 @@ it("logs and exposes backfill progress once per interval while it backfills", as
       // A report between two slow commits repeats the block (a stall shows, with a falling rate).
       expect(p.block).toBeGreaterThanOrEqual(progress[i - 1]!.block);
       expect(p.percent).toBeGreaterThanOrEqual(progress[i - 1]!.percent);
+    }
+    // Past the first report's block a second commit is in the window: a rate and a time left. (A
+    // report of the interval timer before that commit, on a slow machine, has neither yet.)
+    if (p.block > progress[0]!.block) {
       expect(p.eventsPerSecond).not.toBeNull();
       expect(p.etaSeconds).toBeGreaterThanOrEqual(0);
     }
@@ -114,7 +120,9 @@ it("logs and exposes backfill progress once per interval while it backfills", as
   expect(value("indexer_backfill_progress_ratio")).toBe(1);
   expect(value("indexer_backfill_eta_seconds")).toBe(0);
 
-  // Following the head, no more progress reports.
+  // Following the head, no more progress reports: three of the reporting timer's intervals pass
+  // (timers fire in deadline order, so its ticks due before this wait's end run first, however
+  // loaded the machine is).
   const reported = progress.length;
   await driver.mineEmpty(3);
   await indexer.synced();

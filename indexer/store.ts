@@ -90,10 +90,10 @@ export class IndexerStore {
    * Upserts the Network and Contract rows (the verification key text exactly as in the file, and
    * its sha256) and creates the cursor at the block before BetVault's deployment when missing. A
    * network whose stored contracts differ from the configured ones was indexed from another
-   * deployment: with `resetOnChainMismatch` its data is wiped first, otherwise that is an error.
-   * Returns the cursor; its hash is "" until the sync loop has read that block from the chain.
+   * deployment: with `resetOnChainMismatch` its data is wiped first, otherwise that is an error;
+   * under another verification key it is wiped too (`keyChanged`). Returns the cursor; its hash is "" until the sync loop has read that block from the chain.
    */
-  async register(network: NetworkConfig, vk: VerificationKeyFile): Promise<StoredCursor> {
+  async register(network: NetworkConfig, vk: VerificationKeyFile): Promise<StoredCursor & { keyChanged?: { from: string; removed: number } }> {
     const chainId = BigInt(network.chainId);
     const contracts = Object.entries(network.contracts).map(([name, c]) => ({ name, address: c.address, deployBlock: c.deployBlock }));
     const start = network.contracts.BetVault.deployBlock > 0n ? network.contracts.BetVault.deployBlock - 1n : 0n;
@@ -106,6 +106,10 @@ export class IndexerStore {
         const s = stored.find((row) => row.name === c.name);
         return !s || s.address !== c.address || s.deployBlock !== c.deployBlock;
       });
+    // Results checked under another key are never served as verified under this one: re-indexed.
+    const known = (await this.prisma.network.findUnique({ where: { chainId }, select: { verificationKeySha256: true } }))?.verificationKeySha256;
+    const keyChanged = known !== undefined && known !== vk.sha256 ? { from: known, removed: 0 } : undefined;
+    if (keyChanged && !changed) keyChanged.removed = await this.reset(network.chainId, start, emptyEntry(network));
     if (changed) {
       if (!network.resetOnChainMismatch) {
         throw new DeploymentChangedError(`the configured contracts of chain ${network.chainId} differ from those already indexed`, {
@@ -142,7 +146,7 @@ export class IndexerStore {
         ON CONFLICT ("chainId") DO UPDATE SET "isReady" = false, "updatedAt" = EXCLUDED."updatedAt"
         RETURNING ${CURSOR_COLUMNS}`;
       if (!cursor) throw new IndexerInvariantError(`no cursor for chain ${network.chainId}`);
-      return toStoredCursor(cursor);
+      return { ...toStoredCursor(cursor), ...(keyChanged ? { keyChanged } : {}) };
     }, TX_OPTIONS);
   }
 
@@ -239,9 +243,11 @@ export class IndexerStore {
       }
       await tx.$executeRaw`DELETE FROM "IndexedBlock" WHERE "chainId" = ${chainId} AND "number" < ${input.pruneBelow}`;
       const { headBlock, finalizedBlock, isReady } = input.state;
+      // A settled proof failing under the served key: the key or the verifier is wrong (schema.prisma).
+      const rejected = input.results.filter((r) => !r.verified).length;
       await tx.$executeRaw`
         UPDATE "IndexingCursor" SET "indexedBlock" = ${input.to.number}, "indexedBlockHash" = ${input.to.hash}, "headBlock" = ${headBlock},
-          "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}
+          "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}, "rejectedProofs" = "rejectedProofs" + ${rejected}::int
         WHERE "chainId" = ${chainId}`;
       // After the bets' upsert: a settlement committed in an already final block is announced now.
       const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, input);
@@ -321,7 +327,7 @@ export class IndexerStore {
       await tx.indexingCursor.updateMany({
         where: { chainId: id },
         // `resets` keys the gateway's response cache: answers cached from the old data become unreachable.
-        data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date(), resets: { increment: 1 } },
+        data: { indexedBlock: start, indexedBlockHash: "", isReady: false, updatedAt: new Date(), resets: { increment: 1 }, rejectedProofs: 0 },
       });
       await appendBetUpdates(tx, updates);
       return bets.length;

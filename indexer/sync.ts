@@ -27,25 +27,15 @@ import type { NetworkConfig } from "./config.ts";
 import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDeepError, sleep, toIndexerError, type IndexerError } from "./errors.ts";
 import { decodeBetLogs, type BetEvent } from "./events.ts";
 import { blockTimestamps } from "./timestamps.ts";
-import { BackfillProgressTracker, progressFields, progressMessage, type BackfillProgress } from "./progress.ts";
+import { BackfillProgressTracker, progressFields, progressMessage } from "./progress.ts";
 import { commitGroups, proofsByKey, verifyGroupsAhead } from "./backfill-pipeline.ts";
 import type { ProofVerifier, SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
 import { TokenMetadata } from "./tokens.ts";
+import type { IndexerEvent } from "./indexer-events.ts";
 
-export type IndexerEvent =
-  // `finalized`: FINALIZED updates the commit appended after its events' own (bets its head made final).
-  | { type: "block"; chainId: number; mode: "backfill" | "follow"; fromBlock: bigint; toBlock: bigint; events: number; headBlock: bigint; finalized: number }
-  | { type: "reorg"; chainId: number; ancestor: bigint; depth: number; removed: string[]; reverted: string[] }
-  | { type: "finalize"; chainId: number; finalizedBlock: bigint }
-  /** FINALIZED updates appended by a head advance without new blocks (the cursor's refresh). */
-  | { type: "finalized"; chainId: number; updates: number }
-  | { type: "ready"; chainId: number; block: bigint }
-  | { type: "progress"; chainId: number; progress: BackfillProgress }
-  | { type: "reset"; chainId: number; removed: number; reason: string }
-  | { type: "error"; chainId: number; error: IndexerError; attempt: number; delayMs: number }
-  | { type: "fatal"; chainId: number; error: IndexerError };
+export type { IndexerEvent };
 
 export interface NetworkSyncDeps {
   network: NetworkConfig;
@@ -337,6 +327,8 @@ export class NetworkSync {
       if (this.pendingBets.size <= PENDING_CACHE_SIZE) break;
       this.pendingBets.delete(key);
     }
+    const rejected = applied.results.filter((r) => !r.verified).map((r) => betIdKey(r.betId));
+    if (rejected.length > 0) this.deps.emit({ type: "rejected-proofs", chainId: this.chainId, betIds: rejected });
     const block = { chainId: this.chainId, mode, fromBlock: from.number + 1n, toBlock: to.number, events: events.length, headBlock: state.headBlock };
     this.deps.emit({ type: "block", ...block, finalized });
     if (mode === "backfill" && !this.ready) {

@@ -1,45 +1,32 @@
 /**
  * Start-up check that a network's configured verification key is the one its deployed
- * Groth16Verifier holds. The snarkjs Solidity template (zk/artifacts/Groth16Verifier.sol) declares
- * every key coordinate as a `uint256 constant` (alpha, beta, gamma, delta, IC), and solc inlines
- * each as a PUSH32 (0x7f) of its 32-byte big-endian value into the runtime bytecode, optimised or
- * not. So the check reads the contract's code (eth_getCode) and looks for every coordinate as a
- * byte-aligned PUSH32 operand. The verifier checked is the one BetVault calls (`verifier()`), so a
- * configured address that merely holds the key, but judges nothing on chain, is refused too.
+ * Groth16Verifier holds, constant for constant and in place. The snarkjs Solidity template
+ * (zk/artifacts/Groth16Verifier.sol) declares every key coordinate as a `uint256 constant`, and
+ * solc inlines each as a PUSH32 (0x7f) of its 32-byte big-endian value where it is used. So the
+ * check reads the contract's code (eth_getCode), walks its instructions, and compares the key's
+ * constants in the order the verifier pushes them (templateOrder below) with the PUSH32 operands of
+ * the code. "Each constant somewhere in the code" is not enough: a key with γ and δ swapped, or IC
+ * points permuted, holds the same 24 numbers, and would judge every proof differently from the chain.
+ * The verifier checked is the one BetVault calls (`verifier()`), so a configured address that merely
+ * holds the key, but judges nothing on chain, is refused too.
  *
  * Why not call verifyProof on a known-good proof: a fixture proof exists only for the DEV key, so
  * that would prove nothing for a network's own key; the bytecode words work for any key and need
- * no proof. A verifier built another way (not the snarkjs template) fails the check: that is the
- * safe side — the service would otherwise judge proofs with a key the chain does not use.
+ * no proof. A verifier built another way (not the snarkjs template, or compiled into another order)
+ * fails the check: that is the safe side — the service would otherwise judge proofs with a key the
+ * chain does not use.
  *
  * On a local development chain (31337/1337) a mismatch is only a warning: tests deploy verifiers
  * that accept every proof. Anywhere else it is an IndexerConfigError and the service does not start.
  */
 import type { Logger } from "../core/logger.ts";
-import type { Groth16VerificationKey } from "../zk/groth16.ts";
+import { compareKeyWithCode } from "../zk/verifier-key-words.ts";
 import { DEV_CHAIN_IDS, type NetworkConfig } from "./config.ts";
 import { IndexerConfigError } from "./errors.ts";
 import type { VerificationKeyFile } from "./proofs.ts";
 import type { ChainRpc } from "./rpc.ts";
 
-const word = (decimal: string) => BigInt(decimal).toString(16).padStart(64, "0");
-const PUSH32 = "7f";
-
-/** Whether `code` (lowercase hex, 0x-prefixed) holds `word` as the operand of a byte-aligned PUSH32. */
-function pushesWord(code: string, word: string): boolean {
-  const needle = PUSH32 + word;
-  for (let at = code.indexOf(needle); at !== -1; at = code.indexOf(needle, at + 1)) {
-    if (at % 2 === 0) return true; // "0x" is 2 characters: an even offset starts a byte
-  }
-  return false;
-}
-
-/** Every coordinate of the key as a 64-hex-digit word: alpha (2), beta, gamma, delta (4 each), IC (2 each). */
-export function verificationKeyWords(key: Groth16VerificationKey): string[] {
-  const g1 = (point: readonly string[]) => point.slice(0, 2).map(word);
-  const g2 = (point: readonly (readonly string[])[]) => point.slice(0, 2).flatMap((pair) => pair.slice(0, 2).map(word));
-  return [...g1(key.vk_alpha_1), ...g2(key.vk_beta_2), ...g2(key.vk_gamma_2), ...g2(key.vk_delta_2), ...key.IC.flatMap(g1)];
-}
+export { compareKeyWithCode, push32Operands, verificationKeyWords, type KeyConstant } from "../zk/verifier-key-words.ts";
 
 export interface VerifierKeyCheck {
   network: NetworkConfig;
@@ -71,14 +58,18 @@ export async function checkVerifierKey({ network, rpc, key, logger }: VerifierKe
     if (!dev) throw new IndexerConfigError(`${what}: ${fix}`, { chainId: network.chainId });
     logger.warn({ chainId: network.chainId, verifier, ...fields }, `${what}: development chain, continuing (check the verification key)`);
   };
-  const words = verificationKeyWords(key.key);
-  const missing = code.length <= 2 ? words.length : words.filter((w) => !pushesWord(code, w)).length;
-  if (missing > 0) {
+  const { total, missing, misplaced } = code.length <= 2 ? { total: 0, missing: 1, misplaced: [] } : compareKeyWithCode(key.key, code);
+  if (missing > 0 || misplaced.length > 0) {
     const what =
       code.length <= 2
         ? `the Groth16Verifier ${verifier} of ${where} has no contract code`
-        : `the Groth16Verifier ${verifier} of ${where} does not hold the configured verification key (${missing} of ${words.length} constants differ)`;
-    return refuse(what, `verificationKeyPath ${network.verificationKeyPath} must be the key the deployed verifier was generated from`, { missing });
+        : missing > 0
+          ? `the Groth16Verifier ${verifier} of ${where} does not hold the configured verification key (${missing} of ${total} constants differ)`
+          : `the Groth16Verifier ${verifier} of ${where} holds the configured verification key's constants in another order (${misplaced.length} of ${total} constants out of place: ${misplaced.join(", ")})`;
+    return refuse(what, `verificationKeyPath ${network.verificationKeyPath} must be the key the deployed verifier was generated from`, {
+      missing,
+      misplaced,
+    });
   }
   if (called.toLowerCase() !== verifier.toLowerCase()) {
     const what = `BetVault ${network.contracts.BetVault.address} of ${where} calls the verifier ${called}, not the configured Groth16Verifier ${verifier}`;

@@ -3,6 +3,7 @@ import { silentLogger } from "../core/logger.ts";
 import type { FeedMessage, FeedUpdate } from "./events.ts";
 import type { ReadOptions } from "../core/outbox.ts";
 import { UpdateStream } from "./stream.ts";
+import { eventually } from "../test/eventually.ts";
 import { fakeBet, wallet } from "../test/outbox.ts";
 
 const update = (seq: number): FeedUpdate => {
@@ -31,7 +32,14 @@ function setup(n: number, startSeq = 0n) {
   return { outbox, delivered, stream, feed };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+/** Until `delivered` holds `count` seqs: gap reads go through the (async) outbox, so wait for them by what they deliver. */
+const deliveredCount = (delivered: number[], count: number) =>
+  eventually(
+    () => delivered.length >= count,
+    10_000,
+    () => `${count} updates (have ${delivered.length})`,
+    5,
+  );
 
 describe("UpdateStream", () => {
   it("delivers each seq once, in order, and drops repeats", async () => {
@@ -40,7 +48,7 @@ describe("UpdateStream", () => {
     stream.onMessage(feed(3, 4));
     stream.onMessage(feed(2, 3, 4, 5)); // a new leader repeating part of a batch
     stream.onMessage(feed(0, 1)); // a zombie leader
-    await settle();
+    // Without a gap nothing waits on the outbox: delivered on the spot.
     expect(delivered).toEqual([1, 2, 3, 4, 5]);
     expect(outbox.reads).toBe(0);
     expect(stream.lastSeq).toBe(5n);
@@ -51,12 +59,12 @@ describe("UpdateStream", () => {
     stream.onMessage(feed(0, 1));
     stream.onMessage(feed(9, 10, 11)); // 2..9 never arrived
     stream.onMessage(feed(11, 12));
-    await settle();
+    await deliveredCount(delivered, 12);
     expect(delivered).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     expect(stream.healed).toBe(8);
     stream.onMessage(feed(15)); // a heartbeat ahead
-    await settle();
-    expect(delivered.slice(-3)).toEqual([13, 14, 15]);
+    await deliveredCount(delivered, 15);
+    expect(delivered).toEqual(Array.from({ length: 15 }, (_, i) => i + 1));
   });
 
   it("buffers for open sinks and catches up on demand", async () => {
@@ -78,7 +86,7 @@ describe("UpdateStream", () => {
     expect(delivered).toEqual([]);
     stream.onMessage(feed(100)); // starts a gap read
     for (let seq = 101; seq <= 1500; seq++) stream.onMessage(feed(seq - 1, seq));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await deliveredCount(delivered, 1500);
     expect(delivered).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
   });
 });

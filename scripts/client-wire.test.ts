@@ -13,7 +13,7 @@ describe("scripts/client-wire.ts", () => {
   });
 
   it("finds a copy that was edited or is missing", () => {
-    for (const source of ["core/bet-json.ts", "realtime/events.ts", "zk/proof-shape.ts", "core/finality.ts"]) {
+    for (const source of ["core/bet-json.ts", "realtime/events.ts", "zk/proof-shape.ts", "core/finality.ts", "zk/verifier-key-words.ts"]) {
       mkdirSync(join(scratch, source, ".."), { recursive: true });
       cpSync(source, join(scratch, source));
     }

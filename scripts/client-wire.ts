@@ -2,7 +2,8 @@
 // package imports nothing from outside its folder (it is packed and installed on its own). The
 // sources stay the one place the contract is written: the Socket.IO events (realtime/events.ts),
 // the JSON shape of a bet in them (the interfaces of core/bet-json.ts) and the shape checks of a
-// Groth16 proof (zk/proof-shape.ts), and the finality rule (core/finality.ts). `--check` (CI) fails when a copy is stale or was edited.
+// Groth16 proof (zk/proof-shape.ts), the finality rule (core/finality.ts), and a key's constants as
+// the deployed verifier holds them (zk/verifier-key-words.ts). `--check` (CI) fails when a copy is stale or was edited.
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -97,6 +98,7 @@ export function clientWireFiles(root: string = ROOT): Map<string, string> {
     [`${WIRE_DIR}/events.ts`, header("realtime/events.ts") + wireEvents(read("realtime/events.ts"))],
     [`${WIRE_DIR}/proof-shape.ts`, header("zk/proof-shape.ts") + wireProofShape(read("zk/proof-shape.ts"))],
     [`${WIRE_DIR}/finality.ts`, header("core/finality.ts") + wireImportFree("core/finality.ts", read("core/finality.ts"))],
+    [`${WIRE_DIR}/verifier-key-words.ts`, header("zk/verifier-key-words.ts") + wireImportFree("zk/verifier-key-words.ts", read("zk/verifier-key-words.ts"))],
   ]);
 }
 
@@ -117,6 +119,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   } else {
     mkdirSync(join(ROOT, WIRE_DIR), { recursive: true });
     for (const [path, content] of clientWireFiles()) writeFileSync(join(ROOT, path), content);
-    console.log(`wrote ${WIRE_DIR}/ (bet-json.ts, events.ts, proof-shape.ts, finality.ts)`);
+    console.log(`wrote ${WIRE_DIR}/ (bet-json.ts, events.ts, proof-shape.ts, finality.ts, verifier-key-words.ts)`);
   }
 }

@@ -22,8 +22,6 @@ import { migratePglite, migratePostgres, readMigrations } from "../prisma/migrat
 
 export type TestDatabase = Database & { url?: string };
 
-export const DEFAULT_TEST_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/postgres";
-
 /** Databases this harness creates start with these prefixes (handy to clean up after a crash). */
 export const TEST_DATABASE_PREFIX = "bet_api_test_";
 export const TEMPLATE_DATABASE_PREFIX = "bet_api_tpl_";

@@ -8,6 +8,8 @@ import { spawnChild, type Spawned } from "./spawn.ts";
 
 export interface PrivateRedis {
   url: string;
+  /** The redis-server's pid while it runs (its memory and CPU can be read from /proc). */
+  pid(): number | undefined;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** SIGSTOP: the server keeps its socket but answers nothing, like a hung Redis. */
@@ -31,15 +33,17 @@ async function accepting(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
-export async function createPrivateRedis(): Promise<PrivateRedis> {
+/** `args`: more redis-server options, e.g. `["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]`. */
+export async function createPrivateRedis(options: { args?: string[] } = {}): Promise<PrivateRedis> {
   const port = await freePort();
   let child: Spawned | undefined;
   const server: PrivateRedis = {
     url: `redis://127.0.0.1:${port}`,
+    pid: () => child?.pid,
     async start() {
       child = spawnChild({
         command: "redis-server",
-        args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...(options.args ?? [])],
         stdout: "ignore",
       });
       await accepting(port, 10_000);

@@ -9,7 +9,7 @@ import { spawnTsx } from "./spawn.ts";
 export interface RunningService {
   /** `http://127.0.0.1:<port>`: GraphQL at /graphql, Socket.IO at /socket.io, the live page at /. */
   url: string;
-  /** The demo chain's JSON-RPC URL. */
+  /** The demo chain's JSON-RPC URL (31337, whose verifier is the real one). */
   rpcUrl: string;
   stop(): Promise<void>;
 }
@@ -27,13 +27,15 @@ export async function startService(options: { env?: Record<string, string>; read
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const timeoutMs = options.readyTimeoutMs ?? 60_000;
+    // Two demo chains (anvil, deployment, simulator each) come up before the API on a shared machine.
+    const timeoutMs = options.readyTimeoutMs ?? 90_000;
     const ready = await child.waitForJson<{ graphql: string }>(
       (line) => line.msg === "Public Bet Results API ready" && typeof line.graphql === "string",
       timeoutMs,
       "npm start ready",
     );
-    const rpcUrl = child.json.find((line) => typeof line.rpcUrl === "string")?.rpcUrl;
+    // The honest demo chain's (31337), not the permissive one's (1337).
+    const rpcUrl = child.json.find((line) => typeof line.rpcUrl === "string" && line.chainId === 31337)?.rpcUrl;
     return { url: ready.graphql.replace(/\/graphql$/, ""), rpcUrl: typeof rpcUrl === "string" ? rpcUrl : "", stop };
   } catch (error) {
     await stop();

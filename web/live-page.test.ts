@@ -2,9 +2,13 @@
 // (anvil, the operator simulator placing and settling bets with real Groth16 proofs, the indexer,
 // the gateway with Socket.IO). The page must show bets pushed live over Socket.IO, open a settled
 // bet and verify its proof in the page with snarkjs — and refuse a tampered one — under its CSP.
-import { existsSync, mkdirSync } from "node:fs";
+// Proofs are checked on the honest chain (31337); the demo's permissive chain (1337) and its bad
+// proofs, shown as not verified: bin/start-unverified.test.ts.
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_VERIFICATION_KEY_PATH } from "../indexer/config.ts";
 import { startService, type RunningService } from "../test/service.ts";
 import { LIVE_PAGE_CSP } from "./server.ts";
 
@@ -50,7 +54,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => page.locator("#networks").textContent(), { timeout: 30_000 }).toContain("localnet");
     // Rows replayed at load are marked "replay"; these arrived after the page went live.
     await page.waitForSelector("#latest tr[data-origin='live']", { timeout: 90_000 });
-    const settled = page.locator("#latest tr[data-status='SETTLED']").first();
+    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
     await settled.waitFor({ timeout: 90_000 });
     const betId = await settled.getAttribute("data-bet-id");
     // Stakes in whole tokens with the symbol once the token is read (Bet.tokenInfo: the demo chain's native coin, ETH / 18).
@@ -85,9 +89,13 @@ describe.skipIf(skip)(title, () => {
       expect(origins.length).toBeGreaterThan(0);
       expect(origins.length).toBeLessThanOrEqual(20);
       expect(new Set(origins)).toEqual(new Set(["read"]));
-      // Newest first, as `bets` answers (one network here: bet ids descending).
-      const ids = await offline.locator("#latest tr").evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
-      expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      // Newest first, as `bets` answers: on each of the two demo networks, bet ids descending.
+      for (const chainId of ["31337", "1337"]) {
+        const ids = await offline
+          .locator(`#latest tr[data-chain-id='${chainId}']`)
+          .evaluateAll((rows) => rows.map((row) => BigInt(row.getAttribute("data-bet-id") ?? "0")));
+        expect(ids).toEqual([...ids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      }
       expect(await offline.locator("#feed-status").getAttribute("data-state")).not.toBe("live");
     } finally {
       await offline.close();
@@ -157,7 +165,7 @@ describe.skipIf(skip)(title, () => {
       expect(result.proof.verified).toBe(true);
       await route.fulfill({ response, json });
     });
-    const settled = page.locator("#latest tr[data-status='SETTLED']").first();
+    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
     const betId = await settled.getAttribute("data-bet-id");
     // A FINALIZED update marks a shown result final once the head has confirmed it.
     const final = page.locator("#latest tr[data-final='true']").first();
@@ -174,6 +182,65 @@ describe.skipIf(skip)(title, () => {
     await page.unroute("**/graphql");
     expect(consoleErrors).toEqual([]);
   }, 180_000);
+
+  it("checks the served key against a pinned sha256: a forged key is refused, the honest one passes, the trust path shown", async () => {
+    // The sha256 a user pins: of the key file the network's operator published (here the DEV key).
+    const pinned = createHash("sha256").update(readFileSync(DEFAULT_VERIFICATION_KEY_PATH, "utf8")).digest("hex");
+    /** A fresh page (the key is cached per page) verifying a settled bet of the honest chain, with `pin` typed in. */
+    const verifyWith = async (pin: string, forge: boolean) => {
+      const fresh = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      const errors: string[] = [];
+      fresh.on("pageerror", (error) => errors.push(error.message));
+      if (forge) {
+        // A lying service: the key it serves has one constant changed.
+        await fresh.route("**/graphql", async (route) => {
+          if (!(route.request().postData() ?? "").includes("VerificationKey")) return route.continue();
+          const response = await route.fetch();
+          const json = (await response.json()) as { data: { networkConfigs: { verificationKey: { json: string } }[] } };
+          for (const network of json.data.networkConfigs) {
+            const key = JSON.parse(network.verificationKey.json) as { vk_alpha_1: string[] };
+            key.vk_alpha_1[0] = (BigInt(key.vk_alpha_1[0] as string) + 1n).toString();
+            network.verificationKey.json = JSON.stringify(key);
+          }
+          await route.fulfill({ response, json });
+        });
+      }
+      try {
+        await fresh.goto(`${service.url}/`);
+        const settled = fresh.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
+        await settled.waitFor({ timeout: 60_000 });
+        await settled.click();
+        await fresh.waitForSelector("#detail[data-status='SETTLED']", { timeout: 30_000 });
+        await expect.poll(() => fresh.locator("#verify").isEnabled(), { timeout: 30_000 }).toBe(true);
+        await fresh.fill("#pinned-key", pin);
+        await fresh.click("#verify");
+        const result = fresh.locator("#verify-result");
+        await expect.poll(() => result.getAttribute("data-state"), { timeout: 45_000 }).toMatch(/^(verified|not-verified|error)$/);
+        const trust = fresh.locator("#key-trust");
+        return {
+          state: await result.getAttribute("data-state"),
+          text: await result.textContent(),
+          path: await trust.getAttribute("data-path"),
+          trust: await trust.textContent(),
+          errors,
+        };
+      } finally {
+        await fresh.close();
+      }
+    };
+    const forgedPinned = await verifyWith(pinned, true);
+    expect(forgedPinned).toMatchObject({ state: "not-verified", text: "not verified ✗ (the served key is not the pinned one)", path: "refused" });
+    expect(forgedPinned.trust).toMatch(new RegExp(`^key: REFUSED \\(the served key's sha256 [0-9a-f]{64} is not the pinned ${pinned}\\)$`));
+    // Without a pin the page says the key is the service's word (and the forged key fails the proof here).
+    const forgedServed = await verifyWith("", true);
+    expect(forgedServed).toMatchObject({
+      state: "not-verified",
+      path: "served",
+      trust: "key: as served by the service, not checked (pin its sha256 above to check it)",
+    });
+    const honestPinned = await verifyWith(pinned, false);
+    expect(honestPinned).toMatchObject({ state: "verified", text: "verified ✓", path: "pinned", trust: "key: matches your pinned sha256 ✓", errors: [] });
+  }, 240_000);
 
   it("follows a wallet: its history through GraphQL, then its updates live", async () => {
     const wallet = await page.locator("#latest tr").first().getAttribute("data-player");

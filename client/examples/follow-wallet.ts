@@ -45,7 +45,7 @@ async function checkProof(chainId: number, betId: string): Promise<void> {
   const { betResult } = await api.request(betWithProofQuery, { chainId, betId });
   if (!betResult) return;
   const check = await verifyBetProof(betResult, await keyOf(chainId), await loadGroth16());
-  out(`    proof of bet ${betId}: ${check.verified ? "verified ✓ (snarkjs, here)" : `NOT verified (${check.reason})`}`);
+  out(`    proof of chain ${chainId} bet ${betId}: ${check.verified ? "verified ✓ (snarkjs, here)" : `NOT verified (${check.reason})`}`);
 }
 
 // Live first, then the history: whatever happens in between shows up in one or the other.

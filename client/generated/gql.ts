@@ -15,7 +15,7 @@ import * as types from './graphql.ts';
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n": typeof types.BetFieldsFragmentDoc,
+    "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n      proof {\n        verified\n      }\n    }\n  }\n": typeof types.BetFieldsFragmentDoc,
     "\n  fragment TokenFields on Token {\n    address\n    symbol\n    decimals\n  }\n": typeof types.TokenFieldsFragmentDoc,
     "\n  query Networks {\n    networkConfigs {\n      chainId\n      name\n      confirmations\n      contracts {\n        name\n        address\n        deployBlock\n      }\n      indexing {\n        indexedBlock\n        headBlock\n        finalizedBlock\n        isReady\n      }\n    }\n  }\n": typeof types.NetworksDocument,
     "\n  query VerificationKey($chainId: ChainId!) {\n    networkConfigs(chainId: $chainId) {\n      chainId\n      verificationKey {\n        protocol\n        curve\n        nPublic\n        json\n        sha256\n      }\n    }\n  }\n": typeof types.VerificationKeyDocument,
@@ -27,7 +27,7 @@ type Documents = {
     "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n": typeof types.FairnessStatsDocument,
 };
 const documents: Documents = {
-    "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n": types.BetFieldsFragmentDoc,
+    "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n      proof {\n        verified\n      }\n    }\n  }\n": types.BetFieldsFragmentDoc,
     "\n  fragment TokenFields on Token {\n    address\n    symbol\n    decimals\n  }\n": types.TokenFieldsFragmentDoc,
     "\n  query Networks {\n    networkConfigs {\n      chainId\n      name\n      confirmations\n      contracts {\n        name\n        address\n        deployBlock\n      }\n      indexing {\n        indexedBlock\n        headBlock\n        finalizedBlock\n        isReady\n      }\n    }\n  }\n": types.NetworksDocument,
     "\n  query VerificationKey($chainId: ChainId!) {\n    networkConfigs(chainId: $chainId) {\n      chainId\n      verificationKey {\n        protocol\n        curve\n        nPublic\n        json\n        sha256\n      }\n    }\n  }\n": types.VerificationKeyDocument,
@@ -42,7 +42,7 @@ const documents: Documents = {
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
-export function graphql(source: "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n    }\n  }\n"): typeof import('./graphql.ts').BetFieldsFragmentDoc;
+export function graphql(source: "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n      proof {\n        verified\n      }\n    }\n  }\n"): typeof import('./graphql.ts').BetFieldsFragmentDoc;
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

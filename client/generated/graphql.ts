@@ -27,7 +27,7 @@ export type PlayerBetsFilter = {
   status?: Array<BetStatus> | null | undefined;
 };
 
-export type BetFieldsFragment = { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null };
+export type BetFieldsFragment = { chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null };
 
 export type TokenFieldsFragment = { address: string, symbol: string, decimals: number };
 
@@ -65,7 +65,7 @@ export type BetsQueryVariables = Exact<{
 }>;
 
 
-export type BetsQuery = { betResults: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string } | null } | null> };
+export type BetsQuery = { betResults: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null } | null> };
 
 export type PlayerBetsQueryVariables = Exact<{
   wallet: string;
@@ -75,14 +75,14 @@ export type PlayerBetsQueryVariables = Exact<{
 }>;
 
 
-export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string } | null }> } };
+export type PlayerBetsQuery = { pendingBetCount: number, playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null }> } };
 
 export type LatestBetsQueryVariables = Exact<{
   first?: number | null | undefined;
 }>;
 
 
-export type LatestBetsQuery = { bets: { nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string } | null }> } };
+export type LatestBetsQuery = { bets: { nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, tokenInfo: { address: string, symbol: string, decimals: number }, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null }> } };
 
 export type FairnessStatsQueryVariables = Exact<{
   chainId?: number | null | undefined;
@@ -136,6 +136,9 @@ export const BetFieldsFragmentDoc = new TypedDocumentString(`
     outcome
     won
     payout
+    proof {
+      verified
+    }
   }
 }
     `, {"fragmentName":"BetFields"}) as unknown as TypedDocumentString<BetFieldsFragment, unknown>;
@@ -226,6 +229,9 @@ export const BetWithProofDocument = new TypedDocumentString(`
     outcome
     won
     payout
+    proof {
+      verified
+    }
   }
 }
 fragment TokenFields on Token {
@@ -277,6 +283,9 @@ export const BetsDocument = new TypedDocumentString(`
     outcome
     won
     payout
+    proof {
+      verified
+    }
   }
 }`) as unknown as TypedDocumentString<BetsQuery, BetsQueryVariables>;
 export const PlayerBetsDocument = new TypedDocumentString(`
@@ -321,6 +330,9 @@ export const PlayerBetsDocument = new TypedDocumentString(`
     outcome
     won
     payout
+    proof {
+      verified
+    }
   }
 }
 fragment TokenFields on Token {
@@ -364,6 +376,9 @@ export const LatestBetsDocument = new TypedDocumentString(`
     outcome
     won
     payout
+    proof {
+      verified
+    }
   }
 }
 fragment TokenFields on Token {

@@ -80,23 +80,37 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
       }),
       timeoutMs,
     );
-    return networks.map(({ name, confirmations, cursor, contracts }): HealthCheck => {
-      const check = (status: HealthStatus, detail: string): HealthCheck => ({ name: `indexer:${name}`, status, latencyMs: null, detail });
-      if (!cursor) return check("DEGRADED", "not indexed yet");
-      const lag = cursor.headBlock > cursor.indexedBlock ? cursor.headBlock - cursor.indexedBlock : 0n;
-      const staleSeconds = Math.floor((Date.now() - cursor.updatedAt.getTime()) / 1000);
-      const summary = `lag ${lag} blocks, last write ${staleSeconds}s ago`;
-      if (!cursor.isReady) {
-        const deployBlock = contracts[0]?.deployBlock ?? 0n;
-        return check(
-          "DEGRADED",
-          `backfilling: ${backfillPosition(cursor.indexedBlock, finalizedBlockAt(cursor.headBlock, confirmations), deployBlock)}, ${summary}`,
-        );
-      }
-      if (lag > BigInt(options.maxLagBlocks)) return check("DEGRADED", `behind the head: ${summary}`);
-      if (staleSeconds > options.maxStalenessSeconds) return check("DEGRADED", `stale: ${summary}`);
-      return check("OK", summary);
+    return networks.flatMap(({ name, confirmations, cursor, contracts }) => {
+      const indexer = indexerCheck(name, confirmations, cursor, contracts);
+      // Only when it has something to say: the chain's verifier accepted proofs the served key rejects.
+      const rejected = cursor?.rejectedProofs ?? 0;
+      if (rejected === 0) return [indexer];
+      const detail = `${rejected} settled proof${rejected === 1 ? "" : "s"} accepted on chain fail under the served verification key: the key or the verifier is wrong`;
+      return [indexer, { name: `verifier:${name}`, status: "DEGRADED" as const, latencyMs: null, detail }];
     });
+  }
+
+  function indexerCheck(
+    name: string,
+    confirmations: number,
+    cursor: { headBlock: bigint; indexedBlock: bigint; updatedAt: Date; isReady: boolean } | null,
+    contracts: { deployBlock: bigint }[],
+  ): HealthCheck {
+    const check = (status: HealthStatus, detail: string): HealthCheck => ({ name: `indexer:${name}`, status, latencyMs: null, detail });
+    if (!cursor) return check("DEGRADED", "not indexed yet");
+    const lag = cursor.headBlock > cursor.indexedBlock ? cursor.headBlock - cursor.indexedBlock : 0n;
+    const staleSeconds = Math.floor((Date.now() - cursor.updatedAt.getTime()) / 1000);
+    const summary = `lag ${lag} blocks, last write ${staleSeconds}s ago`;
+    if (!cursor.isReady) {
+      const deployBlock = contracts[0]?.deployBlock ?? 0n;
+      return check(
+        "DEGRADED",
+        `backfilling: ${backfillPosition(cursor.indexedBlock, finalizedBlockAt(cursor.headBlock, confirmations), deployBlock)}, ${summary}`,
+      );
+    }
+    if (lag > BigInt(options.maxLagBlocks)) return check("DEGRADED", `behind the head: ${summary}`);
+    if (staleSeconds > options.maxStalenessSeconds) return check("DEGRADED", `stale: ${summary}`);
+    return check("OK", summary);
   }
 
   async function build(): Promise<HealthReport> {

@@ -263,8 +263,8 @@ export function betsInTransaction(db: Database, chainId: number, txHash: string)
   });
 }
 
-/** A bet as the CSV export writes it: its columns and, when settled, won / payout. */
-export type ExportedBet = Bet & { result: { won: boolean; payout: Prisma.Decimal } | null };
+/** A bet as the CSV export writes it: its columns and, when settled, won / payout / verified. */
+export type ExportedBet = Bet & { result: { won: boolean; payout: Prisma.Decimal; verified: boolean } | null };
 
 /**
  * One keyset page of a wallet's whole history (optionally one network), newest first, strictly after
@@ -276,7 +276,7 @@ export function walletBetsPage(db: Database, query: { wallet: string; chainId?: 
   return db.prisma.bet.findMany({
     where: query.after ? { AND: [where, after(query.after, "DESC")] } : where,
     orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }, { chainId: "desc" }],
-    include: { result: { select: { won: true, payout: true } } },
+    include: { result: { select: { won: true, payout: true, verified: true } } },
     take: query.take,
   });
 }

@@ -251,6 +251,33 @@ describe("the compiled executor answers as graphql-js", () => {
     }
   });
 
+  it("serves the fixture bet with a bad proof as verified: false, first run (graphql-js) and compiled, and through the gateway", async () => {
+    const bad = fixtures.badProof!;
+    expect(bad).toMatchObject({ chainId: 1337 });
+    const results = pairNamed("results");
+    const stats = results.compiled.executorStats!;
+    // The results subgraph's own fields (status is the history subgraph's: asked through the gateway below).
+    const query = `query BadProof($c: ChainId!, $id: UInt256!) { betResult(chainId: $c, betId: $id) { betId result { proof { verified } } } }`;
+    const body = JSON.stringify({ query, variables: { c: bad.chainId, id: bad.betId } });
+    const expected = { data: { betResult: { betId: bad.betId, result: { proof: { verified: false } } } } };
+    const before = { ...stats };
+    const first = await post(results.compiledUrl, body);
+    expect(stats.fallbackRuns - before.fallbackRuns).toBe(1);
+    const second = await post(results.compiledUrl, body);
+    expect(stats.compiledRuns - before.compiledRuns).toBe(1);
+    expect([JSON.parse(first.body), JSON.parse(second.body), JSON.parse((await post(results.referenceUrl, body)).body)]).toEqual([
+      expected,
+      expected,
+      expected,
+    ]);
+    const viaGateway = JSON.stringify({ query: query.replace("betId result", "betId status result"), variables: { c: bad.chainId, id: bad.betId } });
+    // The gateway's answer also says its cost (extensions.cost): the data is what is compared.
+    expect(JSON.parse((await post(gatewayUrl, viaGateway)).body)).toMatchObject({
+      data: { betResult: { betId: bad.betId, status: "SETTLED", result: { proof: { verified: false } } } },
+    });
+    expect(JSON.parse((await post(gatewayUrl, viaGateway)).body).errors).toBeUndefined();
+  });
+
   it("runs an operation on graphql-js the first time, then compiled once and run compiled; introspection on graphql-js", async () => {
     const results = pairNamed("results");
     const stats = results.compiled.executorStats!;

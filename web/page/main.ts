@@ -17,6 +17,7 @@ import {
   verificationKeyQuery,
 } from "../../client/operations.ts";
 import { verifyBetProof, type Groth16Verify } from "../../client/proof.ts";
+import { checkServedKey } from "../../client/key-trust.ts";
 import { renderFairness } from "./fairness.ts";
 import { openBetsFeed, type BetsFeed, type BetUpdatePayload, type FeedStatus } from "../../client/realtime.ts";
 
@@ -85,7 +86,7 @@ function rememberToken(chainId: number, info: TokenInfo): void {
 type TokenInfo = TokenFieldsFragment;
 type ShownBet = Pick<BetFieldsFragment, "chainId" | "betId" | "player" | "token" | "stake" | "status" | "finalized"> & {
   tokenInfo?: TokenInfo;
-  result: { won: boolean; payout: string } | null;
+  result: { won: boolean; payout: string; proof: { verified: boolean } } | null;
 };
 type Origin = "live" | "replay" | "read";
 const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
@@ -155,6 +156,12 @@ class BetTable {
     cell(row, final ? `${status} ✓ final` : status, `status-${status}`);
     if (bet.result?.won) amountCell(row, bet.result.payout, "won ");
     else cell(row, bet.result ? "lost" : "");
+    // The service's own check under the network's key: a bet settled on chain may still fail it
+    // (a verifier contract that accepts bad proofs), and that must be seen at a glance.
+    if (bet.result) row.dataset.verified = String(bet.result.proof.verified);
+    if (!bet.result) cell(row, "");
+    else if (bet.result.proof.verified) cell(row, "✓ verified", "proof-verified");
+    else cell(row, "✗ NOT VERIFIED", "proof-unverified");
     if (origin === "live") row.className = "fresh";
     const previous = this.rows.get(key);
     if (previous && !onTop) previous.replaceWith(row);
@@ -299,6 +306,12 @@ function loadSnarkjs(): Promise<{ groth16: Groth16Verify }> {
   return snarkjsLoading;
 }
 
+function setKeyTrust(path: "none" | "served" | "pinned" | "refused", text: string): void {
+  const target = element("key-trust");
+  target.dataset.path = path;
+  target.textContent = text;
+}
+
 function setVerifyResult(state: "idle" | "running" | "verified" | "not-verified" | "error", text: string): void {
   const target = element("verify-result");
   target.dataset.state = state;
@@ -323,6 +336,7 @@ async function openBet(chainId: number, betId: string): Promise<void> {
   for (const row of document.querySelectorAll("tr.selected")) row.classList.remove("selected");
   for (const row of document.querySelectorAll<HTMLTableRowElement>(`tr[data-chain-id="${chainId}"][data-bet-id="${betId}"]`)) row.classList.add("selected");
   setVerifyResult("idle", "");
+  setKeyTrust("none", "");
   const verify = element<HTMLButtonElement>("verify");
   verify.disabled = true;
   const list = element("detail-fields");
@@ -364,7 +378,14 @@ async function openBet(chainId: number, betId: string): Promise<void> {
   field(list, "outcome", result.outcome);
   field(list, "result", result.won ? `won ${formatAmount(result.payout, betResult.tokenInfo)} ${symbol}` : "lost");
   field(list, "public signals", result.proof.publicSignals.join(", "));
-  field(list, "service says", result.proof.verified ? "verified (not used here)" : "not verified (not used here)");
+  field(
+    list,
+    "service says",
+    result.proof.verified
+      ? "verified (not used here)"
+      : "NOT VERIFIED: the proof fails under the network's key, though the chain settled it (its verifier contract accepted it)",
+  );
+  if (!result.proof.verified) list.lastElementChild?.classList.add("proof-unverified");
   verify.disabled = false;
 }
 
@@ -373,8 +394,25 @@ async function verifyShown(): Promise<void> {
   const token = openToken;
   if (!bet) return;
   setVerifyResult("running", "verifying…");
+  // The trust path of the key: a key hash the user pinned, or (none pinned) the service's word.
+  const pinned = element<HTMLInputElement>("pinned-key").value.trim();
+  const keyJson = await verificationKeyOf(bet.chainId);
+  const trust = pinned ? await checkServedKey(keyJson, { pinnedSha256: pinned }) : undefined;
+  if (token !== openToken) return;
+  setKeyTrust(
+    trust === undefined ? "served" : trust.trusted ? "pinned" : "refused",
+    trust === undefined
+      ? "key: as served by the service, not checked (pin its sha256 above to check it)"
+      : trust.trusted
+        ? "key: matches your pinned sha256 ✓"
+        : `key: REFUSED (${trust.reason})`,
+  );
+  if (trust && !trust.trusted) {
+    setVerifyResult("not-verified", "not verified ✗ (the served key is not the pinned one)");
+    return;
+  }
   const check = await Promise.race([
-    Promise.all([verificationKeyOf(bet.chainId), loadSnarkjs()]).then(([keyJson, snarkjs]) => verifyBetProof(bet, keyJson, snarkjs.groth16)),
+    loadSnarkjs().then((snarkjs) => verifyBetProof(bet, keyJson, snarkjs.groth16)),
     // snarkjs waits forever for workers a browser refused to start: say so rather than spin.
     new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${VERIFY_TIMEOUT_MS / 1000} s`)), VERIFY_TIMEOUT_MS)),
   ]);

@@ -1309,7 +1309,8 @@ export const IndexingCursorScalarFieldEnum = {
   finalizedBlock: 'finalizedBlock',
   isReady: 'isReady',
   updatedAt: 'updatedAt',
-  resets: 'resets'
+  resets: 'resets',
+  rejectedProofs: 'rejectedProofs'
 } as const
 
 export type IndexingCursorScalarFieldEnum = (typeof IndexingCursorScalarFieldEnum)[keyof typeof IndexingCursorScalarFieldEnum]

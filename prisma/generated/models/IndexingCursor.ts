@@ -32,6 +32,7 @@ export type IndexingCursorAvgAggregateOutputType = {
   headBlock: number | null
   finalizedBlock: number | null
   resets: number | null
+  rejectedProofs: number | null
 }
 
 export type IndexingCursorSumAggregateOutputType = {
@@ -40,6 +41,7 @@ export type IndexingCursorSumAggregateOutputType = {
   headBlock: bigint | null
   finalizedBlock: bigint | null
   resets: number | null
+  rejectedProofs: number | null
 }
 
 export type IndexingCursorMinAggregateOutputType = {
@@ -51,6 +53,7 @@ export type IndexingCursorMinAggregateOutputType = {
   isReady: boolean | null
   updatedAt: Date | null
   resets: number | null
+  rejectedProofs: number | null
 }
 
 export type IndexingCursorMaxAggregateOutputType = {
@@ -62,6 +65,7 @@ export type IndexingCursorMaxAggregateOutputType = {
   isReady: boolean | null
   updatedAt: Date | null
   resets: number | null
+  rejectedProofs: number | null
 }
 
 export type IndexingCursorCountAggregateOutputType = {
@@ -73,6 +77,7 @@ export type IndexingCursorCountAggregateOutputType = {
   isReady: number
   updatedAt: number
   resets: number
+  rejectedProofs: number
   _all: number
 }
 
@@ -83,6 +88,7 @@ export type IndexingCursorAvgAggregateInputType = {
   headBlock?: true
   finalizedBlock?: true
   resets?: true
+  rejectedProofs?: true
 }
 
 export type IndexingCursorSumAggregateInputType = {
@@ -91,6 +97,7 @@ export type IndexingCursorSumAggregateInputType = {
   headBlock?: true
   finalizedBlock?: true
   resets?: true
+  rejectedProofs?: true
 }
 
 export type IndexingCursorMinAggregateInputType = {
@@ -102,6 +109,7 @@ export type IndexingCursorMinAggregateInputType = {
   isReady?: true
   updatedAt?: true
   resets?: true
+  rejectedProofs?: true
 }
 
 export type IndexingCursorMaxAggregateInputType = {
@@ -113,6 +121,7 @@ export type IndexingCursorMaxAggregateInputType = {
   isReady?: true
   updatedAt?: true
   resets?: true
+  rejectedProofs?: true
 }
 
 export type IndexingCursorCountAggregateInputType = {
@@ -124,6 +133,7 @@ export type IndexingCursorCountAggregateInputType = {
   isReady?: true
   updatedAt?: true
   resets?: true
+  rejectedProofs?: true
   _all?: true
 }
 
@@ -222,6 +232,7 @@ export type IndexingCursorGroupByOutputType = {
   isReady: boolean
   updatedAt: Date
   resets: number
+  rejectedProofs: number
   _count: IndexingCursorCountAggregateOutputType | null
   _avg: IndexingCursorAvgAggregateOutputType | null
   _sum: IndexingCursorSumAggregateOutputType | null
@@ -256,6 +267,7 @@ export type IndexingCursorWhereInput = {
   isReady?: Prisma.BoolFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeFilter<"IndexingCursor"> | Date | string
   resets?: Prisma.IntFilter<"IndexingCursor"> | number
+  rejectedProofs?: Prisma.IntFilter<"IndexingCursor"> | number
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
 }
 
@@ -268,6 +280,7 @@ export type IndexingCursorOrderByWithRelationInput = {
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
   network?: Prisma.NetworkOrderByWithRelationInput
 }
 
@@ -283,6 +296,7 @@ export type IndexingCursorWhereUniqueInput = Prisma.AtLeast<{
   isReady?: Prisma.BoolFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeFilter<"IndexingCursor"> | Date | string
   resets?: Prisma.IntFilter<"IndexingCursor"> | number
+  rejectedProofs?: Prisma.IntFilter<"IndexingCursor"> | number
   network?: Prisma.XOR<Prisma.NetworkScalarRelationFilter, Prisma.NetworkWhereInput>
 }, "chainId">
 
@@ -295,6 +309,7 @@ export type IndexingCursorOrderByWithAggregationInput = {
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
   _count?: Prisma.IndexingCursorCountOrderByAggregateInput
   _avg?: Prisma.IndexingCursorAvgOrderByAggregateInput
   _max?: Prisma.IndexingCursorMaxOrderByAggregateInput
@@ -314,6 +329,7 @@ export type IndexingCursorScalarWhereWithAggregatesInput = {
   isReady?: Prisma.BoolWithAggregatesFilter<"IndexingCursor"> | boolean
   updatedAt?: Prisma.DateTimeWithAggregatesFilter<"IndexingCursor"> | Date | string
   resets?: Prisma.IntWithAggregatesFilter<"IndexingCursor"> | number
+  rejectedProofs?: Prisma.IntWithAggregatesFilter<"IndexingCursor"> | number
 }
 
 export type IndexingCursorCreateInput = {
@@ -324,6 +340,7 @@ export type IndexingCursorCreateInput = {
   isReady?: boolean
   updatedAt: Date | string
   resets?: number
+  rejectedProofs?: number
   network: Prisma.NetworkCreateNestedOneWithoutCursorInput
 }
 
@@ -336,6 +353,7 @@ export type IndexingCursorUncheckedCreateInput = {
   isReady?: boolean
   updatedAt: Date | string
   resets?: number
+  rejectedProofs?: number
 }
 
 export type IndexingCursorUpdateInput = {
@@ -346,6 +364,7 @@ export type IndexingCursorUpdateInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
   network?: Prisma.NetworkUpdateOneRequiredWithoutCursorNestedInput
 }
 
@@ -358,6 +377,7 @@ export type IndexingCursorUncheckedUpdateInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorCreateManyInput = {
@@ -369,6 +389,7 @@ export type IndexingCursorCreateManyInput = {
   isReady?: boolean
   updatedAt: Date | string
   resets?: number
+  rejectedProofs?: number
 }
 
 export type IndexingCursorUpdateManyMutationInput = {
@@ -379,6 +400,7 @@ export type IndexingCursorUpdateManyMutationInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorUncheckedUpdateManyInput = {
@@ -390,6 +412,7 @@ export type IndexingCursorUncheckedUpdateManyInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorNullableScalarRelationFilter = {
@@ -406,6 +429,7 @@ export type IndexingCursorCountOrderByAggregateInput = {
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
 }
 
 export type IndexingCursorAvgOrderByAggregateInput = {
@@ -414,6 +438,7 @@ export type IndexingCursorAvgOrderByAggregateInput = {
   headBlock?: Prisma.SortOrder
   finalizedBlock?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
 }
 
 export type IndexingCursorMaxOrderByAggregateInput = {
@@ -425,6 +450,7 @@ export type IndexingCursorMaxOrderByAggregateInput = {
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
 }
 
 export type IndexingCursorMinOrderByAggregateInput = {
@@ -436,6 +462,7 @@ export type IndexingCursorMinOrderByAggregateInput = {
   isReady?: Prisma.SortOrder
   updatedAt?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
 }
 
 export type IndexingCursorSumOrderByAggregateInput = {
@@ -444,6 +471,7 @@ export type IndexingCursorSumOrderByAggregateInput = {
   headBlock?: Prisma.SortOrder
   finalizedBlock?: Prisma.SortOrder
   resets?: Prisma.SortOrder
+  rejectedProofs?: Prisma.SortOrder
 }
 
 export type IndexingCursorCreateNestedOneWithoutNetworkInput = {
@@ -494,6 +522,7 @@ export type IndexingCursorCreateWithoutNetworkInput = {
   isReady?: boolean
   updatedAt: Date | string
   resets?: number
+  rejectedProofs?: number
 }
 
 export type IndexingCursorUncheckedCreateWithoutNetworkInput = {
@@ -504,6 +533,7 @@ export type IndexingCursorUncheckedCreateWithoutNetworkInput = {
   isReady?: boolean
   updatedAt: Date | string
   resets?: number
+  rejectedProofs?: number
 }
 
 export type IndexingCursorCreateOrConnectWithoutNetworkInput = {
@@ -530,6 +560,7 @@ export type IndexingCursorUpdateWithoutNetworkInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 export type IndexingCursorUncheckedUpdateWithoutNetworkInput = {
@@ -540,6 +571,7 @@ export type IndexingCursorUncheckedUpdateWithoutNetworkInput = {
   isReady?: Prisma.BoolFieldUpdateOperationsInput | boolean
   updatedAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
   resets?: Prisma.IntFieldUpdateOperationsInput | number
+  rejectedProofs?: Prisma.IntFieldUpdateOperationsInput | number
 }
 
 
@@ -553,6 +585,7 @@ export type IndexingCursorSelect<ExtArgs extends runtime.Types.Extensions.Intern
   isReady?: boolean
   updatedAt?: boolean
   resets?: boolean
+  rejectedProofs?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -565,6 +598,7 @@ export type IndexingCursorSelectCreateManyAndReturn<ExtArgs extends runtime.Type
   isReady?: boolean
   updatedAt?: boolean
   resets?: boolean
+  rejectedProofs?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -577,6 +611,7 @@ export type IndexingCursorSelectUpdateManyAndReturn<ExtArgs extends runtime.Type
   isReady?: boolean
   updatedAt?: boolean
   resets?: boolean
+  rejectedProofs?: boolean
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }, ExtArgs["result"]["indexingCursor"]>
 
@@ -589,9 +624,10 @@ export type IndexingCursorSelectScalar = {
   isReady?: boolean
   updatedAt?: boolean
   resets?: boolean
+  rejectedProofs?: boolean
 }
 
-export type IndexingCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "indexedBlock" | "indexedBlockHash" | "headBlock" | "finalizedBlock" | "isReady" | "updatedAt" | "resets", ExtArgs["result"]["indexingCursor"]>
+export type IndexingCursorOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"chainId" | "indexedBlock" | "indexedBlockHash" | "headBlock" | "finalizedBlock" | "isReady" | "updatedAt" | "resets" | "rejectedProofs", ExtArgs["result"]["indexingCursor"]>
 export type IndexingCursorInclude<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   network?: boolean | Prisma.NetworkDefaultArgs<ExtArgs>
 }
@@ -621,6 +657,12 @@ export type $IndexingCursorPayload<ExtArgs extends runtime.Types.Extensions.Inte
      * reset makes "finalized" answers of the old data unreachable.
      */
     resets: number
+    /**
+     * Settled proofs (BetVault's verifier accepted them on chain) that fail under the served
+     * verification key since the last reset: any at all means the key or the verifier is wrong
+     * (`/health` says so). Counted in the commit that writes the results; zeroed by a reset.
+     */
+    rejectedProofs: number
   }, ExtArgs["result"]["indexingCursor"]>
   composites: {}
 }
@@ -1053,6 +1095,7 @@ export interface IndexingCursorFieldRefs {
   readonly isReady: Prisma.FieldRef<"IndexingCursor", 'Boolean'>
   readonly updatedAt: Prisma.FieldRef<"IndexingCursor", 'DateTime'>
   readonly resets: Prisma.FieldRef<"IndexingCursor", 'Int'>
+  readonly rejectedProofs: Prisma.FieldRef<"IndexingCursor", 'Int'>
 }
     
 

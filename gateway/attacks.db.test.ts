@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { gatewayProtection } from "../bin/wiring.ts";
+import { loadConfig } from "../core/config.ts";
+import { startTestStack, type TestStack } from "../test/stack.ts";
+
+// The attack classes of issue 21 that no feature test shows end to end. The others are shown where
+// their defence lives: aliased aggregates (gateway/points-budget.db.test.ts), a request flood
+// (gateway/rate-limit.db.test.ts), cache-key churn (gateway/response-replay.test.ts: declared
+// variables and the normalised operation as the key, the new-entry budget), CSV floods and slow
+// CSV readers (gateway/csv-export.db.test.ts, gateway/csv-slow-reader.db.test.ts), socket floods
+// (realtime/admission.db.test.ts) and deep replays from stalled sockets
+// (realtime/replay-limits.db.test.ts). Here: repeated ids in one betResults, under the default budget.
+
+let t: TestStack;
+beforeAll(async () => {
+  const protection = gatewayProtection(loadConfig(["shared", "gateway"], {}));
+  t = await startTestStack({ bets: 120 }, { protection });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const QUERY = `query ($chainId: ChainId!, $betIds: [UInt256!]!) {
+  betResults(chainId: $chainId, betIds: $betIds) { betId status result { outcome won payout proof { piA piB piC publicSignals } } }
+}`;
+
+interface Answer {
+  data?: { betResults: ({ betId: string } | null)[] } | null;
+  extensions?: { cost?: { requested: number; actual: number } };
+}
+
+async function ask(betIds: string[]): Promise<{ status: number; body: Answer }> {
+  const { chainId } = t.fixtures.sampleSettled!;
+  const response = await fetch(`${t.url}/graphql`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: QUERY, variables: { chainId, betIds } }),
+  });
+  return { status: response.status, body: (await response.json()) as Answer };
+}
+
+describe("repeated ids in one betResults", () => {
+  it("are answered at every position, and cost what the distinct ids cost", async () => {
+    const { betId } = t.fixtures.sampleSettled!;
+    const once = await ask([betId]);
+    const repeated = await ask(Array.from({ length: 100 }, () => betId));
+    expect([once.status, repeated.status]).toEqual([200, 200]);
+    expect(repeated.body.data?.betResults).toHaveLength(100);
+    expect(new Set(repeated.body.data?.betResults.map((bet) => bet?.betId))).toEqual(new Set([betId]));
+    expect(once.body.extensions?.cost?.actual).toBeGreaterThan(0);
+    expect(repeated.body.extensions?.cost).toEqual(once.body.extensions?.cost);
+  });
+});

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "IndexingCursor" ADD COLUMN     "rejectedProofs" INTEGER NOT NULL DEFAULT 0;
