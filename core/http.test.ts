@@ -1,3 +1,4 @@
+import http from "node:http";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { acceptsHtml, listen } from "./http.ts";
@@ -63,4 +64,38 @@ describe("acceptsHtml (GraphiQL for browsers at the GraphQL path)", () => {
       false,
     ]);
   });
+});
+
+describe("a route that fails while writing its head", () => {
+  it("has its connection closed, not left hanging (found: HEAD of the CSV export announced a Trailer, and the error answer threw again)", async () => {
+    const { ApolloServer } = await import("@apollo/server");
+    const { createGraphQLRequestListener } = await import("./http.ts");
+    const server = new ApolloServer({ typeDefs: "type Query { a: Int }" });
+    const listener = createGraphQLRequestListener({
+      server,
+      context: async () => ({}),
+      maxBodyBytes: 1024,
+      routes: {
+        "/boom": async (_req, res) => {
+          res.setHeader("trailer", "x-status"); // refused by Node when writing a head without chunked encoding
+          res.writeHead(200);
+          res.end();
+        },
+      },
+    });
+    const running = await listen(listener, "127.0.0.1", 0);
+    try {
+      const outcome = await new Promise<string>((resolve) => {
+        const req = http.request(`${running.url}/boom`, { method: "HEAD" }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(`status ${res.statusCode}`));
+        });
+        req.on("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? "error"));
+        req.end();
+      });
+      expect(outcome).toMatch(/^(status 500|ECONNRESET)$/);
+    } finally {
+      await running.close(0);
+    }
+  }, 10_000);
 });

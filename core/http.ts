@@ -1,9 +1,11 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
+import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
+import { nestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.ts";
 import type { Registry } from "prom-client";
 import { DEFAULT_WRITE_DEADLINE_MS, enforceWriteDeadline, slowReaderCounter } from "./write-deadline.ts";
 
@@ -101,10 +103,33 @@ async function readBody(req: IncomingMessage, maxBytes: number): Promise<string>
 function parseJsonBody(text: string, contentType: string | undefined): unknown {
   if (!text) return undefined;
   if (!contentType || !/^application\/(graphql-response\+)?json\b/i.test(contentType)) return text;
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw new HttpError(400, "BAD_REQUEST", "Request body is not valid JSON");
+  }
+  refuseDeepJson(value, "Request body");
+  return value;
+}
+
+/** A request's JSON nested deeper than anything the schema accepts: refused before anything recurses over it (core/json-depth.ts). */
+function refuseDeepJson(value: unknown, what: string): void {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw new HttpError(400, "BAD_REQUEST", `${what} nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`);
+}
+
+/** GET's JSON parameters (variables, extensions), as deep as a body may be; what is not JSON is left to Apollo Server to refuse. */
+function refuseDeepSearchParams(params: URLSearchParams): void {
+  for (const name of ["variables", "extensions"]) {
+    for (const text of params.getAll(name)) {
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        continue;
+      }
+      refuseDeepJson(value, `The ${name} parameter`);
+    }
   }
 }
 
@@ -167,7 +192,12 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       for (const [key, value] of Object.entries(req.headers)) {
         if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(", ") : value);
       }
+      // The answer's media type is decided here, before anything runs (core/accept.ts), and Apollo Server is told it.
+      const answerType = graphqlAnswerType(req.headers.accept);
+      if (!answerType) throw new HttpError(406, "BAD_REQUEST", `The Accept header allows neither ${GRAPHQL_ANSWER_TYPES.join(" nor ")}`);
+      headers.set("accept", answerType);
       const method = (req.method ?? "GET").toUpperCase();
+      if (method !== "POST") refuseDeepSearchParams(url.searchParams);
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
       const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: url.search, body };
       const shortcut = options.beforeGraphQL;
@@ -193,7 +223,13 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         res.destroy();
         return;
       }
-      sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
+      try {
+        sendError(res, error instanceof HttpError ? error : new HttpError(500, ErrorCode.Internal, "Internal server error"));
+      } catch {
+        // The head itself cannot be written (a route left a header Node refuses): close the
+        // connection rather than leave the client waiting for an answer that cannot come.
+        res.destroy();
+      }
     }
   }
 

@@ -22,6 +22,13 @@ describe("cacheKeyOf", () => {
     expect(cacheKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
   });
 
+  it("keeps an input object's own __proto__ key: a request Apollo Server refuses never shares the key of one it answers", () => {
+    const query = `query ($filter: Filter) { bets(filter: $filter) { id } }`;
+    // As JSON.parse builds it: an own property named __proto__, not a prototype.
+    const withProto = JSON.parse('{"filter": {"__proto__": {"status": "SETTLED"}}}') as Record<string, unknown>;
+    expect(cacheKeyOf(post({ query, variables: withProto }), "0")).not.toBe(cacheKeyOf(post({ query, variables: { filter: {} } }), "0"));
+  });
+
   it("folds away what does not change the answer: comments, whitespace, undeclared variables, key order, defaults", () => {
     const query = `query One($id: ID!, $filter: Filter = { a: 1, b: [2] }) { bet(id: $id, filter: $filter) { id } }`;
     const key = cacheKeyOf(post({ query, variables: { id: "1" } }), "0");

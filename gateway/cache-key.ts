@@ -145,7 +145,8 @@ function documentOf(text: string | undefined, hash: string): Normalised | undefi
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (!isRecord(value)) return value;
-  const sorted: Json = {};
+  // No prototype: a key named __proto__ (JSON.parse makes it an own property) stays a key, not a prototype that JSON.stringify drops.
+  const sorted: Json = Object.create(null) as Json;
   for (const name of Object.keys(value).sort()) sorted[name] = canonical(value[name]);
   return sorted;
 }

@@ -192,4 +192,24 @@ describe("the points budget, charged by rows", () => {
     expect(rows).toEqual(lines(full.body).slice(0, 16));
     await short.close();
   });
+
+  it("answers a HEAD (found: Node threw ERR_HTTP_TRAILER_INVALID, a 500 through the gateway) and charges it a page's statement only", async () => {
+    const wallet = t.fixtures.whale;
+    const capacity = 10 * PAGE;
+    const s = await server(capacity);
+    const head = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${s.url}/wallets/${wallet}/bets.csv`, { method: "HEAD" }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    expect([await head(), await head()]).toEqual([200, 200]);
+    // The refund is settled in the background: the next GET's charge reads it (a frozen clock, nothing refills).
+    const after = await get(`${s.url}/wallets/${wallet}/bets.csv`);
+    expect(after.headers["ratelimit-remaining"]).toBe(String(capacity - 2 * CSV_PAGE_POINTS - PAGE));
+    await s.close();
+  });
 });

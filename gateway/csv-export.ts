@@ -191,18 +191,22 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
     if (!first.allowed) return; // answered 429
 
     const compression = req.method === "GET" ? compressionStreamFor(req, options.compression) : undefined;
-    res.writeHead(200, {
+    const headers = {
       "content-type": "text/csv; charset=utf-8; header=present",
       "content-disposition": `attachment; filename="bets-${wallet}${chainId === undefined ? "" : `-${chainId}`}.csv"`,
       "cache-control": "no-store",
       vary: "accept-encoding",
-      trailer: EXPORT_STATUS_TRAILER,
       ...(compression ? { "content-encoding": compression.encoding } : {}),
-    });
+    };
     if (req.method === "HEAD") {
+      // No body, so no chunked encoding and no trailer (Node refuses to announce one); no row is
+      // read, so the page of rows charged is refunded: a HEAD costs a page's statement.
+      res.writeHead(200, headers);
       res.end();
+      refund(req, pageRows * CSV_ROW_POINTS);
       return;
     }
+    res.writeHead(200, { ...headers, trailer: EXPORT_STATUS_TRAILER });
     let closed = false;
     res.once("close", () => {
       closed = true;

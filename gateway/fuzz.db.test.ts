@@ -90,8 +90,10 @@ const OPERATIONS: Operation[] = [
     expectShape: (data, [, b]) => {
       expect(Array.isArray(data.betResults)).toBe(true);
       const bets = data.betResults as unknown[];
-      expect(bets).toHaveLength((b as unknown[]).length);
-      for (const [i, bet] of bets.entries()) expectBetOrNull(bet, (b as unknown[])[i]);
+      // GraphQL input coercion takes a single value for a list as a list of one (a hostile "10" is ["10"]).
+      const ids = Array.isArray(b) ? b : [b];
+      expect(bets).toHaveLength(ids.length);
+      for (const [i, bet] of bets.entries()) expectBetOrNull(bet, ids[i]);
     },
     found: (data) => (data.betResults as unknown[]).some((bet) => bet !== null),
   },

@@ -159,6 +159,9 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           let actual: number;
           if (requested === undefined || refused)
             actual = REQUEST_POINTS; // never ran: the door's fee
+          else if (response.body.kind === "single" && response.body.singleResult.data === undefined)
+            // No `data` at all: refused before execution (its variables did not coerce); execution, even failed, says data.
+            actual = REQUEST_POINTS;
           else if (response.body.kind === "single" && response.body.singleResult.data && document && operation)
             actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, response.body.singleResult.data));
           else actual = requested; // ran, but the answer does not say how far: as requested

@@ -3,6 +3,7 @@
 // budget, and the client address behind trusted proxies. Other client addresses are real too:
 // loopback's 127.0.0.x, bound with the ws client's `localAddress`.
 import http from "node:http";
+import { io as ioClient } from "socket.io-client";
 import { randomBytes } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
@@ -229,5 +230,42 @@ describe.skipIf(skipWithout(privateRedisServer))(serviceTitle("sockets per clien
     } finally {
       await redis.start();
     }
+  });
+});
+
+describe("a client that leaves while its handshake is being decided", () => {
+  it("frees its slot: the address's allowance of one is there again for its next socket", async () => {
+    // The cluster counter answers only when the test says so, after the client has gone.
+    const pending: ((admitted: boolean) => void)[] = [];
+    const node = await startNode({
+      admission: { maxSocketsPerAddress: 1, maxSocketsPerAddressCluster: 5 },
+      clusterCounter: () => ({
+        admit: () => new Promise<boolean>((resolve) => pending.push(resolve)),
+        record: () => undefined,
+        close: async () => undefined,
+      }),
+    });
+    const leaving = ioClient(node.url, { path: PATH, transports: ["websocket"], reconnection: false, forceNew: true });
+    await eventually(
+      () => pending.length === 1,
+      10_000,
+      () => "the handshake to reach the cluster counter",
+    );
+    leaving.close(); // the connection goes while the node still waits on the counter
+    await eventually(
+      () => node.realtime.io.engine.clientsCount === 0,
+      10_000,
+      () => "the leaving client's connection to close",
+    );
+    pending.shift()!(true);
+    // The next socket of the same address: admitted when the first one's slot was freed.
+    const next = attempt(node);
+    await eventually(
+      () => pending.length === 1,
+      10_000,
+      () => `the next handshake to reach the cluster counter (refused: ${JSON.stringify(node.realtime.admission().refusals)})`,
+    );
+    pending.shift()!(true);
+    expect((await next).admitted, JSON.stringify(node.realtime.admission().refusals)).toBe(true);
   });
 });

@@ -191,6 +191,9 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
         };
         socket.once("disconnect", release);
         socket.conn.once("close", release);
+        // The connection may have closed while the cluster counter was asked: its "close" has
+        // fired already and the socket will never connect (Socket.IO drops it), so free its slot now.
+        if (socket.conn.readyState !== "open") release();
         next();
       },
       (error: unknown) => next(error instanceof Error ? error : new Error(String(error))),
