@@ -120,6 +120,17 @@ describe("health", () => {
     );
     expect(devnet.data!.networkConfigs[0]!.indexing).toEqual({ backfillProgress: 1, isReady: true });
   });
+
+  it("says when a backfill is a re-index after a reset (a redeployed contract, a lost history, a changed verification key)", async () => {
+    const cursor = await t.db.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId: 31337n } });
+    await t.db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { isReady: false, resets: cursor.resets + 1, updatedAt: new Date() } });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the report cache
+    const report = (await (await fetch(`${t.url}/health`)).json()) as { checks: { name: string; status: string; detail: string }[] };
+    expect(report.checks.find((c) => c.name === "indexer:localnet")).toMatchObject({
+      status: "DEGRADED",
+      detail: expect.stringMatching(new RegExp(`^re-indexing after reset ${cursor.resets + 1} \\(the indexer's log says why\\): block \\d+ of \\d+ `)),
+    });
+  });
 });
 
 describe("metrics", () => {

@@ -93,7 +93,7 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
   function indexerCheck(
     name: string,
     confirmations: number,
-    cursor: { headBlock: bigint; indexedBlock: bigint; updatedAt: Date; isReady: boolean } | null,
+    cursor: { headBlock: bigint; indexedBlock: bigint; updatedAt: Date; isReady: boolean; resets: number } | null,
     contracts: { deployBlock: bigint }[],
   ): HealthCheck {
     const check = (status: HealthStatus, detail: string): HealthCheck => ({ name: `indexer:${name}`, status, latencyMs: null, detail });
@@ -103,10 +103,10 @@ export function createHealthMonitor(options: HealthMonitorOptions) {
     const summary = `lag ${lag} blocks, last write ${staleSeconds}s ago`;
     if (!cursor.isReady) {
       const deployBlock = contracts[0]?.deployBlock ?? 0n;
-      return check(
-        "DEGRADED",
-        `backfilling: ${backfillPosition(cursor.indexedBlock, finalizedBlockAt(cursor.headBlock, confirmations), deployBlock)}, ${summary}`,
-      );
+      // After a reset (a redeployed contract, a chain that lost the indexed history, a changed
+      // verification key) the backfill is a re-index: say so; the indexer's log line says which.
+      const what = cursor.resets > 0 ? `re-indexing after reset ${cursor.resets} (the indexer's log says why)` : "backfilling";
+      return check("DEGRADED", `${what}: ${backfillPosition(cursor.indexedBlock, finalizedBlockAt(cursor.headBlock, confirmations), deployBlock)}, ${summary}`);
     }
     if (lag > BigInt(options.maxLagBlocks)) return check("DEGRADED", `behind the head: ${summary}`);
     if (staleSeconds > options.maxStalenessSeconds) return check("DEGRADED", `stale: ${summary}`);
