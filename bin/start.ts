@@ -131,11 +131,15 @@ const stack = await startStack({
   port: config.PORT,
   gateway: { ...gatewayConfig, ...createLivePage({ logger }), walletBetPages: csvExports.pages },
 });
+const realtimeNode = realtimeSettings(config, gatewayConfig.rateLimit?.store);
 const realtime = await startRealtime(stack.http.server, {
   db,
   logger: logger.child({ component: "realtime" }),
   // With Redis this process still publishes (one leader among publishers, by advisory lock).
-  settings: { ...realtimeSettings(config, gatewayConfig.rateLimit?.store), path: REALTIME_PATH.gateway, publisher: true },
+  // This one process also holds the embedded database, both chains' provers and the indexer: its
+  // RSS (about 1 GiB) is not the realtime tier's, so the node memory budget (REALTIME_MAX_MEMORY_MB)
+  // is for dedicated nodes; here it refused every socket NODE_FULL. The socket caps still hold.
+  settings: { ...realtimeNode, path: REALTIME_PATH.gateway, publisher: true, admission: { ...realtimeNode.admission, maxMemoryBytes: 0 } },
   redisUrl: config.REDIS_URL,
   databaseUrl: config.DATABASE_URL,
   networks: deps.networks,

@@ -300,7 +300,7 @@ export const CONFIG_VARIABLES = {
     "realtime",
     nonNegativeInt,
     "768",
-    "a node refuses new sockets (`NODE_FULL`) while its resident memory (RSS) is above this many MiB (`0`: no bound)",
+    "a realtime node refuses new sockets (`NODE_FULL`) while its resident memory (RSS) is above this many MiB (`0`: no bound; not applied by `npm start`, whose one process holds everything)",
   ),
   REALTIME_REPLAY_MAX_UPDATES: variable("realtime", nonNegativeInt, "100000", "replay window for `sinceSeq`, in updates (`REPLAY_WINDOW_EXCEEDED` beyond)"),
   REALTIME_REPLAY_MAX_AGE_SECONDS: variable("realtime", nonNegativeInt, "86400", "replay window for `sinceSeq`, in seconds"),
