@@ -1,12 +1,12 @@
 // Answers above the threshold come back compressed when the client accepts it (Brotli first,
 // then gzip, q-values honoured), decompress to exactly the identity answer, and say
 // `Vary: Accept-Encoding`; small answers and clients that accept nothing get identity.
-import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { negotiateEncoding } from "../core/compression.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
+import { ask, type Reply } from "../test/raw-graphql.ts";
 
 let t: TestStack;
 beforeAll(async () => {
@@ -15,22 +15,8 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** A raw POST (fetch would decompress by itself and hide the headers' meaning). */
-function post(query: string, acceptEncoding?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  const payload = JSON.stringify({ query });
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${t.url}/graphql`,
-      { method: "POST", headers: { "content-type": "application/json", ...(acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding }) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(payload);
-  });
+function post(query: string, acceptEncoding?: string): Promise<Reply> {
+  return ask(t.url, { query, headers: acceptEncoding === undefined ? {} : { "accept-encoding": acceptEncoding } });
 }
 
 const LARGE = `{ playerBets(wallet: "WHALE", first: 100) { nodes { chainId betId player token stake game clientSeed serverSeedHash status placedTx result { won outcome payout } } } }`;
