@@ -1,15 +1,15 @@
 import { readFileSync } from "node:fs";
 import { parse, type OperationDefinitionNode } from "graphql";
 import { describe, expect, it } from "vitest";
-import { apiSchemaOf } from "../core/schema.ts";
 import { actualCost } from "./actual-cost.ts";
 import { DEFAULT_QUERY_LIMITS, measureOperation } from "./limits.ts";
 import { withoutCostExtension } from "./points-budget.ts";
+import { pricedApiSchemaOf } from "./cost-directives.ts";
 
 // The settlement's price: the estimate's model applied to the answer. An answer as large as the
 // arguments allow costs what was estimated; a smaller one costs less by exactly the objects missing.
 
-const schema = apiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
+const schema = pricedApiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
 const WALLET = '"0x000000000000000000000000000000000000dead"';
 const FIELDS = "chainId betId stake status";
 

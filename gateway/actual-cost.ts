@@ -12,7 +12,8 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { betIdsArgument, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
+import { pricesOf } from "./cost-directives.ts";
+import { argument, type ConnectionScope, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
 
 // What an operation really cost, once it has run: the price model of gateway/limits.ts (priceField)
 // applied to the answer instead of to the arguments. Where the estimate multiplies by `first` or by
@@ -34,7 +35,7 @@ function objectsOf(parents: readonly Json[], key: string): Json[] {
   return found;
 }
 
-/** A `betIds` answer (one entry per id, in order) without the entries of an id already answered: each bet is paid for once. */
+/** An answer to a list of ids (one entry per id, in order) without the entries of an id already answered: each object is paid for once. */
 function firstOfEachId(parents: readonly Json[], key: string, ids: readonly unknown[]): Json[] {
   const firstAt = new Map<string, number>();
   ids.forEach((id, i) => {
@@ -63,9 +64,10 @@ export function actualCost(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   const values = effectiveVariables(operation, variables);
+  const prices = pricesOf(schema);
   let cost = 0;
 
-  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, parents: readonly Json[], connection: { countCost: number } | undefined) => {
+  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, parents: readonly Json[], connection: ConnectionScope | undefined) => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments.get(selection.name.value);
@@ -91,13 +93,13 @@ export function actualCost(
         walk(selection.selectionSet, getNamedType(definition.type), objects, connection);
         continue;
       }
-      const price = priceField(parent, selection, definition, values, connection);
+      const price = priceField(parent, selection, definition, values, connection, prices);
       cost += 1 + parents.length * price.statement;
       if (!price.composite || !selection.selectionSet) continue;
-      const ids = betIdsArgument(selection, values);
-      const objects = ids ? firstOfEachId(parents, key, ids) : objectsOf(parents, key);
+      const ids = price.idList ? argument(selection, price.idList, values) : undefined;
+      const objects = Array.isArray(ids) ? firstOfEachId(parents, key, ids) : objectsOf(parents, key);
       cost += objects.length * price.weight;
-      walk(selection.selectionSet, price.named, objects, price.connection ?? connection);
+      walk(selection.selectionSet, price.named, objects, price.connection);
     }
   };
 

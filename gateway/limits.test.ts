@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { getIntrospectionQuery, parse, type OperationDefinitionNode } from "graphql";
 import { describe, expect, it } from "vitest";
-import { apiSchemaOf } from "../core/schema.ts";
 import { largestDocumentedRequests } from "../test/largest-request.ts";
 import { checkArgumentRanges, DEFAULT_QUERY_LIMITS, measureOperation, type QueryLimits } from "./limits.ts";
+import { pricedApiSchemaOf } from "./cost-directives.ts";
 
-const schema = apiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
+const schema = pricedApiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
 const WALLET = "0x000000000000000000000000000000000000dead";
 
 function measure(query: string, variables: Record<string, unknown> = {}, limits: QueryLimits = DEFAULT_QUERY_LIMITS) {

@@ -23,25 +23,28 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { checkBetIdCount, checkPageSize, MAX_BETS_PER_TRANSACTION } from "../core/arguments.ts";
+import { checkBetIdCount, checkPageSize } from "../core/arguments.ts";
 import { ErrorCode, InputError } from "../core/errors.ts";
+import { pricesOf, type ListSize, type SchemaPrices } from "./cost-directives.ts";
 
 // Query limits of the contract, measured on the parsed operation before any subgraph is asked:
 // argument ranges first (BAD_USER_INPUT naming the argument, whatever the cost), then depth
 // (fields nested in fields), aliases, and cost. The cost model prices what the service does, not
-// how many names a query spells out (docs/reference/limits.md#query-cost):
+// how many names a query spells out (docs/reference/limits.md#query-cost). Its prices are the
+// subgraphs' own, declared in their SDL and read from the supergraph served (gateway/cost-directives.ts):
 // - a scalar or enum leaf costs 1 where the (fragment-expanded) query selects it, not per row: it is
 //   a column of a row already read;
-// - every object costs 1 each time it is returned, a `Bet` BET_WEIGHT (its rows in two subgraphs);
-// - a list multiplies what it contains by its size: `first`, the number of distinct `betIds`, the
-//   connection's `first` for `edges`/`nodes`, UNBOUNDED_LIST_SIZE for small lists no argument bounds;
-// - each database statement a field runs costs FIELD_COST, a `totalCount` that no counter serves
-//   (a `game` or placed-time filter counts the wallet's rows) FILTERED_COUNT_COST, and a page under
-//   a filter no single index serves in page order SCAN_PAGE_COST; `bets` (every wallet) pays
-//   TABLE_SCAN_COST / TABLE_COUNT_COST instead when no player filter bounds that work to one wallet.
-// Introspection stays open and does not count towards depth, but is priced like the rest by what it
-// returns: its lists are as long as the schema's own (every type, then the fields of a type on
-// average, and so on), so one full introspection fits the budget and many aliased copies do not.
+// - every object costs its type's `@cost` (default 1) each time it is returned;
+// - a list multiplies what it contains by its size, from the field's `@listSize`: the value of a
+//   slicing argument (or its default), else `assumedSize`; a connection's `sizedFields` (`edges`,
+//   `nodes`) take the size of the field that returned the connection;
+// - each call of a field costs the field's `@cost` (the database statements it runs), plus the
+//   `@cost` of each argument given.
+// What the directives cannot say stays here, named: prices that depend on the shape of a filter
+// (FILTER_SHAPE_PRICES), lists as long as the distinct ids of a list argument (ID_LIST_ARGUMENTS),
+// and introspection, which stays open and does not count towards depth, but is priced like the rest
+// by what it returns: its lists are as long as the schema's own (every type, then the fields of a
+// type on average, and so on), so one full introspection fits the budget and many aliased copies do not.
 
 export interface QueryLimits {
   maxDepth: number;
@@ -51,26 +54,15 @@ export interface QueryLimits {
 
 export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 8, maxAliases: 30, maxCost: 5000 };
 
-/** Lists whose size no argument states (networks, contracts, health checks) are small. */
-const UNBOUNDED_LIST_SIZE = 10;
-/** Connection fields whose size is the `first` of the field that returned the connection. */
-const CONNECTION_LISTS = new Set(["edges", "nodes"]);
-/** A bet is a row in history and one in results (joined by the gateway). */
-const BET_WEIGHT = 3;
-/** Database statements run per call of a field, beyond the objects it returns. */
-const FIELD_COST: Record<string, number> = {
-  "Query.playerBets": 10,
-  "Query.bets": 10,
-  "Query.betsByTransaction": 5,
-  "Query.betResults": 5,
-  "Query.pendingBetCount": 5,
-  // One statement: the counter rows, plus each network's settled bets of its last `confirmations`
-  // blocks (not final yet) read through an index: more than a counter, never a game's history.
-  "Query.fairnessStats": 20,
-  "Query.betResult": 1,
-  "Query.networkConfigs": 1,
-  "BetConnection.totalCount": 1,
-};
+/**
+ * A list of objects without a size in the schema (a supergraph `schema:check` would refuse,
+ * scripts/schema-list-sizes.ts): priced as long as the contract's largest page.
+ */
+const UNSIZED_LIST_SIZE = 100;
+/** An introspection list the schema gives no length for. */
+const INTROSPECTION_LIST_SIZE = 10;
+/** The field of a connection that counts its rows: the filter rules below price it. */
+const COUNT_FIELD = "totalCount";
 /** A totalCount under a `game` or placed-time filter counts the wallet's matching rows (no counter serves it). */
 const FILTERED_COUNT_COST = 500;
 /** A page no single index serves in page order (a placed-time range, several statuses, two
@@ -82,8 +74,6 @@ export const INTROSPECTION_OBJECTS_PER_UNIT = 4;
 /** A `bets` page or count that no index serves and no player filter bounds: it may read every bet. */
 const TABLE_SCAN_COST = 2000;
 const TABLE_COUNT_COST = 2000;
-/** Default page size of a connection field without `first`. */
-const DEFAULT_PAGE = 20;
 
 export interface OperationMeasure {
   depth: number;
@@ -110,23 +100,8 @@ export function effectiveVariables(operation: OperationDefinitionNode, variables
   return { ...effective, ...variables };
 }
 
-/**
- * The distinct ids of a field's `betIds` list (as given: "7" and "07" count twice), or undefined
- * without one. The answer repeats a repeated id from one read (subgraphs/results), so it is priced
- * once: 100 copies of one id cost what one does.
- */
-export function distinctBetIds(field: FieldNode, variables: Record<string, unknown>): string[] | undefined {
-  const ids = betIdsArgument(field, variables);
-  return ids ? [...new Set(ids.map(String))] : undefined;
-}
-
-/** A field's `betIds` list as given (repeats included), or undefined without one. */
-export function betIdsArgument(field: FieldNode, variables: Record<string, unknown>): unknown[] | undefined {
-  const ids = argument(field, "betIds", variables);
-  return Array.isArray(ids) ? ids : undefined;
-}
-
-function argument(field: FieldNode, name: string, variables: Record<string, unknown>): unknown {
+/** The value of a field's argument, variables resolved; undefined when not given. */
+export function argument(field: FieldNode, name: string, variables: Record<string, unknown>): unknown {
   const node = field.arguments?.find((a) => a.name.value === name)?.value;
   return node ? valueFromASTUntyped(node, variables) : undefined;
 }
@@ -245,7 +220,32 @@ function explorerFilterCost(filter: unknown): { page: number; count: number } {
   };
 }
 
-interface ConnectionScope {
+/** What a `playerBets` filter costs beyond the field's `@cost`: a page no index serves in order, a count no counter serves. */
+function walletFilterCost(filterArgument: unknown): { page: number; count: number } {
+  const filter = filterOf(filterArgument);
+  return { page: filter.scans ? SCAN_PAGE_COST : 0, count: filter.game || filter.timeRange ? FILTERED_COUNT_COST : 0 };
+}
+
+/**
+ * Prices that depend on the shape of a field's `filter` argument, which `@cost` cannot say: `page`
+ * (when not 0) replaces the field's `@cost`, `count` (when not 0) the `@cost` of the returned
+ * connection's totalCount. Keyed by the field's coordinate.
+ */
+const FILTER_SHAPE_PRICES: Readonly<Record<string, (filter: unknown) => { page: number; count: number }>> = {
+  "Query.playerBets": walletFilterCost,
+  "Query.bets": explorerFilterCost,
+};
+
+/**
+ * Lists as long as the distinct values of a list argument (a repeated id is read once), which
+ * `@listSize` cannot say: composition takes only Int slicing arguments. The field's `@listSize`
+ * (`assumedSize`) is then its upper bound, what a reader of the directives alone charges.
+ */
+export const ID_LIST_ARGUMENTS: ReadonlyMap<string, string> = new Map([["Query.betResults", "betIds"]]);
+
+/** The fields a connection-returning field sizes (`sizedFields`), and what its totalCount costs. */
+export interface ConnectionScope {
+  sizedFields: ReadonlySet<string>;
   size: number;
   /** What its totalCount costs when no counter serves it; 0 when one does. */
   countCost: number;
@@ -258,41 +258,76 @@ export interface FieldPrice {
   /** Whether it returns objects (priced per object returned) rather than leaves (columns). */
   composite: boolean;
   list: boolean;
+  /** The estimated length of the list it returns (1 when not a list). */
+  size: number;
   /** Points per object returned. */
   weight: number;
   named: GraphQLNamedType;
-  /** A connection-returning field: what the connection's totalCount costs. */
-  connection?: { countCost: number };
+  /** A field whose `@listSize` sizes fields of the object it returns: the scope of that object's fields. */
+  connection?: ConnectionScope;
+  /** The list argument whose distinct values the answer holds, one entry per value (ID_LIST_ARGUMENTS). */
+  idList?: string;
+}
+
+/** The size a `@listSize` gives: the largest slicing argument given (or its default), else `assumedSize`. */
+function declaredSize(listSize: ListSize, selection: FieldNode, definition: GraphQLField<unknown, unknown>, values: Record<string, unknown>): number | undefined {
+  const sliced = (listSize.slicingArguments ?? []).flatMap((name) => {
+    const given = argument(selection, name, values);
+    const value = typeof given === "number" ? given : definition.args.find((a) => a.name === name)?.defaultValue;
+    return typeof value === "number" ? [Math.max(1, value)] : [];
+  });
+  return sliced.length > 0 ? Math.max(...sliced) : listSize.assumedSize;
 }
 
 /**
  * The price model of one field (docs/reference/limits.md#query-cost), shared by the estimate
  * before the operation runs (measureOperation) and the settlement after it (gateway/actual-cost.ts).
+ * `scope` is the connection the parent object is (when a field of its parent sizes it).
  */
 export function priceField(
   parent: GraphQLNamedType,
   selection: FieldNode,
   definition: GraphQLField<unknown, unknown>,
   values: Record<string, unknown>,
-  connection: { countCost: number } | undefined,
+  scope: ConnectionScope | undefined,
+  prices: SchemaPrices,
 ): FieldPrice {
-  const coordinate = `${parent.name}.${selection.name.value}`;
-  const filterArgument = argument(selection, "filter", values);
-  const filter = filterOf(filterArgument);
-  const explorer = coordinate === "Query.bets" ? explorerFilterCost(filterArgument) : undefined;
-  let statement = FIELD_COST[coordinate] ?? 0;
-  if (coordinate === "BetConnection.totalCount" && connection?.countCost) statement = connection.countCost;
-  if (coordinate === "Query.playerBets" && filter.scans) statement = SCAN_PAGE_COST;
-  if (explorer?.page) statement = explorer.page;
+  const name = selection.name.value;
+  const coordinate = `${parent.name}.${name}`;
+  const shape = FILTER_SHAPE_PRICES[coordinate]?.(argument(selection, "filter", values));
+  let statement = prices.fieldWeights.get(coordinate) ?? 0;
+  for (const given of selection.arguments ?? []) statement += prices.argumentWeights.get(`${coordinate}(${given.name.value}:)`) ?? 0;
+  if (name === COUNT_FIELD && scope?.countCost) statement = scope.countCost;
+  if (shape?.page) statement = shape.page;
   const named = getNamedType(definition.type);
-  const countCost = explorer ? explorer.count : filter.game || filter.timeRange ? FILTERED_COUNT_COST : 0;
+  const list = isListType(getNullableType(definition.type));
+  const listSize = prices.listSizes.get(coordinate);
+  const idList = ID_LIST_ARGUMENTS.get(coordinate);
+  const ids = idList ? argument(selection, idList, values) : undefined;
+  let size = 1;
+  if (list) {
+    if (Array.isArray(ids)) size = Math.max(1, new Set(ids.map(String)).size);
+    else if (listSize && !listSize.sizedFields) size = declaredSize(listSize, selection, definition, values) ?? UNSIZED_LIST_SIZE;
+    else if (scope?.sizedFields.has(name)) size = scope.size;
+    else size = UNSIZED_LIST_SIZE;
+  }
   return {
     statement,
     composite: isCompositeType(named),
-    list: isListType(getNullableType(definition.type)),
-    weight: named.name === "Bet" ? BET_WEIGHT : 1,
+    list,
+    size,
+    weight: prices.typeWeights.get(named.name) ?? 1,
     named,
-    ...(definition.args.some((a) => a.name === "first") ? { connection: { countCost } } : {}),
+    ...(listSize?.sizedFields
+      ? {
+          connection: {
+            sizedFields: new Set(listSize.sizedFields),
+            size: declaredSize(listSize, selection, definition, values) ?? UNSIZED_LIST_SIZE,
+            countCost: shape?.count ?? 0,
+          },
+        }
+      : {}),
+    ...(idList ? { idList } : {}),
   };
 }
 
@@ -312,24 +347,13 @@ export function measureOperation(
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   const values = effectiveVariables(operation, variables);
+  const prices = pricesOf(schema);
   const sizes = introspectionSizes.get(schema) ?? introspectionListSizes(schema);
   introspectionSizes.set(schema, sizes);
   const measure: OperationMeasure = { depth: 0, aliases: 0, cost: 0 };
   const charge = (amount: number) => {
     measure.cost += amount;
     if (measure.cost > limits.maxCost) throw new LimitExceeded("cost", limits.maxCost, measure.cost);
-  };
-
-  const pageSize = (field: FieldNode): number => {
-    const first = argument(field, "first", values);
-    return typeof first === "number" ? Math.max(1, first) : DEFAULT_PAGE;
-  };
-  const listSize = (field: FieldNode, connection: ConnectionScope | undefined): number => {
-    const ids = distinctBetIds(field, values);
-    if (ids) return Math.max(1, ids.length);
-    if (field.name.value === "betsByTransaction") return MAX_BETS_PER_TRANSACTION;
-    if (CONNECTION_LISTS.has(field.name.value) && connection) return connection.size;
-    return UNBOUNDED_LIST_SIZE;
   };
 
   const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, depth: number, multiplier: number, connection: ConnectionScope | undefined) => {
@@ -358,23 +382,22 @@ export function measureOperation(
       if (introspection || !definition) {
         charge(1);
         if (!selection.selectionSet || !definition) continue;
-        const size = isListType(getNullableType(definition.type)) ? (sizes.get(`${parent.name}.${name}`) ?? UNBOUNDED_LIST_SIZE) : 1;
+        const size = isListType(getNullableType(definition.type)) ? (sizes.get(`${parent.name}.${name}`) ?? INTROSPECTION_LIST_SIZE) : 1;
         const instances = multiplier * size;
         charge(Math.ceil(instances / INTROSPECTION_OBJECTS_PER_UNIT));
         walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, instances, connection);
         continue;
       }
-      const price = priceField(parent, selection, definition, values, connection);
+      const price = priceField(parent, selection, definition, values, connection, prices);
       // 1 for the selection itself (once, whatever the list sizes: it is a column of rows already
       // paid for); this is also what bounds a fragment bomb of leaves.
       charge(1 + multiplier * price.statement);
       if (!price.composite) continue; // a leaf, or a list of leaves: columns of a row already read
-      const instances = multiplier * (price.list ? listSize(selection, connection) : 1);
+      const instances = multiplier * price.size;
       charge(instances * price.weight);
       if (!selection.selectionSet) continue;
-      // A connection's edges/nodes are as long as the `first` of the field that returned it.
-      const scope = price.connection ? { size: pageSize(selection), countCost: price.connection.countCost } : connection;
-      walk(selection.selectionSet, price.named, fieldDepth, instances, scope);
+      // A connection's sized fields (edges, nodes) are as long as the field that returned it says.
+      walk(selection.selectionSet, price.named, fieldDepth, instances, price.connection);
     }
   };
 

@@ -18,6 +18,7 @@ import { NetworkDirectory } from "../core/networks.ts";
 import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-export.ts";
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
+import { followSupergraphPrices } from "./cost-directives.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
@@ -185,6 +186,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // Entity fetches carry each distinct representation once (gateway/entity-dedupe.ts).
     buildService: ({ name, url }) => singleSubgraph.source(name, dedupeRepresentations(serviceFor(name, url))),
   });
+  // Cost analysis prices with the @cost/@listSize of the very supergraph each API schema comes from.
+  followSupergraphPrices(federation);
 
   const server = new ApolloServer({
     // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
