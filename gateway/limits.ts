@@ -270,7 +270,12 @@ export interface FieldPrice {
 }
 
 /** The size a `@listSize` gives: the largest slicing argument given (or its default), else `assumedSize`. */
-function declaredSize(listSize: ListSize, selection: FieldNode, definition: GraphQLField<unknown, unknown>, values: Record<string, unknown>): number | undefined {
+function declaredSize(
+  listSize: ListSize,
+  selection: FieldNode,
+  definition: GraphQLField<unknown, unknown>,
+  values: Record<string, unknown>,
+): number | undefined {
   const sliced = (listSize.slicingArguments ?? []).flatMap((name) => {
     const given = argument(selection, name, values);
     const value = typeof given === "number" ? given : definition.args.find((a) => a.name === name)?.defaultValue;

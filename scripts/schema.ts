@@ -1,7 +1,8 @@
 // Schema registry tooling, run from scripts (never by introspection in production):
 //   compose  — composes every subgraph's SDL file into the committed supergraph.graphql
 //   check    — fails on a composition error, a stale supergraph.graphql, an undescribed type,
-//              field, argument, enum value or input field of the API schema, or a breaking change
+//              field, argument, enum value or input field of the API schema, a list of objects
+//              without a size (@listSize, scripts/schema-list-sizes.ts), or a breaking change
 //              against the supergraph of the base git ref (default: on main, the previous
 //              commit; elsewhere, the merge-base with main). Removing what the base already
 //              deprecated is the documented path and passes; `--allow-breaking` (or
@@ -23,6 +24,7 @@ import { loadConfig } from "../core/config.ts";
 import { apiSchemaOf } from "../core/schema.ts";
 import { COMPOSED_SERVICES, composeSupergraph } from "./supergraph.ts";
 import { undescribedElements } from "./schema-descriptions.ts";
+import { listSizeFindings } from "./schema-list-sizes.ts";
 
 const SUPERGRAPH = "supergraph.graphql";
 const config = loadConfig(["tooling"]);
@@ -108,6 +110,10 @@ function check(): void {
     failed = true;
   }
 
+  const unsized = listSizeFindings(composed);
+  for (const finding of unsized) console.error(finding);
+  if (unsized.length > 0) failed = true;
+
   const ref = baseRef();
   const baseline = ref ? git("show", `${ref}:${SUPERGRAPH}`) : undefined;
   if (!baseline) {
@@ -132,7 +138,7 @@ function check(): void {
   }
   if (failed) process.exit(1);
   console.log(
-    `schema check passed: ${COMPOSED_SERVICES.length} subgraphs compose, ${SUPERGRAPH} is current, every element is described, no breaking change against ${ref?.slice(0, 12) ?? "nothing"}`,
+    `schema check passed: ${COMPOSED_SERVICES.length} subgraphs compose, ${SUPERGRAPH} is current, every element is described, every list has a size, no breaking change against ${ref?.slice(0, 12) ?? "nothing"}`,
   );
 }
 
