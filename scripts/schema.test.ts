@@ -22,7 +22,16 @@ function git(...args: string[]) {
 beforeAll(() => {
   repo = mkdtempSync(join(tmpdir(), "schema-check-"));
   // What `tsx scripts/schema.ts` loads: the script, composition, the registry (its list; factories load on demand), the config parser.
-  const sources = ["scripts/schema.ts", "scripts/schema-descriptions.ts", "scripts/supergraph.ts", "subgraphs/registry.ts", "core/schema.ts", "core/config.ts"];
+  const sources = [
+    "scripts/schema.ts",
+    "scripts/schema-descriptions.ts",
+    "scripts/schema-list-sizes.ts",
+    "scripts/supergraph.ts",
+    "gateway/cost-directives.ts",
+    "subgraphs/registry.ts",
+    "core/schema.ts",
+    "core/config.ts",
+  ];
   for (const file of [...sources, "supergraph.graphql", "package.json", ...COMPOSED_SERVICES.map((s) => s.sdl)]) {
     cpSync(join(root, file), join(repo, file), { recursive: true });
   }
@@ -45,7 +54,7 @@ describe("npm run schema:check", () => {
     const sdl = join(repo, "subgraphs/history/history.graphql");
     writeFileSync(
       sdl,
-      readFileSync(sdl, "utf8").replace("  ): BetConnection!\n", '  ): BetConnection!\n  "A new field."\n  betCount(wallet: Address!): Int!\n'),
+      readFileSync(sdl, "utf8").replace("type Query {\n", 'type Query {\n  "A new field."\n  betCount(wallet: Address!): Int!\n'),
     );
     const { code, output } = run("check");
     expect(code).toBe(1);
@@ -57,7 +66,7 @@ describe("npm run schema:check", () => {
   it("fails on an undescribed field or argument, naming each, even with the supergraph recomposed", () => {
     git("checkout", "-q", "-b", "undescribed");
     const sdl = join(repo, "subgraphs/history/history.graphql");
-    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("  ): BetConnection!\n", "  ): BetConnection!\n  betCount(wallet: Address!): Int!\n"));
+    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("type Query {\n", "type Query {\n  betCount(wallet: Address!): Int!\n"));
     expect(run("compose").code).toBe(0);
     const { code, output } = run("check");
     expect(code).toBe(1);
@@ -65,6 +74,26 @@ describe("npm run schema:check", () => {
     expect(output).toContain("undescribed: argument Query.betCount(wallet:) has no description");
     expect(output).not.toMatch(/undescribed: (?!field Query\.betCount |argument Query\.betCount\(wallet:\) )/);
     expect(output).not.toMatch(/stale/);
+    git("checkout", "-q", "--", ".");
+    git("checkout", "-q", "main");
+  });
+
+  it("fails on a list of objects without a size, naming it, even with the supergraph recomposed", () => {
+    git("checkout", "-q", "-b", "unsized");
+    const sdl = join(repo, "subgraphs/history/history.graphql");
+    const field = '  "The newest bets."\n  recentBets("How many, 1..100." first: Int = 10): [Bet!]! @cost(weight: 10)';
+    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("type Query {\n", `type Query {\n${field}\n`));
+    expect(run("compose").code).toBe(0);
+    const unsized = run("check");
+    expect(unsized.code).toBe(1);
+    expect(unsized.output).toContain("unsized list: Query.recentBets returns a list of objects without a size");
+    expect(unsized.output).not.toMatch(/unsized list: (?!Query\.recentBets )/);
+    // The same field with its size passes.
+    writeFileSync(sdl, readFileSync(sdl, "utf8").replace(field, `${field} @listSize(slicingArguments: ["first"], requireOneSlicingArgument: false)`));
+    expect(run("compose").code).toBe(0);
+    const sized = run("check");
+    expect(sized.output).toContain("schema check passed");
+    expect(sized.code).toBe(0);
     git("checkout", "-q", "--", ".");
     git("checkout", "-q", "main");
   });
