@@ -129,6 +129,22 @@ describe("the same field without a size", () => {
   });
 });
 
+describe("an argument's @cost", () => {
+  it("is charged per call when the argument is given, and only then", () => {
+    const schema = pricedApiSchemaOf(
+      composedWith(
+        RECENT_BETS.replace('first: Int = 10\n', 'first: Int = 10\n    "Only bets at or above this block (read from the primary when a replica lags)."\n    minBlock: Int @cost(weight: 50)\n') +
+          ' @cost(weight: 10) @listSize(slicingArguments: ["first"], requireOneSlicingArgument: false)',
+      ),
+    );
+    const cost = (query: string) => {
+      const document = parse(query);
+      return measureOperation(schema, document, document.definitions[0] as OperationDefinitionNode, {}, DEFAULT_QUERY_LIMITS).cost;
+    };
+    expect(cost(`{ recentBets(first: 5, minBlock: 7) { betId } }`) - cost(`{ recentBets(first: 5) { betId } }`)).toBe(50);
+  });
+});
+
 describe("sizedFields", () => {
   it("size a connection's lists only when every field returning the connection sizes them", () => {
     const field = `

@@ -301,9 +301,9 @@ export function priceField(
   const coordinate = `${parent.name}.${name}`;
   const shape = FILTER_SHAPE_PRICES[coordinate]?.(argument(selection, "filter", values));
   let statement = prices.fieldWeights.get(coordinate) ?? 0;
-  for (const given of selection.arguments ?? []) statement += prices.argumentWeights.get(`${coordinate}(${given.name.value}:)`) ?? 0;
   if (name === COUNT_FIELD && scope?.countCost) statement = scope.countCost;
   if (shape?.page) statement = shape.page;
+  for (const given of selection.arguments ?? []) statement += prices.argumentWeights.get(`${coordinate}(${given.name.value}:)`) ?? 0;
   const named = getNamedType(definition.type);
   const list = isListType(getNullableType(definition.type));
   const listSize = prices.listSizes.get(coordinate);
