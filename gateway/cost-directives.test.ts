@@ -133,8 +133,10 @@ describe("an argument's @cost", () => {
   it("is charged per call when the argument is given, and only then", () => {
     const schema = pricedApiSchemaOf(
       composedWith(
-        RECENT_BETS.replace('first: Int = 10\n', 'first: Int = 10\n    "Only bets at or above this block (read from the primary when a replica lags)."\n    minBlock: Int @cost(weight: 50)\n') +
-          ' @cost(weight: 10) @listSize(slicingArguments: ["first"], requireOneSlicingArgument: false)',
+        `${RECENT_BETS.replace(
+          "first: Int = 10\n",
+          'first: Int = 10\n    "Only bets at or above this block (read from the primary when a replica lags)."\n    minBlock: Int @cost(weight: 50)\n',
+        )} @cost(weight: 10) @listSize(slicingArguments: ["first"], requireOneSlicingArgument: false)`,
       ),
     );
     const cost = (query: string) => {

@@ -52,10 +52,7 @@ describe("npm run schema:check", () => {
   it("fails on a stale supergraph.graphql", () => {
     git("checkout", "-q", "-b", "stale");
     const sdl = join(repo, "subgraphs/history/history.graphql");
-    writeFileSync(
-      sdl,
-      readFileSync(sdl, "utf8").replace("type Query {\n", 'type Query {\n  "A new field."\n  betCount(wallet: Address!): Int!\n'),
-    );
+    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("type Query {\n", 'type Query {\n  "A new field."\n  betCount(wallet: Address!): Int!\n'));
     const { code, output } = run("check");
     expect(code).toBe(1);
     expect(output).toMatch(/supergraph\.graphql is stale/);
