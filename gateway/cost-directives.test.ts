@@ -1,14 +1,15 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parse, type OperationDefinitionNode } from "graphql";
+import { parse, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_BETS_PER_TRANSACTION } from "../core/arguments.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
 import { listSizeFindings } from "../scripts/schema-list-sizes.ts";
 import { composeSupergraph } from "../scripts/supergraph.ts";
-import { pricedApiSchemaOf, pricesOf, schemaPricesOf, unsizedListFields } from "./cost-directives.ts";
+import { apiSchemaOf } from "../core/schema.ts";
+import { followSupergraphPrices, pricedApiSchemaOf, pricesOf, schemaPricesOf, unsizedListFields } from "./cost-directives.ts";
 import { DEFAULT_QUERY_LIMITS, measureOperation } from "./limits.ts";
 import { createGateway, type Gateway } from "./server.ts";
 
@@ -126,6 +127,24 @@ describe("the same field without a size", () => {
     const operation = document.definitions[0] as OperationDefinitionNode;
     // 1 for the field, no statement price, 100 bets of 3, 1 for the leaf: `first` slices nothing it was not told to.
     expect(measureOperation(schema, document, operation, {}, DEFAULT_QUERY_LIMITS).cost).toBe(1 + 100 * 3 + 1);
+  });
+});
+
+describe("a supergraph the gateway loads", () => {
+  it("has its prices attached to its API schema, and its lists without a size named in a warning", () => {
+    const warnings: unknown[][] = [];
+    const listeners: ((schema: { apiSchema: GraphQLSchema; coreSupergraphSdl: string }) => void)[] = [];
+    followSupergraphPrices({ onSchemaLoadOrUpdate: (listener) => listeners.push(listener) }, { warn: (...args: unknown[]) => warnings.push(args) });
+    const load = (supergraph: string) => {
+      const apiSchema = apiSchemaOf(supergraph);
+      for (const listener of listeners) listener({ apiSchema, coreSupergraphSdl: supergraph });
+      return apiSchema;
+    };
+    expect(pricesOf(load(readFileSync("supergraph.graphql", "utf8"))).fieldWeights.get("Query.playerBets")).toBe(10);
+    expect(warnings).toEqual([]);
+    const updated = load(composedWith(RECENT_BETS));
+    expect(pricesOf(updated).listSizes.has("Query.recentBets")).toBe(false);
+    expect(warnings).toEqual([[{ unsized: ["Query.recentBets"] }, expect.stringContaining("without @listSize")]]);
   });
 });
 

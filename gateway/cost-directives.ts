@@ -12,6 +12,7 @@ import {
   type DocumentNode,
   type GraphQLSchema,
 } from "graphql";
+import type { Logger } from "../core/logger.ts";
 import { apiSchemaOf } from "../core/schema.ts";
 
 // The prices the subgraphs declare in their SDL with Federation 2.9's demand-control directives
@@ -135,11 +136,19 @@ export function pricesOf(schema: GraphQLSchema): SchemaPrices {
   return prices;
 }
 
-/** Attaches the prices of every supergraph the gateway loads (the first one and every update) to its API schema. */
-export function followSupergraphPrices(gateway: {
-  onSchemaLoadOrUpdate(callback: (schema: { apiSchema: GraphQLSchema; coreSupergraphSdl: string }) => void): unknown;
-}): void {
-  gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => attachPrices(apiSchema, coreSupergraphSdl));
+/**
+ * Attaches the prices of every supergraph the gateway loads (the first one and every update) to its
+ * API schema, and says which lists have no size: a supergraph that did not pass schema:check (one
+ * from elsewhere than this repository's composition) prices each as the largest page.
+ */
+export function followSupergraphPrices(
+  gateway: { onSchemaLoadOrUpdate(callback: (schema: { apiSchema: GraphQLSchema; coreSupergraphSdl: string }) => void): unknown },
+  logger: Pick<Logger, "warn">,
+): void {
+  gateway.onSchemaLoadOrUpdate(({ apiSchema, coreSupergraphSdl }) => {
+    const unsized = unsizedListFields(attachPrices(apiSchema, coreSupergraphSdl), pricesOf(apiSchema));
+    if (unsized.length > 0) logger.warn({ unsized }, "supergraph has lists of objects without @listSize: each is priced as the largest page");
+  });
 }
 
 /**

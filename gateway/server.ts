@@ -187,7 +187,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     buildService: ({ name, url }) => singleSubgraph.source(name, dedupeRepresentations(serviceFor(name, url))),
   });
   // Cost analysis prices with the @cost/@listSize of the very supergraph each API schema comes from.
-  followSupergraphPrices(federation);
+  followSupergraphPrices(federation, logger);
 
   const server = new ApolloServer({
     // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
