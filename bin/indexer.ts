@@ -5,12 +5,14 @@
 // process with exit code 2: a supervisor restarting it would only hit the same wall, and an
 // operator must look.
 import { ConfigError, loadConfig } from "../core/config.ts";
-import { listen, sendJson, type RunningHttpServer } from "../core/http.ts";
+import { listen, sendJson, type RouteHandler, type RunningHttpServer } from "../core/http.ts";
+import { probeRoutes } from "../core/probes.ts";
 import { createLogger } from "../core/logger.ts";
 import { loadNetworksConfig } from "../indexer/config.ts";
 import { IndexerError } from "../indexer/errors.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { createIndexerMetrics } from "../indexer/metrics.ts";
+import { indexerReadiness } from "../indexer/readiness.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
 import { openConfiguredDatabase, stopOnSignals } from "./wiring.ts";
 
@@ -62,9 +64,19 @@ const indexer = createIndexer({
   },
 });
 
+// METRICS_PORT serves /metrics and the probes (/livez, /readyz: core/probes.ts, indexer/readiness.ts),
+// listening before start() so that a long start (registering, checking keys) is alive, not ready.
+let started = false;
+const routes: Record<string, RouteHandler> = {
+  "/metrics": metrics.route,
+  ...probeRoutes(() => indexerReadiness(db, indexer, { started: () => started }), db),
+};
 if (config.METRICS_PORT !== undefined) {
   metricsServer = await listen(
-    (req, res) => (req.url === "/metrics" ? metrics.route(req, res) : sendJson(res, 404, { error: "not found" })),
+    (req, res) => {
+      const route = routes[new URL(req.url ?? "/", "http://localhost").pathname];
+      return route ? route(req, res) : sendJson(res, 404, { error: "not found" });
+    },
     config.HOST,
     config.METRICS_PORT,
   );
@@ -73,6 +85,7 @@ if (config.METRICS_PORT !== undefined) {
 
 try {
   await indexer.start();
+  started = true;
 } catch (error) {
   logger.fatal({ err: error, code: error instanceof IndexerError ? error.code : undefined }, "indexer failed to start");
   await shutdown();

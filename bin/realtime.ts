@@ -7,6 +7,7 @@ import { loadConfig } from "../core/config.ts";
 import type { RouteHandler } from "../core/http.ts";
 import { createLogger } from "../core/logger.ts";
 import { createRedisClient } from "../core/redis.ts";
+import { probeRoutes } from "../core/probes.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { startRealtime } from "../realtime/runtime.ts";
@@ -31,7 +32,10 @@ const running = await startRealtime(server, {
   redisUrl: config.REDIS_URL,
   databaseUrl: config.DATABASE_URL,
 });
-routes.set("/health", createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION }).route);
+const health = createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION });
+routes.set("/health", health.route);
+// GET /livez and /readyz (core/probes.ts, realtime/health.ts): out of rotation without its database or while draining.
+for (const [path, route] of Object.entries(probeRoutes(() => health.readiness(), db))) routes.set(path, route);
 // Like the gateway's, for the internal network only (deploy/nginx.conf does not route /metrics).
 routes.set("/metrics", createNodeMetrics(running.realtime, running.fanout).route);
 await new Promise<void>((resolve, reject) => {

@@ -19,6 +19,8 @@ import { createCsvExportRoute, CSV_PATH, type WalletBetPages } from "./csv-expor
 import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { followSupergraphPrices } from "./cost-directives.ts";
+import { gatewayReadiness } from "./health/readiness.ts";
+import { probeRoutes } from "../core/probes.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
@@ -245,6 +247,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
     : undefined;
 
   let http: RunningHttpServer | undefined;
+  let stopping = false;
+  // GET /livez and /readyz (core/probes.ts): ready while /health is not DOWN and this gateway is not stopping.
+  const probes = probeRoutes(() => gatewayReadiness(health, { stopping: () => stopping }), deps.db);
   return {
     health,
     async listen(host, port) {
@@ -253,7 +258,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         server,
         maxBodyBytes: deps.maxBodyBytes,
         context: async (req) => points.context(req),
-        routes: { ...deps.routes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
+        routes: { ...deps.routes, ...probes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
         admit: points.admit,
@@ -268,6 +273,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       return http;
     },
     async stop() {
+      stopping = true;
       await http?.close();
       await server.stop();
       await subgraphAgent.close();

@@ -9,6 +9,7 @@
 import type { Database } from "../core/db.ts";
 import { sendJson, type RouteHandler } from "../core/http.ts";
 import { overallStatus, type HealthCheck, type HealthReport } from "../core/health.ts";
+import { databaseCheck, type Readiness, reasonOf } from "../core/probes.ts";
 import type { Realtime } from "./server.ts";
 
 export interface NodeHealthOptions {
@@ -24,6 +25,13 @@ export interface NodeHealthOptions {
 
 export interface NodeHealth {
   report(): Promise<HealthReport>;
+  /**
+   * GET /readyz's readiness (core/probes.ts): not ready without the database (no replay, no
+   * resume, no delivery at all) or while draining. A node delivering from the outbox locally
+   * (its feed through Redis away) still delivers every update, a second later: it stays in
+   * rotation, shown in `feed`; Redis is shared by every node, and pulling them all out would help nobody.
+   */
+  readiness(): Promise<Readiness>;
   route: RouteHandler;
 }
 
@@ -39,26 +47,12 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
   const timeoutMs = options.probeTimeoutMs ?? 2_000;
   let cached: { at: number; report: Promise<HealthReport> } | undefined;
 
-  const database = async (): Promise<HealthCheck> => {
-    const started = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"timed out">((resolve) => (timer = setTimeout(() => resolve("timed out"), timeoutMs)));
-    const outcome = await Promise.race([
-      options.db.ping().then(
-        () => "ok" as const,
-        () => "unreachable" as const,
-      ),
-      timeout,
-    ]);
-    clearTimeout(timer);
-    const latencyMs = Math.round((performance.now() - started) * 100) / 100;
-    return { name: "database", status: outcome === "ok" ? "OK" : "DOWN", latencyMs, detail: outcome === "ok" ? null : outcome };
-  };
+  const database = () => databaseCheck(options.db, timeoutMs);
 
   const build = async (): Promise<HealthReport> => {
     const state = options.realtime.state();
-    const databaseCheck = await database();
-    const checks: HealthCheck[] = [databaseCheck];
+    const db = await database();
+    const checks: HealthCheck[] = [db];
     if (options.redis) {
       checks.push(
         state.fanoutConnected
@@ -67,7 +61,7 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
       );
     }
     checks.push(feedCheck(state));
-    return { status: overallStatus(checks, [[databaseCheck]]), version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
+    return { status: overallStatus(checks, [[db]]), version: options.version, uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000), checks };
   };
 
   const report = () => {
@@ -78,9 +72,46 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
 
   return {
     report,
+    async readiness() {
+      const body = await report();
+      const reasons = body.checks.filter((check) => check.status === "DOWN").map(reasonOf);
+      if (options.realtime.state().draining) reasons.push("realtime: draining");
+      return { checks: body.checks, reasons };
+    },
     async route(_req, res) {
       const body = await report();
       sendJson(res, body.status === "DOWN" ? 503 : 200, body, { "cache-control": "no-store" });
     },
   };
+}
+
+/**
+ * A publisher's readiness (bin/publisher.ts GET /readyz): it can publish while its database (the
+ * outbox, the leader lock) and Redis (the feed) answer. Redis is asked (`redisPing`, a PING with a
+ * deadline): the fan-out opens its connections at the first message, so before one it knows
+ * nothing. Active or standby is shown, never decides: a standby is ready to take over.
+ */
+export async function publisherReadiness(options: {
+  db: Pick<Database, "ping">;
+  publisher: { isActive(): boolean };
+  fanout: { connected(): boolean };
+  redisPing: () => Promise<unknown>;
+}): Promise<Readiness> {
+  const [database, redisAnswers] = await Promise.all([
+    databaseCheck(options.db),
+    Promise.race([
+      options.redisPing().then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+    ]),
+  ]);
+  const redis: HealthCheck =
+    redisAnswers && options.fanout.connected()
+      ? { name: "redis", status: "OK", latencyMs: null, detail: null }
+      : { name: "redis", status: "DOWN", latencyMs: null, detail: "unreachable" };
+  const role: HealthCheck = { name: "publisher", status: "OK", latencyMs: null, detail: options.publisher.isActive() ? "active" : "standby" };
+  const checks = [database, redis, role];
+  return { checks, reasons: checks.filter((check) => check.status === "DOWN").map(reasonOf) };
 }

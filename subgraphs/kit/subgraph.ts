@@ -6,6 +6,8 @@ import type { Registry } from "prom-client";
 import { createErrorFormatter } from "../../core/errors.ts";
 import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { Database } from "../../core/db.ts";
+import { databaseCheck, probeRoutes, reasonOf } from "../../core/probes.ts";
 import { MAX_AGE } from "../../core/max-age.ts";
 import { clientAddressOf, READ_PINS_HONOURED_HEADER, readPinOf } from "../../core/request-scope.ts";
 import { createServiceMetrics } from "../../core/metrics.ts";
@@ -34,6 +36,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
    * field by field, as Apollo Server does on its own (what the compiled path is checked against).
    */
   execution?: "compiled" | "graphql-js";
+  /** Its database (the primary): GET /readyz is 503 while it does not answer; without it /readyz checks nothing but that it listens. */
+  db?: Database;
   /** Adds metrics of this process to the subgraph's /metrics (e.g. kit/lane-metrics.ts). */
   registerMetrics?: (registry: Registry) => void;
 }
@@ -106,6 +110,14 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   let started: Promise<void> | undefined;
   // Served only between listen() and stop(), as over HTTP: a stopped subgraph answers nobody.
   let serving = false;
+  // GET /livez, /readyz (core/probes.ts): ready while its database answers and it is not stopping.
+  // Read replicas are not checked: a subgraph whose replica is away reads from the primary.
+  const probes = probeRoutes(async () => {
+    const checks = options.db ? [await databaseCheck(options.db)] : [];
+    const reasons = checks.filter((check) => check.status !== "OK").map(reasonOf);
+    if (!serving) reasons.push(`${options.name}: shutting down`);
+    return { checks, reasons };
+  }, options.db);
   return {
     name: options.name,
     server,
@@ -140,7 +152,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
         server,
         maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
         context: async (req: IncomingMessage) => withCachePolicy(options.context(req)),
-        routes: { "/metrics": metrics.route },
+        routes: { "/metrics": metrics.route, ...probes },
       });
       // The default write deadline: a subgraph's reader is a gateway, which reads (core/write-deadline.ts).
       http = await listen(listener, host, port, { registry: metrics.registry });
@@ -183,6 +195,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
           return definition.createContext({ ...deps, clientAddress, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
         },
         logger: deps.logger,
+        db: deps.db,
         production: deps.production,
         execution: deps.execution,
         honoursReadPins: deps.reads !== undefined,
