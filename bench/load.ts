@@ -361,7 +361,11 @@ export function printProfile(dir: string, title = "server CPU profile", file?: s
   } catch {
     // none
   }
-  const newest = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  // Node writes one profile per thread (CPU.<date>.<time>.<pid>.<thread>.<seq>): tsx's loader
+  // worker ends last, so the newest file is not the server's. Take the newest process's main thread.
+  const pidOf = (f: string) => f.split(".").at(-4);
+  const byAge = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  const newest = byAge.filter((f) => pidOf(f) === pidOf(byAge[0] ?? "")).sort((a, b) => statSync(b).size - statSync(a).size)[0];
   if (!newest) {
     log(`no CPU profile was written to ${dir}`);
     return;
