@@ -12,7 +12,7 @@ import type { Floor, FloorAnswer } from "./floor.ts";
 
 /** `betResults`: the ids in their order (unknown ones answered null), each bet's result if any. */
 const BET_RESULTS_SQL = `
-  SELECT b."betId"::text AS "betId", r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof", r."publicSignals", r."verified"
+  SELECT b."betId"::text AS "betId", r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof", to_json(r."publicSignals") AS "publicSignals", r."verified"
   FROM unnest($2::numeric[]) WITH ORDINALITY AS wanted("betId", position)
   LEFT JOIN "Bet" b ON b."chainId" = $1 AND b."betId" = wanted."betId"
   LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"
@@ -22,7 +22,7 @@ const BET_RESULTS_SQL = `
 const PLAYER_BETS_SQL = `
   SELECT b."chainId"::int AS "chainId", b."betId"::text AS "betId", b."player", b."stake"::text AS stake, b."game", b."status"::text AS status,
          b."placedBlock"::text AS "placedBlock", b."placedLogIndex" AS "logIndex", n."name", n."confirmations",
-         r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof"->'pi_a' AS "piA", r."publicSignals", r."verified",
+         r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof"->'pi_a' AS "piA", to_json(r."publicSignals") AS "publicSignals", r."verified",
          (SELECT coalesce(sum(c."bets"), 0)::int FROM "PlayerBetCount" c WHERE c."player" = $1) AS "totalCount"
   FROM (SELECT "chainId", "betId", "player", "stake", "game", "status", "placedBlock", "placedLogIndex" FROM "Bet" WHERE "player" = $1
         ORDER BY "placedBlock" DESC, "placedLogIndex" DESC, "chainId" DESC LIMIT $2) b
