@@ -82,11 +82,12 @@ const MARK = { start: "<!-- bench:floor:start -->", end: "<!-- bench:floor:end -
 /**
  * Targets, req/s ÷ the raw floor's (issue 24): npm start ≥ 0.75× on betResults and ≥ 0.5× on the
  * wallet page, the separate processes ("this gateway" over the subgraphs child) ≥ 0.6× / 0.35×;
- * cache hits ≥ 5× (issue 12); ours ≥ 1.3× Hive's Rust planner and ≥ 1× its JS planner, in req/s
+ * cache hits ≥ 5× the floor through the data functions (issue 12's floor); ours ≥ 1.3× Hive's Rust planner and ≥ 1× its JS planner, in req/s
  * and in gateway CPU per request; p99 at the open-loop rate ≤ 2× the raw floor's.
  */
 const TARGET = {
-  overRawFloor: { stack: { betResults: 0.75, playerBets: 0.5 }, apollo: { betResults: 0.6, playerBets: 0.35 }, "apollo-cache": { betResults: 5 } },
+  "floor-raw": { stack: { betResults: 0.75, playerBets: 0.5 }, apollo: { betResults: 0.6, playerBets: 0.35 } },
+  floor: { "apollo-cache": { betResults: 5 } },
   vsHive: { hive: 1.0, "hive-rust": 1.3, "hive-nomerge": 1.0 },
   openP99: 2,
 } as const;
@@ -512,15 +513,18 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
     `${fmt.ratio(r)} (target ${at} ${target}×: ${(at === "≥" ? r >= target : r <= target) ? "PASS" : "FAIL"})`;
   for (const q of queries) {
     const raw = find(q, "floor-raw");
-    if (raw)
-      for (const [endpoint, targets] of Object.entries(TARGET.overRawFloor)) {
-        const c = find(q, endpoint);
-        const target = (targets as Record<string, number>)[q.key];
-        if (!c || target === undefined) continue;
-        const r = m(c).rps / m(raw).rps;
-        ok.push(r >= target);
-        lines.push(`- ${q.key}: ${labelOf(c)} ÷ raw floor req/s ${verdict(r, target)}`);
-      }
+    for (const floorKey of ["floor-raw", "floor"] as const) {
+      const floor = find(q, floorKey);
+      if (floor)
+        for (const [endpoint, targets] of Object.entries(TARGET[floorKey])) {
+          const c = find(q, endpoint);
+          const target = (targets as Record<string, number>)[q.key];
+          if (!c || target === undefined) continue;
+          const r = m(c).rps / m(floor).rps;
+          ok.push(r >= target);
+          lines.push(`- ${q.key}: ${labelOf(c)} ÷ ${floorKey === "floor" ? "data" : "raw"} floor req/s ${verdict(r, target)}`);
+        }
+    }
     const ours = find(q, "apollo");
     for (const [peer, target] of Object.entries(TARGET.vsHive)) {
       const p = find(q, peer);
