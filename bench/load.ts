@@ -4,8 +4,10 @@
 // TypeScript server scripts started (test/spawn.ts) and stopped by pid, and the summary of a
 // `--cpu-prof` profile.
 import { readdirSync, readFileSync, statSync } from "node:fs";
+import { Agent, request } from "node:http";
 import { join, relative } from "node:path";
 import { loadavg } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
@@ -95,22 +97,22 @@ export async function runLoad(options: LoadOptions): Promise<RunStats> {
   const before = await cpuSnapshot(options.cpu);
   const stats = await autocannonRun(options);
   const after = await cpuSnapshot(options.cpu);
-  const done = Math.max(1, stats.responses);
+  return { ...stats, ...spentBetween(before, after, stats.responses) };
+}
+
+/** CPU ms per response by group between two snapshots, this process's share of a core, the load average. */
+function spentBetween(before: CpuSnapshot, after: CpuSnapshot, responses: number): Pick<RunStats, "cpuMs" | "benchCpuShare" | "load1"> {
+  const done = Math.max(1, responses);
   const cpuMs: Record<string, number> = {};
   for (const [name, pids] of after.groups) {
     const earlier = before.groups.get(name)!;
     let ms = 0;
-    let seen = 0;
-    for (const [pid, now] of pids) {
-      const then = earlier.get(pid);
-      // A process that appeared during the run (a new pool connection) is charged from zero.
-      ms += now - (then ?? 0);
-      seen++;
-    }
-    cpuMs[name] = seen > 0 ? ms / done : Number.NaN;
+    // A process that appeared during the run (a new pool connection) is charged from zero.
+    for (const [pid, now] of pids) ms += now - (earlier.get(pid) ?? 0);
+    cpuMs[name] = pids.size > 0 ? ms / done : Number.NaN;
   }
   const self = process.cpuUsage(before.self);
-  return { ...stats, cpuMs, benchCpuShare: (self.user + self.system) / 1000 / (after.at - before.at), load1: loadavg()[0] ?? Number.NaN };
+  return { cpuMs, benchCpuShare: (self.user + self.system) / 1000 / (after.at - before.at), load1: loadavg()[0] ?? Number.NaN };
 }
 
 type LoadStats = Omit<RunStats, "cpuMs" | "benchCpuShare" | "load1">;
@@ -154,6 +156,94 @@ function autocannonRun(options: LoadOptions): Promise<LoadStats> {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
     });
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Open loop: requests sent at a fixed rate whatever the answers do (latency where users feel it)
+// ---------------------------------------------------------------------------------------------
+
+export interface OpenLoopOptions {
+  url: string;
+  bodies: string[];
+  /** Requests per second, evenly spaced. */
+  rate: number;
+  seconds: number;
+  cpu: CpuGroups;
+}
+
+/**
+ * Sends `rate × seconds` requests, the i-th at start + i / rate, each on a free keep-alive socket
+ * (a new one when all are busy), and measures every latency from the moment the request was due,
+ * not from when it left: a server that falls behind shows its queue in p99 instead of slowing the
+ * sender down (no coordinated omission). Counts as errors what runLoad does (non-2xx, `"errors"` in
+ * the body, socket errors, answers later than 10 s).
+ */
+export async function runOpenLoop(options: OpenLoopOptions): Promise<RunStats> {
+  const target = new URL(options.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+  const total = Math.max(1, Math.round(options.rate * options.seconds));
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  const counts = { responses: 0, non2xx: 0, socketErrors: 0, timeouts: 0, graphqlErrors: 0 };
+  const send = (body: string, due: number) =>
+    new Promise<void>((resolve) => {
+      const req = request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          timeout: 10_000,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () => {
+            const ms = performance.now() - due;
+            counts.responses++;
+            const status = res.statusCode ?? 0;
+            if (status < 200 || status >= 300) counts.non2xx++;
+            else if (Buffer.concat(chunks).includes('"errors"')) counts.graphqlErrors++;
+            else latencies.push(ms);
+            resolve();
+          });
+        },
+      );
+      let timedOut = false;
+      req.on("timeout", () => {
+        timedOut = true;
+        counts.timeouts++;
+        req.destroy();
+      });
+      req.on("error", () => {
+        if (!timedOut) counts.socketErrors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  const before = await cpuSnapshot(options.cpu);
+  const start = performance.now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    inFlight.push(send(options.bodies[i % options.bodies.length]!, due));
+  }
+  await Promise.all(inFlight);
+  const after = await cpuSnapshot(options.cpu);
+  agent.destroy();
+  const elapsedS = (after.at - before.at) / 1000;
+  const sorted = Float64Array.from(latencies).sort();
+  return {
+    rps: counts.responses / elapsedS,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    ...counts,
+    ...spentBetween(before, after, counts.responses),
+  };
 }
 
 /**
@@ -271,7 +361,11 @@ export function printProfile(dir: string, title = "server CPU profile", file?: s
   } catch {
     // none
   }
-  const newest = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  // Node writes one profile per thread (CPU.<date>.<time>.<pid>.<thread>.<seq>): tsx's loader
+  // worker ends last, so the newest file is not the server's. Take the newest process's main thread.
+  const pidOf = (f: string) => f.split(".").at(-4);
+  const byAge = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs);
+  const newest = byAge.filter((f) => pidOf(f) === pidOf(byAge[0] ?? "")).sort((a, b) => statSync(b).size - statSync(a).size)[0];
   if (!newest) {
     log(`no CPU profile was written to ${dir}`);
     return;

@@ -30,6 +30,19 @@ export interface Database {
    * PGlite its `listen` API. Resolves once listening, to a function that stops.
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * One hand-written read straight through the driver, not Prisma: for hot read paths where the
+   * ORM's per-row work is most of the cost (bench/gateways.ts). On PostgreSQL a named prepared
+   * statement (parsed and planned once per connection); `onQuery` sees it as it sees Prisma's.
+   * Cast numerics and int8 to text in the SQL: the drivers' own parsing of them differs.
+   */
+  read<Row>(statement: ReadStatement, values: readonly unknown[]): Promise<Row[]>;
+}
+
+/** A named SQL statement for Database.read (the name must be unique per text in the process). */
+export interface ReadStatement {
+  name: string;
+  text: string;
 }
 
 export interface OpenDatabaseOptions {
@@ -142,6 +155,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ping: () => ping(prisma),
     listen: (channel, onNotify) => listenPostgres(connectionString, channel, onNotify, logger),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    async read<Row>(statement: ReadStatement, values: readonly unknown[]) {
+      options.onQuery?.(statement.text, JSON.stringify(values));
+      return (await pool.query({ name: statement.name, text: statement.text, values: [...values] })).rows as Row[];
+    },
     close() {
       closed ??= (async () => {
         await prisma.$disconnect().catch(() => undefined);
@@ -181,6 +198,10 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
       return async () => {
         if (!pglite.closed) await unlisten();
       };
+    },
+    async read<Row>(statement: ReadStatement, values: readonly unknown[]) {
+      options.onQuery?.(statement.text, JSON.stringify(values));
+      return (await pglite.query<Row>(statement.text, [...values])).rows;
     },
     close() {
       closed ??= (async () => {
