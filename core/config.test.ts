@@ -232,6 +232,8 @@ describe("INDEXER_BENCH_SKIP_PROOF_VERIFICATION", () => {
         problemsOf(() => loadConfig(sections, { NODE_ENV: "production", INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "1" })),
         sections.join(","),
       ).toContain("INDEXER_BENCH_SKIP_PROOF_VERIFICATION: benchmarks only, refused with NODE_ENV=production");
-    expect(loadConfig(["shared", "indexer"], { NODE_ENV: "production", INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "0" }).INDEXER_BENCH_SKIP_PROOF_VERIFICATION).toBe(false);
+    expect(
+      loadConfig(["shared", "indexer"], { NODE_ENV: "production", INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "0" }).INDEXER_BENCH_SKIP_PROOF_VERIFICATION,
+    ).toBe(false);
   });
 });

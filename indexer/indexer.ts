@@ -100,7 +100,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
             logger,
             signal: controller.signal,
           });
-          if (deps.skipProofVerification) logger.warn({ chainId: network.chainId }, "benchmark setting: no proof is checked, every settlement is stored unverified");
+          if (deps.skipProofVerification)
+            logger.warn({ chainId: network.chainId }, "benchmark setting: no proof is checked, every settlement is stored unverified");
           // Built first: its workers boot while the key is checked, the network registered and the first logs read.
           const verifier = deps.skipProofVerification
             ? skippedProofVerifier()
