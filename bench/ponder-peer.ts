@@ -7,7 +7,6 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { spawnChild, type Spawned } from "../test/spawn.ts";
-import { processCpuMs } from "./common.ts";
 
 export const PONDER_DIR = fileURLToPath(new URL("./ponder/", import.meta.url));
 const PONDER_BIN = `${PONDER_DIR}node_modules/ponder/dist/esm/bin/ponder.js`;
@@ -50,12 +49,12 @@ export interface RunningPonder {
   startupMs: number;
   /** From the first 200 of /health to its "Completed historical indexing" log line. */
   backfillMs: number;
-  /** Ponder's CPU (all its threads) over `backfillMs`, from /proc. */
+  /** What `cpuNow` counted over `backfillMs` (Ponder's process and its PostgreSQL backends). */
   backfillCpuMs: number;
 }
 
 /** Starts `ponder start` and resolves once it has indexed the whole range (rejects after `timeoutMs`). */
-export async function startPonder(range: PonderRange, timeoutMs: number): Promise<RunningPonder> {
+export async function startPonder(range: PonderRange, timeoutMs: number, cpuNow: (pid: number) => Promise<number>): Promise<RunningPonder> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const spawned = performance.now();
@@ -88,12 +87,12 @@ export async function startPonder(range: PonderRange, timeoutMs: number): Promis
         .catch(() => false);
       if (ok) {
         healthyAt = performance.now();
-        healthyCpu = processCpuMs(child.pid) ?? Number.NaN;
+        healthyCpu = await cpuNow(child.pid);
       } else await new Promise((r) => setTimeout(r, 20));
     }
     await done;
     const backfillMs = performance.now() - healthyAt;
-    const backfillCpuMs = (processCpuMs(child.pid) ?? Number.NaN) - healthyCpu;
+    const backfillCpuMs = (await cpuNow(child.pid)) - healthyCpu;
     return { child, url, startupMs: healthyAt - spawned, backfillMs, backfillCpuMs };
   } catch (error) {
     await child.stop({ graceMs: 10_000 });

@@ -25,13 +25,13 @@ import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
-import { silentLogger } from "../core/logger.ts";
+import { createLogger, silentLogger } from "../core/logger.ts";
 import { networkFromDeployment } from "../indexer/config.ts";
 import { createIndexer } from "../indexer/indexer.ts";
 import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase } from "../test/db.ts";
 import type { Spawned } from "../test/spawn.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { benchConfig, fmt, log, median, post, requestBody, table } from "./common.ts";
+import { benchConfig, fmt, log, median, post, processCpuMs, requestBody, table } from "./common.ts";
 import { backendPids, errorCount, runBenchmark, runLoad, spawnServer, type RunStats } from "./load.ts";
 import { type BenchChain, buildBenchChain } from "./ponder-chain.ts";
 import { ensurePonderInstalled, PONDER_SCHEMA, type RunningPonder, startPonder } from "./ponder-peer.ts";
@@ -48,6 +48,8 @@ const { values: args } = parseArgs({
     runs: { type: "string", default: "2" },
     connections: { type: "string", default: "10" },
     keep: { type: "boolean", default: false },
+    /** Log level of our indexer (`debug`: one line per commit with its phases' milliseconds). */
+    log: { type: "string", default: "silent" },
   },
 });
 function int(name: keyof typeof args, min: number): number {
@@ -113,7 +115,14 @@ interface Backfill {
   ms: number;
   /** Ponder: from spawn to serving (build, database set-up), not part of `ms`. */
   startupMs?: number;
+  /** Indexer process (ours: this one, all threads) + its PostgreSQL backends, over `ms`. */
   cpuMs: number;
+}
+
+/** CPU ms so far of the PostgreSQL backends connected to `database` (all of them are the indexer's while it runs). */
+async function backendCpuMs(database: string): Promise<number> {
+  const pids = await backendPids(admin!, database, APP)();
+  return pids.reduce((sum, pid) => sum + (processCpuMs(pid) ?? 0), 0);
 }
 
 async function oursBackfill(mode: "unchecked" | "verified"): Promise<Backfill> {
@@ -123,17 +132,19 @@ async function oursBackfill(mode: "unchecked" | "verified"): Promise<Backfill> {
   const sys = chain!.system;
   const indexer = createIndexer({
     db,
-    logger: silentLogger(),
+    logger: args.log === "silent" ? silentLogger() : createLogger({ level: args.log, name: `indexer-${mode}` }),
     networks: [networkFromDeployment(sys, { name: "bench", confirmations: 2, batchSize: 2000, pollingIntervalMs: 1000 })],
     skipProofVerification: mode === "unchecked" ? skipProofs : false,
   });
   try {
     const cpu = process.cpuUsage();
+    const pgCpu = await backendCpuMs(name);
     const t0 = performance.now();
     await indexer.start();
     await indexer.synced({ timeoutMs: 1_200_000 });
     const ms = performance.now() - t0;
     const used = process.cpuUsage(cpu);
+    const pgUsed = (await backendCpuMs(name)) - pgCpu;
     const [bets, results, verified] = await Promise.all([
       db.prisma.bet.count(),
       db.prisma.betResult.count(),
@@ -142,7 +153,7 @@ async function oursBackfill(mode: "unchecked" | "verified"): Promise<Backfill> {
     const want = mode === "unchecked" ? 0 : PROVEN;
     if (bets !== PROVEN + FILLER || results !== PROVEN || verified !== want)
       throw new Error(`ours (${mode}): ${bets} bets, ${results} results, ${verified} verified; want ${PROVEN + FILLER}, ${PROVEN}, ${want}`);
-    return { mode, ms, cpuMs: (used.user + used.system) / 1000 };
+    return { mode, ms, cpuMs: (used.user + used.system) / 1000 + pgUsed };
   } finally {
     await indexer.stop();
     await db.close();
@@ -164,6 +175,7 @@ async function ponderBackfill(keepServing: boolean): Promise<Backfill> {
       endBlock: c.endBlock,
     },
     1_200_000,
+    async (pid) => (processCpuMs(pid) ?? Number.NaN) + (await backendCpuMs(DB.ponder)),
   );
   ponder = started;
   const client = new pg.Client({ connectionString: databaseUrl(DB.ponder, SERVER_URL), application_name: APP });
@@ -262,7 +274,7 @@ async function main(): Promise<boolean> {
   );
   log(
     table(
-      ["indexer", "events/s", "wall", "CPU ms/event", "note"],
+      ["indexer", "events/s", "wall", "CPU ms/event (indexer + pg)", "note"],
       [
         [
           "ours, proofs not checked (like-for-like)",
