@@ -52,6 +52,7 @@ const indexer = createIndexer({
   networks,
   progressIntervalMs: config.INDEXER_PROGRESS_INTERVAL_MS,
   proofWorkers: config.PROOF_VERIFY_WORKERS,
+  skipProofVerification: config.INDEXER_BENCH_SKIP_PROOF_VERIFICATION,
   onEvent: (event) => {
     metrics.observe(event);
     if (event.type === "reorg") logger.warn({ chainId: event.chainId, ancestor: event.ancestor, depth: event.depth }, "reorg handled");

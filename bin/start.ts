@@ -88,6 +88,7 @@ if (networks.length > 0) {
     networks,
     progressIntervalMs: config.INDEXER_PROGRESS_INTERVAL_MS,
     proofWorkers: config.PROOF_VERIFY_WORKERS,
+    skipProofVerification: config.INDEXER_BENCH_SKIP_PROOF_VERIFICATION,
     onEvent: (event) => {
       if (event.type === "reorg") logger.warn({ chainId: event.chainId, depth: event.depth }, "reorg handled");
       if (event.type === "fatal") logger.fatal({ chainId: event.chainId, err: event.error }, "indexer stopped for this network");

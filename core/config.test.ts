@@ -218,3 +218,22 @@ describe("DATABASE_READ_MAX_REPLAY_LAG_MS", () => {
       ).toContain("DATABASE_READ_MAX_REPLAY_LAG_MS");
   });
 });
+
+describe("INDEXER_BENCH_SKIP_PROOF_VERIFICATION", () => {
+  it("is off by default and may be turned on outside production (benchmarks)", () => {
+    expect(loadConfig(["indexer"], {}).INDEXER_BENCH_SKIP_PROOF_VERIFICATION).toBe(false);
+    for (const NODE_ENV of [undefined, "development", "test"])
+      expect(loadConfig(["indexer"], { NODE_ENV, INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "1" }).INDEXER_BENCH_SKIP_PROOF_VERIFICATION).toBe(true);
+  });
+
+  it("is refused by production configuration, whichever sections the process reads", () => {
+    for (const sections of [["indexer"], ["shared", "indexer"], ["shared", "indexer", "start"]] as ConfigSection[][])
+      expect(
+        problemsOf(() => loadConfig(sections, { NODE_ENV: "production", INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "1" })),
+        sections.join(","),
+      ).toContain("INDEXER_BENCH_SKIP_PROOF_VERIFICATION: benchmarks only, refused with NODE_ENV=production");
+    expect(
+      loadConfig(["shared", "indexer"], { NODE_ENV: "production", INDEXER_BENCH_SKIP_PROOF_VERIFICATION: "0" }).INDEXER_BENCH_SKIP_PROOF_VERIFICATION,
+    ).toBe(false);
+  });
+});

@@ -365,6 +365,12 @@ export const CONFIG_VARIABLES = {
     undefined,
     "worker threads that batch-verify settlement proofs off the sync loop (`0`: on the indexer's own thread); unset: one per core",
   ),
+  INDEXER_BENCH_SKIP_PROOF_VERIFICATION: variable(
+    "indexer",
+    zeroOne,
+    "0",
+    "benchmarks only (`bench/ponder.ts`, the like-for-like backfill row): `1` stores every settlement `verified: false` without checking its proof; refused with `NODE_ENV=production`",
+  ),
 
   // ----------------------------------------------------------------------------------- start
   DEMO_MODE: variable(
@@ -440,6 +446,14 @@ function processEnvironment(): Record<string, string | undefined> {
   return process.env;
 }
 
+/** Benchmark-only settings that production configuration refuses (read from the raw NODE_ENV, whichever sections were asked for). */
+const BENCHMARK_ONLY: readonly VariableName[] = ["INDEXER_BENCH_SKIP_PROOF_VERIFICATION"];
+
+function productionRefusals(source: Record<string, string | undefined>, parsed: Record<string, unknown>): string[] {
+  if (source.NODE_ENV !== "production") return [];
+  return BENCHMARK_ONLY.filter((name) => parsed[name] === true).map((name) => `  ${name}: benchmarks only, refused with NODE_ENV=production`);
+}
+
 /**
  * Validates the variables of `sections` in `env` (default: the process environment and `.env`),
  * listing every problem at once (ConfigError). An unset or empty variable takes its default (empty
@@ -457,6 +471,7 @@ export function loadConfig<TSection extends ConfigSection>(sections: readonly TS
     if (result.success) parsed[name] = result.data;
     else problems.push(...result.error.issues.map((issue) => `  ${name}: ${issue.message}`));
   }
+  problems.push(...productionRefusals(source, parsed));
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.join("\n")}`);
   return parsed as Config<TSection>;
 }

@@ -9,7 +9,7 @@ import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkConfig } from "./config.ts";
 import { IndexerConfigError, type IndexerError } from "./errors.ts";
-import { createProofVerifier, loadVerificationKey, type ProofVerifier, type VerificationKeyFile } from "./proofs.ts";
+import { createProofVerifier, loadVerificationKey, skippedProofVerifier, type ProofVerifier, type VerificationKeyFile } from "./proofs.ts";
 import { createChainRpc, type ChainRpc } from "./rpc.ts";
 import { IndexerStore, type StoreHooks } from "./store.ts";
 import { checkVerifierKey } from "./verifier-key.ts";
@@ -37,6 +37,8 @@ export interface IndexerDeps {
   proofWorkers?: number;
   /** Benchmarks only: another verifier per network (e.g. snarkjs one by one, to compare). */
   createVerifier?: (vk: VerificationKeyFile) => ProofVerifier;
+  /** Benchmarks only (INDEXER_BENCH_SKIP_PROOF_VERIFICATION, refused in production): store every settlement unverified, checking no proof. */
+  skipProofVerification?: boolean;
 }
 
 export interface Indexer {
@@ -98,8 +100,12 @@ export function createIndexer(deps: IndexerDeps): Indexer {
             logger,
             signal: controller.signal,
           });
+          if (deps.skipProofVerification)
+            logger.warn({ chainId: network.chainId }, "benchmark setting: no proof is checked, every settlement is stored unverified");
           // Built first: its workers boot while the key is checked, the network registered and the first logs read.
-          const verifier = deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers });
+          const verifier = deps.skipProofVerification
+            ? skippedProofVerifier()
+            : (deps.createVerifier?.(vk) ?? createProofVerifier(vk, { workers: deps.proofWorkers }));
           verifier.warm?.().catch(() => undefined); // a worker that fails to start is replaced on the first verify
           checked.push({ network, vk, rpc, verifier });
           // The key is served to clients and judges every proof: it must be the deployed verifier's.

@@ -155,3 +155,29 @@ it("backfills settlements through the worker pool, pipelined per commit: exactly
     await backfillDb.close();
   }
 });
+
+it("stores every settlement unverified, a genuine proof's too, under the benchmark-only skipProofVerification", async () => {
+  const { driver } = chain;
+  await driver.ensureCommitments(1);
+  await driver.place(0, { game: "dice" });
+  const [genuine] = (await driver.mine()).placed as [bigint];
+  await driver.settle(genuine);
+  await driver.mine();
+  await driver.mineEmpty(4);
+  await indexer.synced();
+  const verdictOf = async (database: TestDatabase) =>
+    (await database.prisma.betResult.findMany()).find((r) => BigInt(r.betId.toFixed(0)) === genuine)?.verified;
+  expect(await verdictOf(db)).toBe(true);
+
+  const skippingDb = await createTestDatabase();
+  const skipping = createIndexer({ db: skippingDb, logger, networks: [chain.network()], skipProofVerification: true });
+  try {
+    await skipping.start();
+    await skipping.synced();
+    expect(await verdictOf(skippingDb)).toBe(false);
+    expect(await skippingDb.prisma.betResult.count({ where: { verified: true } })).toBe(0);
+  } finally {
+    await skipping.stop();
+    await skippingDb.close();
+  }
+});

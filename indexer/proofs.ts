@@ -116,6 +116,19 @@ const memoKey = ({ proof, publicSignals }: ProofToVerify) =>
   `${proof.pi_a.join(",")}|${proof.pi_b.flat().join(",")}|${proof.pi_c.join(",")}|${publicSignals.join(",")}`;
 
 /**
+ * Benchmarks only (the like-for-like backfill row against an indexer that checks no proofs): every
+ * verdict is false, so every settlement is stored `verified: false` and clients see it unchecked.
+ * Production configuration refuses the setting that selects it (core/config.ts).
+ */
+export function skippedProofVerifier(): ProofVerifier {
+  return {
+    verify: async () => false,
+    verifyMany: async (items) => items.map(() => false),
+    close: async () => undefined,
+  };
+}
+
+/**
  * A verifier for one key: batch verification (zk/batch-verify.ts) in a worker pool, with a bounded
  * memo of verdicts. Each verdict is the proof's own: a batch that fails is bisected in the worker.
  */
