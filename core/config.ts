@@ -180,7 +180,37 @@ export const CONFIG_VARIABLES = {
     "gateway",
     z.string().min(1),
     "./supergraph.graphql",
-    "the committed, composed supergraph the gateway serves (reloaded when the file changes)",
+    "the committed, composed supergraph the gateway serves (reloaded when the file changes); unused with `SUPERGRAPH_URL`",
+  ),
+  SUPERGRAPH_URL: variable(
+    "gateway",
+    optionalUrl(/^https?:\/\//, "must be an http(s):// URL"),
+    undefined,
+    "a schema registry's endpoint serving the supergraph (what `npm run schema:publish` writes): the gateway follows it instead of `SUPERGRAPH_PATH`, polled with `If-None-Match`, refusing a supergraph that does not parse or lacks a subgraph it routes to; unset: the file",
+  ),
+  SUPERGRAPH_KEY: variable(
+    "gateway",
+    z.string().min(1).optional(),
+    undefined,
+    "with `SUPERGRAPH_URL`: the registry's access key, sent in `SUPERGRAPH_KEY_HEADER` (never logged); unset: no key",
+  ),
+  SUPERGRAPH_KEY_HEADER: variable(
+    "gateway",
+    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name"),
+    "X-Registry-Key",
+    "with `SUPERGRAPH_KEY`: the header it travels in (e.g. `Authorization` with a key of `Bearer …`)",
+  ),
+  SUPERGRAPH_POLL_INTERVAL_MS: variable(
+    "gateway",
+    positiveInt.min(100),
+    "10000",
+    "with `SUPERGRAPH_URL`: how often the registry is asked for a newer supergraph (replicas may serve different versions for up to this long)",
+  ),
+  SUPERGRAPH_KEPT_PATH: variable(
+    "gateway",
+    z.string().min(1),
+    "./.data/supergraph.registry.graphql",
+    "with `SUPERGRAPH_URL`: where the last good supergraph from the registry is kept; a gateway starts from it while the registry is down, and refuses to start with neither",
   ),
   MAX_BODY_BYTES: variable("gateway", positiveInt, "65536", "largest accepted request body in bytes (HTTP 413 beyond)"),
   COMPRESSION_MIN_BYTES: variable(
