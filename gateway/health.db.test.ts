@@ -50,9 +50,7 @@ describe("health", () => {
   it("checks the database, every subgraph and every network's indexer", async () => {
     const { data } = await t.gql<{
       health: { status: string; version: string; checks: { name: string; status: string; latencyMs: number | null; detail: string | null }[] };
-    }>(
-      FULL_HEALTH,
-    );
+    }>(FULL_HEALTH);
     const health = data!.health;
     expect(health.status).toBe("OK");
     expect(health.version).toBe(JSON.parse(readFileSync("package.json", "utf8")).version);

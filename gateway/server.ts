@@ -100,7 +100,12 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const supergraph = createSupergraphSource({
     path: deps.supergraphPath,
     registry: deps.supergraphRegistry,
-    requiredSubgraphs: [HEALTH_SUBGRAPH, ...(deps.routedSubgraphs ?? []), ...Object.keys(deps.subgraphUrls ?? {}), ...Object.keys(deps.inProcessSubgraphs ?? {})],
+    requiredSubgraphs: [
+      HEALTH_SUBGRAPH,
+      ...(deps.routedSubgraphs ?? []),
+      ...Object.keys(deps.subgraphUrls ?? {}),
+      ...Object.keys(deps.inProcessSubgraphs ?? {}),
+    ],
     logger,
     metrics: metrics.registry,
   });

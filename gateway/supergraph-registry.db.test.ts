@@ -103,7 +103,10 @@ describe("a gateway following a registry", () => {
     try {
       expect((await gql(stack, PENDING)).data).toEqual({ pendingBetCount: 0 });
       expect(readFileSync(kept, "utf8")).toBe(COMMITTED);
-      expect(await supergraphCheck(stack, new RegExp(`^${sha256Hex(COMMITTED)}`))).toMatchObject({ status: "OK", detail: `${sha256Hex(COMMITTED)} (registry)` });
+      expect(await supergraphCheck(stack, new RegExp(`^${sha256Hex(COMMITTED)}`))).toMatchObject({
+        status: "OK",
+        detail: `${sha256Hex(COMMITTED)} (registry)`,
+      });
       // A cached answer (network settings, kept a minute) under the first version.
       const networks = "{ networkConfigs { chainId name } }";
       await gql(stack, networks);
@@ -150,7 +153,12 @@ describe("a gateway following a registry", () => {
         await afterNextPoll(registry);
         expect((await gql(stack, PENDING)).data, what).toEqual({ pendingBetCount: 0 });
         const refused = new RegExp(`^${sha256Hex(COMMITTED)} \\(registry\\); registry: refused ${sha256Hex(broken).slice(0, 12)} \\(see the log\\) for \\d+s$`);
-        expect(await supergraphCheck(stack, refused), what).toEqual({ name: "supergraph", status: "DEGRADED", latencyMs: null, detail: expect.stringMatching(refused) });
+        expect(await supergraphCheck(stack, refused), what).toEqual({
+          name: "supergraph",
+          status: "DEGRADED",
+          latencyMs: null,
+          detail: expect.stringMatching(refused),
+        });
         expect(readFileSync(kept, "utf8"), what).toBe(COMMITTED);
       }
       registry.down();
@@ -167,7 +175,10 @@ describe("a gateway following a registry", () => {
       const logged = messages(lines());
       expect(logged).toEqual(expect.arrayContaining([expect.stringMatching(/^supergraph refused: it does not parse as a supergraph/)]));
       expect(logged).toEqual(
-        expect.arrayContaining(["supergraph refused: it lacks subgraph results that this gateway routes to; keeping the served one", "supergraph refused: it is empty; keeping the served one"]),
+        expect.arrayContaining([
+          "supergraph refused: it lacks subgraph results that this gateway routes to; keeping the served one",
+          "supergraph refused: it is empty; keeping the served one",
+        ]),
       );
       console.info(logLines(lines()));
     } finally {
@@ -188,7 +199,9 @@ describe("a gateway following a registry", () => {
     try {
       expect((await gql(stack, PENDING)).errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
       expect((await gql(stack, "{ networkConfigs { chainId } }")).data).toBeTruthy();
-      expect(await supergraphCheck(stack, new RegExp(`^${sha256Hex(WITHOUT_COUNT)} \\(kept copy\\); registry: HTTP 503`))).toMatchObject({ status: "DEGRADED" });
+      expect(await supergraphCheck(stack, new RegExp(`^${sha256Hex(WITHOUT_COUNT)} \\(kept copy\\); registry: HTTP 503`))).toMatchObject({
+        status: "DEGRADED",
+      });
       registry.up();
       await afterNextPoll(registry);
       expect((await gql(stack, PENDING)).data).toEqual({ pendingBetCount: 0 });
@@ -212,7 +225,9 @@ describe("a gateway following a registry", () => {
       logger,
       routedSubgraphs: SUBGRAPHS.map((s) => s.name),
     });
-    await expect(gateway.listen("127.0.0.1", 0)).rejects.toThrow(/^No supergraph to serve: the registry at http:\/\/127\.0\.0\.1:\d+\/artifacts\/v1\/supergraph gave none \(unreachable\)/);
+    await expect(gateway.listen("127.0.0.1", 0)).rejects.toThrow(
+      /^No supergraph to serve: the registry at http:\/\/127\.0\.0\.1:\d+\/artifacts\/v1\/supergraph gave none \(unreachable\)/,
+    );
     await gateway.stop().catch(() => undefined);
     expect(existsSync(kept)).toBe(false);
     console.info(logLines(lines()));

@@ -216,7 +216,8 @@ export function createSupergraphSource(options: SupergraphSourceOptions): Superg
   };
 
   const failing = (detail: string) => {
-    if (trouble?.detail !== detail) logger.warn({ url, problem: detail, serving: current?.hash }, "supergraph registry: poll failed; serving the last good supergraph");
+    if (trouble?.detail !== detail)
+      logger.warn({ url, problem: detail, serving: current?.hash }, "supergraph registry: poll failed; serving the last good supergraph");
     trouble = { detail, since: trouble?.detail === detail ? trouble.since : Date.now() };
   };
 
@@ -321,7 +322,8 @@ export function createSupergraphSource(options: SupergraphSourceOptions): Superg
       healthCheck,
       async manager({ update }) {
         const initial = readIfPresent(path);
-        if (initial === undefined) throw new Error(`Cannot read the supergraph at ${path}: run \`npm run schema:compose\` (the gateway never composes at start-up)`);
+        if (initial === undefined)
+          throw new Error(`Cannot read the supergraph at ${path}: run \`npm run schema:compose\` (the gateway never composes at start-up)`);
         const problem = supergraphProblem(initial, required);
         if (problem) throw new Error(`The supergraph at ${path} cannot serve: ${problem}`);
         serve({ sdl: initial, hash: sha256Hex(initial), origin: "file" });

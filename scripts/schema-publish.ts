@@ -67,7 +67,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   } catch {
     committed = undefined;
   }
-  if (committed !== result.supergraphSdl) console.warn("supergraph.graphql differs from what the SDL files compose to: run `npm run schema:compose` and commit it");
+  if (committed !== result.supergraphSdl)
+    console.warn("supergraph.graphql differs from what the SDL files compose to: run `npm run schema:compose` and commit it");
   for (const path of writeArtifact(out, artifact)) console.log(`wrote ${path}`);
   console.log(`published supergraph ${artifact.hash} (${artifact.subgraphs.join(", ")})`);
 }
