@@ -24,6 +24,7 @@ import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore,
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
+import type { UsageRecorder } from "./schema-usage.ts";
 import { createSupergraphSource, keyedBySchema, type SupergraphRegistrySettings } from "./supergraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
@@ -36,6 +37,8 @@ export interface GatewayDeps {
   supergraphPath: string;
   /** A schema registry to follow instead of the file (gateway/supergraph-source.ts); the file when absent. */
   supergraphRegistry?: SupergraphRegistrySettings;
+  /** Records which schema coordinates each operation uses (gateway/schema-usage.ts); off when absent. Flushed by stop(). */
+  schemaUsage?: UsageRecorder;
   /** Subgraphs this gateway routes to (the registry's, from the composition root): a supergraph without one is refused. */
   routedSubgraphs?: readonly string[];
   /** Routing URLs by subgraph name that replace the supergraph's own (per environment). */
@@ -193,6 +196,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
+      ...(deps.schemaUsage ? [deps.schemaUsage.plugin] : []),
       ...(responseCache ? [responseCache.plugin] : []),
     ],
     logger,
@@ -253,6 +257,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await server.stop();
       await subgraphAgent.close();
       generation?.stop();
+      await deps.schemaUsage?.stop();
     },
   };
 }
