@@ -279,6 +279,24 @@ export const CONFIG_VARIABLES = {
     "2",
     "PostgreSQL connections of the CSV exports' own pool (under `DATABASE_STATEMENT_TIMEOUT_MS`): exports beyond it wait for one, never for the connections `/health` and the response cache use",
   ),
+  SCHEMA_USAGE_DATABASE_URL: variable(
+    "gateway",
+    postgresUrl,
+    undefined,
+    "records which types, fields, arguments and enum values each operation uses, per hour, into this database (the primary, as the role `bets_usage_writer`, granted only the usage tables; one connection); unset: no recording",
+  ),
+  SCHEMA_USAGE_MAX_OPERATIONS: variable(
+    "gateway",
+    positiveInt,
+    "1000",
+    "with `SCHEMA_USAGE_DATABASE_URL`: distinct operations recorded per flush (a minute); the rest are counted as one operation, `other`",
+  ),
+  SCHEMA_USAGE_RETENTION_DAYS: variable(
+    "gateway",
+    positiveInt,
+    "90",
+    "with `SCHEMA_USAGE_DATABASE_URL`: recorded usage older than this is deleted (hourly); keep it above `SCHEMA_USAGE_DAYS`",
+  ),
   HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
   HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),
   GATEWAY_SOCKETIO: variable("gateway", zeroOne, "0", "`bin/gateway.ts`: `1` also serves Socket.IO at `/socket.io` on the API host (`npm start` always does)"),
@@ -414,6 +432,13 @@ export const CONFIG_VARIABLES = {
     undefined,
     "`npm run schema:check`: git ref to check breaking changes against; unset: the merge-base with `main` (on `main`: the previous commit)",
   ),
+  SCHEMA_USAGE_URL: variable(
+    "tooling",
+    postgresUrl,
+    undefined,
+    "`npm run schema:check` and `npm run schema:usage`: the database the gateways record usage into (a reading role suffices); set, `schema:check` refuses a breaking change to anything used in the last `SCHEMA_USAGE_DAYS` and passes one nothing used; unset: git-only rules",
+  ),
+  SCHEMA_USAGE_DAYS: variable("tooling", positiveInt, "30", "the usage window of `schema:check` and the default period of `npm run schema:usage`, in days"),
   SCHEMA_ALLOW_BREAKING: variable("tooling", zeroOne, "0", "`npm run schema:check`: `1` lets a deliberate breaking change through"),
 
   // ------------------------------------------------------------------------------------ test

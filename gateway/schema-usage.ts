@@ -207,7 +207,8 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
         },
         (error: unknown) => {
           // Dropped, not retried: memory stays bounded while the database is away; the gap is logged.
-          if (!failing) options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "schema usage: cannot write; dropping counts until it can");
+          if (!failing)
+            options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "schema usage: cannot write; dropping counts until it can");
           failing = true;
         },
       ),
