@@ -4,7 +4,13 @@
 // the median over pairs of on/off. Cheap queries make the recording's share largest.
 //   npx tsx bench/schema-usage.ts [--pairs 4] [--seconds 10] [--connections 10] [--bets 2000]
 // Needs PostgreSQL (BENCH_DATABASE_URL); the database bench_schema_usage is dropped at the end.
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { BaseContext, GraphQLRequestContextDidResolveOperation, GraphQLRequestListener } from "@apollo/server";
+import { parse } from "graphql";
+import { silentLogger } from "../core/logger.ts";
+import { apiSchemaOf } from "../core/schema.ts";
+import { createUsageRecorder } from "../gateway/schema-usage.ts";
 import { parseArgs } from "node:util";
 import { openDatabase } from "../core/db.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
@@ -14,7 +20,12 @@ import { benchConfig, fmt, log, median, requestBody, stopChild } from "./common.
 import { runLoad, spawnServer } from "./load.ts";
 
 const { values } = parseArgs({
-  options: { pairs: { type: "string", default: "4" }, seconds: { type: "string", default: "10" }, connections: { type: "string", default: "10" }, bets: { type: "string", default: "2000" } },
+  options: {
+    pairs: { type: "string", default: "4" },
+    seconds: { type: "string", default: "10" },
+    connections: { type: "string", default: "10" },
+    bets: { type: "string", default: "2000" },
+  },
 });
 const PAIRS = Number(values.pairs);
 const SECONDS = Number(values.seconds);
@@ -22,6 +33,27 @@ const CONNECTIONS = Number(values.connections);
 const NAME = "bench_schema_usage";
 const url = databaseUrl(NAME, benchConfig.BENCH_DATABASE_URL);
 const body = requestBody("query Settings { networkConfigs { chainId name confirmations contracts { name address } } }", {});
+
+/** The recorder's own CPU per request, in process: its plugin's hooks for a document it has seen (no database: nothing is flushed). */
+async function hookCostNs(): Promise<number> {
+  const schema = apiSchemaOf(readFileSync(new URL("../supergraph.graphql", import.meta.url), "utf8"));
+  const recorder = createUsageRecorder({ db: { prisma: {} } as never, logger: silentLogger(), flushMs: 3_600_000 });
+  const context = {
+    schema,
+    document: parse("query Settings { networkConfigs { chainId name } }"),
+    operationName: "Settings",
+  } as unknown as GraphQLRequestContextDidResolveOperation<BaseContext>;
+  const start = recorder.plugin.requestDidStart as (context: unknown) => Promise<GraphQLRequestListener<BaseContext>>;
+  const once = async () => (await start(context)).didResolveOperation!(context);
+  for (let i = 0; i < 20_000; i++) await once();
+  const n = 500_000;
+  const before = process.cpuUsage();
+  for (let i = 0; i < n; i++) await once();
+  const used = process.cpuUsage(before);
+  await recorder.stop().catch(() => undefined);
+  return ((used.user + used.system) * 1000) / n;
+}
+log(`recorder hooks in process: ${(await hookCostNs()).toFixed(0)} ns CPU per request (document seen before)`);
 
 await recreatePostgresDatabase(NAME, benchConfig.BENCH_DATABASE_URL);
 const seedDb = await openDatabase({ url, migrate: true });
@@ -37,7 +69,9 @@ async function measure(recording: boolean): Promise<number> {
     await runLoad({ url: info.gateway, bodies: [body], connections: CONNECTIONS, seconds: 3, cpu: {} });
     const stats = await runLoad({ url: info.gateway, bodies: [body], connections: CONNECTIONS, seconds: SECONDS, cpu: { server: () => [child.pid] } });
     if (stats.non2xx + stats.socketErrors + stats.timeouts + stats.graphqlErrors > 0) throw new Error(`errors under load: ${JSON.stringify(stats)}`);
-    log(`  recording ${recording ? "on " : "off"}: ${fmt.int(stats.rps)} req/s, ${stats.cpuMs.server!.toFixed(3)} CPU ms/request, load1 ${stats.load1.toFixed(2)}`);
+    log(
+      `  recording ${recording ? "on " : "off"}: ${fmt.int(stats.rps)} req/s, ${stats.cpuMs.server!.toFixed(3)} CPU ms/request, load1 ${stats.load1.toFixed(2)}`,
+    );
     return stats.cpuMs.server!;
   } finally {
     await stopChild(child);
@@ -61,4 +95,6 @@ try {
   await dropPostgresDatabase(NAME, benchConfig.BENCH_DATABASE_URL);
 }
 log(`server CPU per request: off ${median(off).toFixed(3)} ms, on ${median(on).toFixed(3)} ms (medians of ${PAIRS} runs)`);
-log(`recording's cost: median of the pairs' on/off ${((median(ratios) - 1) * 100).toFixed(1)} % (pairs: ${ratios.map((r) => `${((r - 1) * 100).toFixed(1)} %`).join(", ")})`);
+log(
+  `recording's cost: median of the pairs' on/off ${((median(ratios) - 1) * 100).toFixed(1)} % (pairs: ${ratios.map((r) => `${((r - 1) * 100).toFixed(1)} %`).join(", ")})`,
+);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { ApolloServerPlugin } from "@apollo/server";
+import type { ApolloServerPlugin, BaseContext, GraphQLRequestListener } from "@apollo/server";
 import {
   getNamedType,
   isEnumType,
@@ -219,19 +219,18 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
   const timer = setInterval(() => void flush(), options.flushMs ?? 60_000);
   timer.unref();
 
-  const plugin: ApolloServerPlugin = {
-    async requestDidStart() {
-      return {
-        async didResolveOperation({ schema, document, operationName }) {
-          let documents = byDocument.get(schema);
-          if (!documents) byDocument.set(schema, (documents = new WeakMap()));
-          let usage = documents.get(document);
-          if (!usage) documents.set(document, (usage = usageOf(schema, document, operationName ?? null)));
-          count(usage);
-        },
-      };
+  // One listener for every request (no per-request closure): the whole per-request cost is a
+  // WeakMap lookup and an increment once the document's usage is known.
+  const listener: GraphQLRequestListener<BaseContext> = {
+    async didResolveOperation({ schema, document, operationName }) {
+      let documents = byDocument.get(schema);
+      if (!documents) byDocument.set(schema, (documents = new WeakMap()));
+      let usage = documents.get(document);
+      if (!usage) documents.set(document, (usage = usageOf(schema, document, operationName ?? null)));
+      count(usage);
     },
   };
+  const plugin: ApolloServerPlugin = { requestDidStart: () => Promise.resolve(listener) };
 
   return {
     plugin,

@@ -5,7 +5,7 @@ import { startStack, type RunningStack } from "../bin/stack.ts";
 import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { apiSchemaOf } from "../core/schema.ts";
-import { createUsageRecorder, usageOf, type UsageRecorder } from "../gateway/schema-usage.ts";
+import { createUsageRecorder, OTHER_OPERATION, usageOf, type UsageRecorder } from "../gateway/schema-usage.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { testGatewaySettings } from "../test/stack.ts";
 import { checkAgainstUsage } from "./schema-usage.ts";
@@ -90,5 +90,21 @@ describe("recorded usage", () => {
     // Outside the window nothing counts.
     const later = await checkAgainstUsage({ db, days: 30, changes: usedRemoval, gitOnlyAllows: () => false, now: new Date(Date.now() + 40 * 86_400_000) });
     expect(later.refused).toEqual([]);
+  });
+
+  it("bounds distinct operations: past the bound they count as one operation, other, with every coordinate they use", async () => {
+    const bounded = createUsageRecorder({ db, logger: silentLogger(), flushMs: 3_600_000, maxOperations: 1 });
+    try {
+      bounded.count(usageOf(committed, parse(`query A { networkConfigs { chainId } }`), "A"));
+      bounded.count(usageOf(committed, parse(`query B { betResult(chainId: 1, betId: "1") { betId } }`), "B"));
+      bounded.count(usageOf(committed, parse(`query C { fairnessStats(chainId: 1) { settledBets } }`), "C"));
+      await bounded.flush();
+      const other = await db.prisma.schemaUsageHourly.findMany({ where: { operationHash: OTHER_OPERATION }, orderBy: { coordinate: "asc" } });
+      expect(other.map((row) => row.coordinate)).toEqual(expect.arrayContaining(["Query.betResult", "Query.fairnessStats"]));
+      expect(new Set(other.map((row) => row.count))).toEqual(new Set([2n]));
+      expect(await db.prisma.schemaUsageOperation.findUnique({ where: { hash: OTHER_OPERATION } })).toMatchObject({ name: OTHER_OPERATION });
+    } finally {
+      await bounded.stop();
+    }
   });
 });
