@@ -56,6 +56,7 @@ const postgresUrl = optionalUrl(/^postgres(ql)?:\/\//, "must be a postgres:// UR
 const bufferedBytes = nonNegativeInt.refine((v) => v === 0 || v >= 64 * 1024, "must be 0 (no bound) or at least 65536");
 const onOff = z.enum(["on", "off"]).transform((v) => v === "on");
 const zeroOne = z.enum(["0", "1"]).transform((v) => v === "1");
+const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
 const flag = z.enum(["0", "1", "false", "true", ""]).transform((v) => v === "1" || v === "true");
 
 export const CONFIG_VARIABLES = {
@@ -188,24 +189,9 @@ export const CONFIG_VARIABLES = {
     undefined,
     "a schema registry's endpoint serving the supergraph (what `npm run schema:publish` writes): the gateway follows it instead of `SUPERGRAPH_PATH`, polled with `If-None-Match`, refusing a supergraph that does not parse or lacks a subgraph it routes to; unset: the file",
   ),
-  SUPERGRAPH_KEY: variable(
-    "gateway",
-    z.string().min(1).optional(),
-    undefined,
-    "with `SUPERGRAPH_URL`: the registry's access key, sent in `SUPERGRAPH_KEY_HEADER` (never logged); unset: no key",
-  ),
-  SUPERGRAPH_KEY_HEADER: variable(
-    "gateway",
-    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name"),
-    "X-Registry-Key",
-    "with `SUPERGRAPH_KEY`: the header it travels in (e.g. `Authorization` with a key of `Bearer …`)",
-  ),
-  SUPERGRAPH_POLL_INTERVAL_MS: variable(
-    "gateway",
-    positiveInt.min(100),
-    "10000",
-    "with `SUPERGRAPH_URL`: how often the registry is asked for a newer supergraph (replicas may serve different versions for up to this long)",
-  ),
+  SUPERGRAPH_KEY: variable("gateway", z.string().min(1).optional(), undefined, "the registry's access key, sent in `SUPERGRAPH_KEY_HEADER` (never logged)"),
+  SUPERGRAPH_KEY_HEADER: variable("gateway", headerName, "X-Registry-Key", "the header carrying `SUPERGRAPH_KEY` (e.g. `Authorization`)"),
+  SUPERGRAPH_POLL_INTERVAL_MS: variable("gateway", positiveInt.min(100), "10000", "how often a gateway asks `SUPERGRAPH_URL` for a newer supergraph"),
   SUPERGRAPH_KEPT_PATH: variable(
     "gateway",
     z.string().min(1),
@@ -285,18 +271,8 @@ export const CONFIG_VARIABLES = {
     undefined,
     "records which types, fields, arguments and enum values each operation uses, per hour, into this database (the primary, as the role `bets_usage_writer`, granted only the usage tables; one connection); unset: no recording",
   ),
-  SCHEMA_USAGE_MAX_OPERATIONS: variable(
-    "gateway",
-    positiveInt,
-    "1000",
-    "with `SCHEMA_USAGE_DATABASE_URL`: distinct operations recorded per flush (a minute); the rest are counted as one operation, `other`",
-  ),
-  SCHEMA_USAGE_RETENTION_DAYS: variable(
-    "gateway",
-    positiveInt,
-    "90",
-    "with `SCHEMA_USAGE_DATABASE_URL`: recorded usage older than this is deleted (hourly); keep it above `SCHEMA_USAGE_DAYS`",
-  ),
+  SCHEMA_USAGE_MAX_OPERATIONS: variable("gateway", positiveInt, "1000", "schema usage: distinct operations per minute; the rest count as `other`"),
+  SCHEMA_USAGE_RETENTION_DAYS: variable("gateway", positiveInt, "90", "schema usage: rows older than this are deleted (hourly); above `SCHEMA_USAGE_DAYS`"),
   HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
   HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),
   GATEWAY_SOCKETIO: variable("gateway", zeroOne, "0", "`bin/gateway.ts`: `1` also serves Socket.IO at `/socket.io` on the API host (`npm start` always does)"),

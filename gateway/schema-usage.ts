@@ -10,6 +10,7 @@ import {
   TypeInfo,
   visit,
   visitWithTypeInfo,
+  type ASTVisitor,
   type DocumentNode,
   type GraphQLSchema,
 } from "graphql";
@@ -35,6 +36,15 @@ export interface OperationUsage {
   document: string;
   coordinates: readonly string[];
 }
+
+/** Every literal replaced by an empty one of its kind: the values of a request are not its operation. */
+const withoutLiterals: ASTVisitor = {
+  IntValue: { enter: (node) => ({ ...node, value: "0" }) },
+  FloatValue: { enter: (node) => ({ ...node, kind: Kind.INT, value: "0" }) },
+  StringValue: { enter: (node) => ({ ...node, value: "", block: false }) },
+  ListValue: { enter: (node) => ({ ...node, values: [] }) },
+  ObjectValue: { enter: (node) => ({ ...node, fields: [] }) },
+};
 
 /** The coordinates a document uses in `schema`, and its literal-free signature. */
 export function usageOf(schema: GraphQLSchema, document: DocumentNode, operationName: string | null): OperationUsage {
@@ -74,13 +84,7 @@ export function usageOf(schema: GraphQLSchema, document: DocumentNode, operation
       },
     }),
   );
-  const stripped = visit(document, {
-    IntValue: (node) => ({ ...node, value: "0" }),
-    FloatValue: (node) => ({ ...node, kind: Kind.INT, value: "0" }),
-    StringValue: (node) => ({ ...node, value: "", block: false }),
-    ListValue: (node) => ({ ...node, values: [] }),
-    ObjectValue: (node) => ({ ...node, fields: [] }),
-  });
+  const stripped = visit(document, withoutLiterals);
   const signature = stripIgnoredCharacters(print(stripped));
   return { hash: createHash("sha256").update(signature).digest("hex"), name: operationName, document: signature, coordinates: [...coordinates].sort() };
 }
@@ -129,7 +133,10 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
   const count = (usage: OperationUsage) => {
     const hour = Math.floor(now() / HOUR_MS) * HOUR_MS;
     let counts = pending.get(hour);
-    if (!counts) pending.set(hour, (counts = new Map()));
+    if (!counts) {
+      counts = new Map();
+      pending.set(hour, counts);
+    }
     const known = counts.get(usage.hash);
     if (known) {
       known.count++;
@@ -224,9 +231,15 @@ export function createUsageRecorder(options: UsageRecorderOptions): UsageRecorde
   const listener: GraphQLRequestListener<BaseContext> = {
     async didResolveOperation({ schema, document, operationName }) {
       let documents = byDocument.get(schema);
-      if (!documents) byDocument.set(schema, (documents = new WeakMap()));
+      if (!documents) {
+        documents = new WeakMap();
+        byDocument.set(schema, documents);
+      }
       let usage = documents.get(document);
-      if (!usage) documents.set(document, (usage = usageOf(schema, document, operationName ?? null)));
+      if (!usage) {
+        usage = usageOf(schema, document, operationName ?? null);
+        documents.set(document, usage);
+      }
       count(usage);
     },
   };

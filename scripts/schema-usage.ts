@@ -73,7 +73,10 @@ export async function usageBetween(db: Database, since: Date, until: Date, coord
   const byCoordinate = new Map<string, CoordinateUsage>();
   for (const row of rows) {
     let usage = byCoordinate.get(row.coordinate);
-    if (!usage) byCoordinate.set(row.coordinate, (usage = { coordinate: row.coordinate, requests: 0n, operations: [] }));
+    if (!usage) {
+      usage = { coordinate: row.coordinate, requests: 0n, operations: [] };
+      byCoordinate.set(row.coordinate, usage);
+    }
     const requests = BigInt(row.requests);
     usage.requests += requests;
     usage.operations.push({ name: row.name ?? "(anonymous)", hash: row.hash, requests });

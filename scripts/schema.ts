@@ -25,7 +25,6 @@ import { loadConfig } from "../core/config.ts";
 import { apiSchemaOf } from "../core/schema.ts";
 import { COMPOSED_SERVICES, composeSupergraph } from "./supergraph.ts";
 import { undescribedElements } from "./schema-descriptions.ts";
-import { usageAwareBreakingChanges } from "./schema-usage-check.ts";
 
 const SUPERGRAPH = "supergraph.graphql";
 const config = loadConfig(["tooling"]);
@@ -121,9 +120,10 @@ async function check(): Promise<void> {
     const changes = findBreakingChanges(before, after);
     for (const change of findDangerousChanges(before, after)) console.warn(`dangerous change: ${change.type}: ${change.description}`);
     // With a usage database (SCHEMA_USAGE_URL) usage decides instead of deprecation (scripts/schema-usage-check.ts).
+    // Loaded only then: it opens a database, which the git-only check never needs.
+    const usageAware = config.SCHEMA_USAGE_URL ? (await import("./schema-usage-check.ts")).usageAwareBreakingChanges : undefined;
     const breaking =
-      (await usageAwareBreakingChanges(config, changes, (change) => deprecatedRemoval(before, change))) ??
-      changes.filter((change) => !deprecatedRemoval(before, change));
+      (await usageAware?.(config, changes, (change) => deprecatedRemoval(before, change))) ?? changes.filter((change) => !deprecatedRemoval(before, change));
     for (const change of config.SCHEMA_USAGE_URL ? [] : changes.filter((c) => !breaking.includes(c))) {
       console.log(`removal of a deprecated element against ${ref!.slice(0, 12)}: ${change.type}: ${change.description}`);
     }
