@@ -9,6 +9,7 @@ import { pino } from "pino";
 import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
+import { createUsageRecorder } from "../gateway/schema-usage.ts";
 import { benchConfig, startBenchStack } from "./common.ts";
 
 const url = benchConfig.BENCH_SERVE_DATABASE_URL;
@@ -19,9 +20,13 @@ if (!url) {
 
 const logger = pino({ name: "bench-serve", level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
 const db = await openDatabase({ url, logger, migrate: false });
-const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["shared", "gateway"])), rateLimit: undefined });
+// BENCH_SCHEMA_USAGE=1: schema usage recorded as a gateway does, on a connection of its own (bench/schema-usage.ts).
+const usageDb = benchConfig.BENCH_SCHEMA_USAGE ? await openDatabase({ url, logger, poolSize: 1, applicationName: "schema-usage" }) : undefined;
+const schemaUsage = usageDb ? createUsageRecorder({ db: usageDb, logger }) : undefined;
+const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["shared", "gateway"])), rateLimit: undefined, schemaUsage });
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {
   await stack.stop();
+  await usageDb?.close();
   await db.close();
 });

@@ -5,6 +5,8 @@ import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { createRedisClient } from "../core/redis.ts";
 import { createGateway } from "../gateway/server.ts";
+import { createUsageRecorder } from "../gateway/schema-usage.ts";
+import { openDatabase } from "../core/db.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
@@ -25,6 +27,13 @@ const cacheRedis = config.RESPONSE_CACHE_REDIS_URL
   ? createRedisClient(config.RESPONSE_CACHE_REDIS_URL, { logger, role: "response-cache", maxRetriesPerRequest: 1 })
   : undefined;
 const settings = gatewaySettings(config, { logger, redis, cacheRedis });
+// Schema usage goes to the primary on a connection of its own, as the role granted only the usage tables.
+const usageDb = config.SCHEMA_USAGE_DATABASE_URL
+  ? await openDatabase({ url: config.SCHEMA_USAGE_DATABASE_URL, logger, poolSize: 1, applicationName: "schema-usage" })
+  : undefined;
+const schemaUsage = usageDb
+  ? createUsageRecorder({ db: usageDb, logger, maxOperations: config.SCHEMA_USAGE_MAX_OPERATIONS, retentionDays: config.SCHEMA_USAGE_RETENTION_DAYS })
+  : undefined;
 const gateway = createGateway({
   db,
   logger,
@@ -32,6 +41,7 @@ const gateway = createGateway({
   ...createLivePage({ logger }),
   // GET /wallets/{address}/bets.csv reads the history data page by page (gateway/csv-export.ts).
   walletBetPages: csvExports.pages,
+  schemaUsage,
 });
 const { server } = await gateway.listen(config.HOST, config.PORT);
 // The API host can serve Socket.IO itself (path /socket.io); dedicated nodes serve /ws.
@@ -51,5 +61,6 @@ stopOnSignals(logger, async () => {
   redis?.disconnect();
   cacheRedis?.disconnect();
   await csvExports.close();
+  await usageDb?.close();
   await db.close();
 });

@@ -109,6 +109,26 @@ describe("gatewaySettings", () => {
     });
     expect(subgraphUrlOverrides(config)).toEqual({ networks: "http://n:1/graphql", results: "http://r:2/graphql" });
   });
+
+  it("follows a schema registry only when SUPERGRAPH_URL is set, with its key in the named header", () => {
+    const file = gatewaySettings(loadConfig(GATEWAY_SECTIONS, {}), { logger: silentLogger() });
+    expect(file.supergraphRegistry).toBeUndefined();
+    expect(file.routedSubgraphs).toEqual(["networks", "results", "history"]);
+    const config = loadConfig(GATEWAY_SECTIONS, {
+      SUPERGRAPH_URL: "https://cdn.example/artifacts/v1/supergraph",
+      SUPERGRAPH_KEY: "k",
+      SUPERGRAPH_KEY_HEADER: "Authorization",
+      SUPERGRAPH_POLL_INTERVAL_MS: "2500",
+      SUPERGRAPH_KEPT_PATH: "/var/lib/gateway/supergraph.graphql",
+    });
+    expect(gatewaySettings(config, { logger: silentLogger() }).supergraphRegistry).toEqual({
+      url: "https://cdn.example/artifacts/v1/supergraph",
+      key: { header: "Authorization", value: "k" },
+      pollIntervalMs: 2500,
+      keptPath: "/var/lib/gateway/supergraph.graphql",
+    });
+    expect(() => loadConfig(GATEWAY_SECTIONS, { SUPERGRAPH_URL: "file:///etc/passwd" })).toThrow(/SUPERGRAPH_URL: must be an http\(s\):\/\/ URL/);
+  });
 });
 
 describe("realtimeSettings", () => {

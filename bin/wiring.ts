@@ -221,6 +221,15 @@ export function gatewaySettings(
     production: config.NODE_ENV === "production",
     version: SERVICE_VERSION,
     supergraphPath: config.SUPERGRAPH_PATH,
+    supergraphRegistry: config.SUPERGRAPH_URL
+      ? {
+          url: config.SUPERGRAPH_URL,
+          key: config.SUPERGRAPH_KEY ? { header: config.SUPERGRAPH_KEY_HEADER, value: config.SUPERGRAPH_KEY } : undefined,
+          pollIntervalMs: config.SUPERGRAPH_POLL_INTERVAL_MS,
+          keptPath: config.SUPERGRAPH_KEPT_PATH,
+        }
+      : undefined,
+    routedSubgraphs: SUBGRAPHS.map(({ name }) => name),
     subgraphUrls: subgraphUrlOverrides(config),
     redis,
     maxBodyBytes: config.MAX_BODY_BYTES,

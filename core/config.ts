@@ -56,6 +56,7 @@ const postgresUrl = optionalUrl(/^postgres(ql)?:\/\//, "must be a postgres:// UR
 const bufferedBytes = nonNegativeInt.refine((v) => v === 0 || v >= 64 * 1024, "must be 0 (no bound) or at least 65536");
 const onOff = z.enum(["on", "off"]).transform((v) => v === "on");
 const zeroOne = z.enum(["0", "1"]).transform((v) => v === "1");
+const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "must be an HTTP header name");
 const flag = z.enum(["0", "1", "false", "true", ""]).transform((v) => v === "1" || v === "true");
 
 export const CONFIG_VARIABLES = {
@@ -180,7 +181,22 @@ export const CONFIG_VARIABLES = {
     "gateway",
     z.string().min(1),
     "./supergraph.graphql",
-    "the committed, composed supergraph the gateway serves (reloaded when the file changes)",
+    "the committed, composed supergraph the gateway serves (reloaded when the file changes); unused with `SUPERGRAPH_URL`",
+  ),
+  SUPERGRAPH_URL: variable(
+    "gateway",
+    optionalUrl(/^https?:\/\//, "must be an http(s):// URL"),
+    undefined,
+    "a schema registry's endpoint serving the supergraph (what `npm run schema:publish` writes): the gateway follows it instead of `SUPERGRAPH_PATH`, polled with `If-None-Match`, refusing a supergraph that does not parse or lacks a subgraph it routes to; unset: the file",
+  ),
+  SUPERGRAPH_KEY: variable("gateway", z.string().min(1).optional(), undefined, "the registry's access key, sent in `SUPERGRAPH_KEY_HEADER` (never logged)"),
+  SUPERGRAPH_KEY_HEADER: variable("gateway", headerName, "X-Registry-Key", "the header carrying `SUPERGRAPH_KEY` (e.g. `Authorization`)"),
+  SUPERGRAPH_POLL_INTERVAL_MS: variable("gateway", positiveInt.min(100), "10000", "how often a gateway asks `SUPERGRAPH_URL` for a newer supergraph"),
+  SUPERGRAPH_KEPT_PATH: variable(
+    "gateway",
+    z.string().min(1),
+    "./.data/supergraph.registry.graphql",
+    "with `SUPERGRAPH_URL`: where the last good supergraph from the registry is kept; a gateway starts from it while the registry is down, and refuses to start with neither",
   ),
   MAX_BODY_BYTES: variable("gateway", positiveInt, "65536", "largest accepted request body in bytes (HTTP 413 beyond)"),
   COMPRESSION_MIN_BYTES: variable(
@@ -249,6 +265,14 @@ export const CONFIG_VARIABLES = {
     "2",
     "PostgreSQL connections of the CSV exports' own pool (under `DATABASE_STATEMENT_TIMEOUT_MS`): exports beyond it wait for one, never for the connections `/health` and the response cache use",
   ),
+  SCHEMA_USAGE_DATABASE_URL: variable(
+    "gateway",
+    postgresUrl,
+    undefined,
+    "records which types, fields, arguments and enum values each operation uses, per hour, into this database (the primary, as the role `bets_usage_writer`, granted only the usage tables; one connection); unset: no recording",
+  ),
+  SCHEMA_USAGE_MAX_OPERATIONS: variable("gateway", positiveInt, "1000", "schema usage: distinct operations per minute; the rest count as `other`"),
+  SCHEMA_USAGE_RETENTION_DAYS: variable("gateway", positiveInt, "90", "schema usage: rows older than this are deleted (hourly); above `SCHEMA_USAGE_DAYS`"),
   HEALTH_MAX_LAG_BLOCKS: variable("gateway", positiveInt, "64", "an indexer further behind the head is DEGRADED"),
   HEALTH_MAX_STALENESS_SECONDS: variable("gateway", positiveInt, "300", "an indexer silent for longer is DEGRADED"),
   GATEWAY_SOCKETIO: variable("gateway", zeroOne, "0", "`bin/gateway.ts`: `1` also serves Socket.IO at `/socket.io` on the API host (`npm start` always does)"),
@@ -390,6 +414,13 @@ export const CONFIG_VARIABLES = {
     undefined,
     "`npm run schema:check`: git ref to check breaking changes against; unset: the merge-base with `main` (on `main`: the previous commit)",
   ),
+  SCHEMA_USAGE_URL: variable(
+    "tooling",
+    postgresUrl,
+    undefined,
+    "`npm run schema:check` and `npm run schema:usage`: the database the gateways record usage into (a reading role suffices); set, `schema:check` refuses a breaking change to anything used in the last `SCHEMA_USAGE_DAYS` and passes one nothing used; unset: git-only rules",
+  ),
+  SCHEMA_USAGE_DAYS: variable("tooling", positiveInt, "30", "the usage window of `schema:check` and the default period of `npm run schema:usage`, in days"),
   SCHEMA_ALLOW_BREAKING: variable("tooling", zeroOne, "0", "`npm run schema:check`: `1` lets a deliberate breaking change through"),
 
   // ------------------------------------------------------------------------------------ test
@@ -418,6 +449,7 @@ export const CONFIG_VARIABLES = {
   BENCH_SERVE_WATCH_STDIN: variable("bench", zeroOne, "0", "`1`: a server child stops when its stdin ends (its parent died)"),
   BENCH_SUBGRAPH_URLS: variable("bench", z.string().optional(), undefined, "set by `bench/gateways.ts` for its gateway children: the subgraph URLs (JSON)"),
   BENCH_RESPONSE_CACHE: variable("bench", zeroOne, "0", "`bench/serve-peer.ts apollo`: `1` turns the in-process response cache on"),
+  BENCH_SCHEMA_USAGE: variable("bench", zeroOne, "0", "`bench/serve.ts`: `1` records schema usage into its database (`bench/schema-usage.ts`)"),
   BENCH_HIVE_DEDUPE: variable("bench", zeroOne, "1", "`bench/serve-peer.ts hive`: `0` turns off Hive's merging of identical subgraph requests"),
   BENCH_ABUSE_ATTACKER: variable("bench", z.string().optional(), undefined, "set by `bench/abuse.ts` for its attacker children (JSON)"),
 } satisfies Record<string, Variable>;

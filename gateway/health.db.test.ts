@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -47,9 +48,9 @@ describe("health", () => {
   });
 
   it("checks the database, every subgraph and every network's indexer", async () => {
-    const { data } = await t.gql<{ health: { status: string; version: string; checks: { name: string; status: string; latencyMs: number | null }[] } }>(
-      FULL_HEALTH,
-    );
+    const { data } = await t.gql<{
+      health: { status: string; version: string; checks: { name: string; status: string; latencyMs: number | null; detail: string | null }[] };
+    }>(FULL_HEALTH);
     const health = data!.health;
     expect(health.status).toBe("OK");
     expect(health.version).toBe(JSON.parse(readFileSync("package.json", "utf8")).version);
@@ -61,8 +62,11 @@ describe("health", () => {
       "subgraph:results=OK",
       "indexer:devnet=OK",
       "indexer:localnet=OK",
+      "supergraph=OK",
     ]);
     expect(health.checks[0]!.latencyMs).toBeGreaterThanOrEqual(0);
+    // The served schema's hash and where it came from (gateway/supergraph-source.ts).
+    expect(health.checks.at(-1)).toMatchObject({ detail: `${createHash("sha256").update(readFileSync(supergraphPath, "utf8")).digest("hex")} (file)` });
   });
 
   it.skipIf(!redis)(serviceTitle("checks Redis", redisServer), async () => {

@@ -1,4 +1,3 @@
-import { readFileSync, watch, type FSWatcher } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
@@ -9,7 +8,7 @@ import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
 import type { CompressionSettings } from "../core/compression.ts";
 import { createErrorFormatter } from "../core/errors.ts";
-import { apiSchemaOf, firstNonAscii } from "../core/schema.ts";
+import { apiSchemaOf } from "../core/schema.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
 import { createGraphQLRequestListener, listen, sendJson, type RouteHandler, type RunningHttpServer } from "../core/http.ts";
@@ -28,6 +27,8 @@ import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore,
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
+import type { UsageRecorder } from "./schema-usage.ts";
+import { createSupergraphSource, keyedBySchema, type SupergraphRegistrySettings } from "./supergraph-source.ts";
 
 export const HEALTH_SUBGRAPH = "health";
 
@@ -37,6 +38,12 @@ export interface GatewayDeps {
   production: boolean;
   version: string;
   supergraphPath: string;
+  /** A schema registry to follow instead of the file (gateway/supergraph-source.ts); the file when absent. */
+  supergraphRegistry?: SupergraphRegistrySettings;
+  /** Records which schema coordinates each operation uses (gateway/schema-usage.ts); off when absent. Flushed by stop(). */
+  schemaUsage?: UsageRecorder;
+  /** Subgraphs this gateway routes to (the registry's, from the composition root): a supergraph without one is refused. */
+  routedSubgraphs?: readonly string[];
   /** Routing URLs by subgraph name that replace the supergraph's own (per environment). */
   subgraphUrls?: Record<string, string>;
   /** Every operation through the query plan, even one a single subgraph answers whole (gateway/single-subgraph.ts); for comparisons. */
@@ -80,14 +87,6 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-function readSupergraph(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    throw new Error(`Cannot read the supergraph at ${path}: run \`npm run schema:compose\` (the gateway never composes at start-up)`);
-  }
-}
-
 /** Subgraph name → routing URL, as written in the supergraph's `join__Graph` enum. */
 export function supergraphRoutingUrls(supergraphSdl: string): Record<string, string> {
   const urls: Record<string, string> = {};
@@ -102,7 +101,21 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage data to Apollo
   // from its constructor. A self-hosted public data service phones nobody; opt in explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= "true";
-  let routing = supergraphRoutingUrls(readSupergraph(deps.supergraphPath));
+  const metrics = createServiceMetrics("gateway", { knownOperations: deps.knownOperations });
+  // The one owner of the served supergraph version: routing, /schema.graphql and the cache key follow it.
+  const supergraph = createSupergraphSource({
+    path: deps.supergraphPath,
+    registry: deps.supergraphRegistry,
+    requiredSubgraphs: [
+      HEALTH_SUBGRAPH,
+      ...(deps.routedSubgraphs ?? []),
+      ...Object.keys(deps.subgraphUrls ?? {}),
+      ...Object.keys(deps.inProcessSubgraphs ?? {}),
+    ],
+    logger,
+    metrics: metrics.registry,
+  });
+  const routing = () => supergraphRoutingUrls(supergraph.current()?.sdl ?? "");
   const urlOf = (name: string, url: string | undefined) => deps.subgraphUrls?.[name] ?? url ?? "";
 
   const health = createHealthMonitor({
@@ -114,13 +127,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
     maxStalenessSeconds: deps.health.maxStalenessSeconds,
     subgraphUrls: () =>
       Object.fromEntries(
-        Object.entries(routing)
+        Object.entries(routing())
           .filter(([name]) => name !== HEALTH_SUBGRAPH)
           .map(([name, url]) => [name, urlOf(name, url)]),
       ),
   });
+  health.addChecks(() => [supergraph.healthCheck()]);
   const healthSchema = createHealthSchema(health);
-  const metrics = createServiceMetrics("gateway", { knownOperations: deps.knownOperations });
   const subgraphFetch = new Histogram({
     name: "subgraph_fetch_duration_seconds",
     help: "Gateway → subgraph request latency",
@@ -130,7 +143,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
   });
 
   const subgraphAgent = createSubgraphAgent();
-  const generation = deps.responseCache ? watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }) : undefined;
+  // Keyed by the served schema's hash too: an answer is never replayed under another supergraph.
+  const generation = deps.responseCache
+    ? keyedBySchema(watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }), supergraph)
+    : undefined;
   // Answers carry their own request's cost, which the cache must never replay to another request.
   const responseCache = deps.responseCache
     ? createResponseCache(deps.responseCache, {
@@ -142,7 +158,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
       })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
-  let watcher: FSWatcher | undefined;
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
@@ -151,40 +166,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     if (inProcess) return new InProcessSubgraphSource(name, inProcess, subgraphFetch);
     return new SubgraphDataSource(name, urlOf(name, url), subgraphAgent, subgraphFetch);
   };
-  // A supergraph composed by scripts/supergraph.ts is ASCII (core/schema.ts parseSdl); one made
-  // elsewhere still serves, but slower: say why.
-  const warnIfNotAscii = (sdl: string) => {
-    const found = firstNonAscii(sdl);
-    if (found) logger.warn({ path: deps.supergraphPath, ...found }, "supergraph is not ASCII: answers will be slower to write (docs/guides/adding-a-field.md)");
-  };
   const federation = new ApolloGateway({
     logger,
-    // The supergraph is a build output (npm run schema:compose); the gateway loads the committed
-    // file and hot-swaps it when the file changes, never composing or introspecting itself.
-    supergraphSdl: async ({ update }) => {
-      const initial = readSupergraph(deps.supergraphPath);
-      warnIfNotAscii(initial);
-      let current = initial;
-      watcher = watch(deps.supergraphPath, { persistent: false }, () => {
-        let next: string;
-        try {
-          next = readFileSync(deps.supergraphPath, "utf8");
-        } catch {
-          return; // mid-replace; the next event carries the new file
-        }
-        if (next === current || next.trim() === "") return;
-        try {
-          update(next);
-          warnIfNotAscii(next);
-          current = next;
-          routing = supergraphRoutingUrls(next);
-          logger.info({ path: deps.supergraphPath }, "supergraph reloaded");
-        } catch (error) {
-          logger.error({ err: error }, "supergraph update rejected; keeping the previous one");
-        }
-      });
-      return { supergraphSdl: initial, cleanup: async () => watcher?.close() };
-    },
+    // The supergraph is a build output (npm run schema:compose, or a registry's): the gateway never
+    // composes or introspects itself; gateway/supergraph-source.ts gates every version it is given.
+    supergraphSdl: (hooks) => supergraph.manager(hooks),
     // Entity fetches carry each distinct representation once (gateway/entity-dedupe.ts).
     buildService: ({ name, url }) => singleSubgraph.source(name, dedupeRepresentations(serviceFor(name, url))),
   });
@@ -215,6 +201,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
       metrics.plugin,
+      ...(deps.schemaUsage ? [deps.schemaUsage.plugin] : []),
       ...(responseCache ? [responseCache.plugin] : []),
     ],
     logger,
@@ -226,14 +213,15 @@ export function createGateway(deps: GatewayDeps): Gateway {
   };
 
   // The public schema as SDL, for clients' codegen without introspection (the API schema: no join__ machinery).
-  let printed: { supergraph: string; sdl: string } | undefined;
+  // The served version's, with its hash as the ETag: the schema a client codegens from is the one answering it.
+  let printed: { hash: string; sdl: string } | undefined;
   const sdlRoute = async (_req: IncomingMessage, res: ServerResponse) => {
-    const supergraph = readSupergraph(deps.supergraphPath);
+    const served = supergraph.current();
+    if (!served) throw new Error("no supergraph loaded"); // the route is mounted after the gateway loaded one
     // Printed once per supergraph: the route is public and not rate limited.
-    if (printed?.supergraph !== supergraph) printed = { supergraph, sdl: printSchema(apiSchemaOf(supergraph)) };
-    const { sdl } = printed;
-    res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=60" });
-    res.end(sdl);
+    if (printed?.hash !== served.hash) printed = { hash: served.hash, sdl: printSchema(apiSchemaOf(served.sdl)) };
+    res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=60", etag: `"${served.hash}"` });
+    res.end(printed.sdl);
   };
 
   const csvExport = deps.walletBetPages
@@ -278,6 +266,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       await server.stop();
       await subgraphAgent.close();
       generation?.stop();
+      await deps.schemaUsage?.stop();
     },
   };
 }

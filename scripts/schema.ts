@@ -6,7 +6,9 @@
 //              against the supergraph of the base git ref (default: on main, the previous
 //              commit; elsewhere, the merge-base with main). Removing what the base already
 //              deprecated is the documented path and passes; `--allow-breaking` (or
-//              SCHEMA_ALLOW_BREAKING=1) lets any other deliberate break through.
+//              SCHEMA_ALLOW_BREAKING=1) lets any other deliberate break through. With a usage
+//              database (SCHEMA_USAGE_URL) usage decides instead: a break of anything used in the
+//              last SCHEMA_USAGE_DAYS is refused naming the operations, one nothing used passes.
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import {
@@ -88,7 +90,7 @@ function deprecatedRemoval(before: GraphQLSchema, change: BreakingChange): boole
   return false;
 }
 
-function check(): void {
+async function check(): Promise<void> {
   const composed = compose();
   let failed = false;
   let committed = "";
@@ -123,8 +125,12 @@ function check(): void {
     const after = apiSchemaOf(composed);
     const changes = findBreakingChanges(before, after);
     for (const change of findDangerousChanges(before, after)) console.warn(`dangerous change: ${change.type}: ${change.description}`);
-    const breaking = changes.filter((change) => !deprecatedRemoval(before, change));
-    for (const change of changes.filter((c) => !breaking.includes(c))) {
+    // With a usage database (SCHEMA_USAGE_URL) usage decides instead of deprecation (scripts/schema-usage-check.ts).
+    // Loaded only then: it opens a database, which the git-only check never needs.
+    const usageAware = config.SCHEMA_USAGE_URL ? (await import("./schema-usage-check.ts")).usageAwareBreakingChanges : undefined;
+    const breaking =
+      (await usageAware?.(config, changes, (change) => deprecatedRemoval(before, change))) ?? changes.filter((change) => !deprecatedRemoval(before, change));
+    for (const change of config.SCHEMA_USAGE_URL ? [] : changes.filter((c) => !breaking.includes(c))) {
       console.log(`removal of a deprecated element against ${ref!.slice(0, 12)}: ${change.type}: ${change.description}`);
     }
     const allowed = process.argv.includes("--allow-breaking") || config.SCHEMA_ALLOW_BREAKING;
@@ -147,7 +153,7 @@ if (command === "compose") {
   writeFileSync(SUPERGRAPH, compose());
   console.log(`wrote ${SUPERGRAPH}`);
 } else if (command === "check") {
-  check();
+  await check();
 } else {
   console.error("usage: tsx scripts/schema.ts compose | check [--base=<git ref>] [--allow-breaking]");
   process.exit(2);

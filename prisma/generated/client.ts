@@ -113,3 +113,17 @@ export type BetResult = Prisma.BetResultModel
  * (writers serialise on an advisory lock); the realtime tier replays from it.
  */
 export type BetUpdate = Prisma.BetUpdateModel
+/**
+ * Model SchemaUsageOperation
+ * Operations the gateway has served, for usage-aware schema checks (docs/reference/versioning.md):
+ * the normalised document with every literal stripped, by its SHA-256. Beyond the gateway's bound
+ * of distinct operations, the rest are counted as one operation, `other`. Written by the gateway
+ * off the request path under a role granted only the usage tables.
+ */
+export type SchemaUsageOperation = Prisma.SchemaUsageOperationModel
+/**
+ * Model SchemaUsageHourly
+ * Per hour, how many requests of an operation used a schema coordinate: `Type`, `Type.field`,
+ * `Type.field(arg:)`, `Enum.VALUE`, `Input.field`. Pruned past the retention (operating guide).
+ */
+export type SchemaUsageHourly = Prisma.SchemaUsageHourlyModel

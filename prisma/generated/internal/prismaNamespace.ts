@@ -407,7 +407,9 @@ export const ModelName = {
   FairnessCounter: 'FairnessCounter',
   BetCount: 'BetCount',
   BetResult: 'BetResult',
-  BetUpdate: 'BetUpdate'
+  BetUpdate: 'BetUpdate',
+  SchemaUsageOperation: 'SchemaUsageOperation',
+  SchemaUsageHourly: 'SchemaUsageHourly'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -423,7 +425,7 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
     omit: GlobalOmitOptions
   }
   meta: {
-    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "fairnessCounter" | "betCount" | "betResult" | "betUpdate"
+    modelProps: "network" | "contract" | "indexingCursor" | "indexedBlock" | "token" | "bet" | "playerBetCount" | "fairnessCounter" | "betCount" | "betResult" | "betUpdate" | "schemaUsageOperation" | "schemaUsageHourly"
     txIsolationLevel: TransactionIsolationLevel
   }
   model: {
@@ -1241,6 +1243,154 @@ export type TypeMap<ExtArgs extends runtime.Types.Extensions.InternalArgs = runt
         }
       }
     }
+    SchemaUsageOperation: {
+      payload: Prisma.$SchemaUsageOperationPayload<ExtArgs>
+      fields: Prisma.SchemaUsageOperationFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SchemaUsageOperationFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SchemaUsageOperationFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        findFirst: {
+          args: Prisma.SchemaUsageOperationFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SchemaUsageOperationFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        findMany: {
+          args: Prisma.SchemaUsageOperationFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>[]
+        }
+        create: {
+          args: Prisma.SchemaUsageOperationCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        createMany: {
+          args: Prisma.SchemaUsageOperationCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SchemaUsageOperationCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>[]
+        }
+        delete: {
+          args: Prisma.SchemaUsageOperationDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        update: {
+          args: Prisma.SchemaUsageOperationUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        deleteMany: {
+          args: Prisma.SchemaUsageOperationDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SchemaUsageOperationUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SchemaUsageOperationUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>[]
+        }
+        upsert: {
+          args: Prisma.SchemaUsageOperationUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageOperationPayload>
+        }
+        aggregate: {
+          args: Prisma.SchemaUsageOperationAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSchemaUsageOperation>
+        }
+        groupBy: {
+          args: Prisma.SchemaUsageOperationGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchemaUsageOperationGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SchemaUsageOperationCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchemaUsageOperationCountAggregateOutputType> | number
+        }
+      }
+    }
+    SchemaUsageHourly: {
+      payload: Prisma.$SchemaUsageHourlyPayload<ExtArgs>
+      fields: Prisma.SchemaUsageHourlyFieldRefs
+      operations: {
+        findUnique: {
+          args: Prisma.SchemaUsageHourlyFindUniqueArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload> | null
+        }
+        findUniqueOrThrow: {
+          args: Prisma.SchemaUsageHourlyFindUniqueOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        findFirst: {
+          args: Prisma.SchemaUsageHourlyFindFirstArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload> | null
+        }
+        findFirstOrThrow: {
+          args: Prisma.SchemaUsageHourlyFindFirstOrThrowArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        findMany: {
+          args: Prisma.SchemaUsageHourlyFindManyArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>[]
+        }
+        create: {
+          args: Prisma.SchemaUsageHourlyCreateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        createMany: {
+          args: Prisma.SchemaUsageHourlyCreateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        createManyAndReturn: {
+          args: Prisma.SchemaUsageHourlyCreateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>[]
+        }
+        delete: {
+          args: Prisma.SchemaUsageHourlyDeleteArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        update: {
+          args: Prisma.SchemaUsageHourlyUpdateArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        deleteMany: {
+          args: Prisma.SchemaUsageHourlyDeleteManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateMany: {
+          args: Prisma.SchemaUsageHourlyUpdateManyArgs<ExtArgs>
+          result: BatchPayload
+        }
+        updateManyAndReturn: {
+          args: Prisma.SchemaUsageHourlyUpdateManyAndReturnArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>[]
+        }
+        upsert: {
+          args: Prisma.SchemaUsageHourlyUpsertArgs<ExtArgs>
+          result: runtime.Types.Utils.PayloadToResult<Prisma.$SchemaUsageHourlyPayload>
+        }
+        aggregate: {
+          args: Prisma.SchemaUsageHourlyAggregateArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.AggregateSchemaUsageHourly>
+        }
+        groupBy: {
+          args: Prisma.SchemaUsageHourlyGroupByArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchemaUsageHourlyGroupByOutputType>[]
+        }
+        count: {
+          args: Prisma.SchemaUsageHourlyCountArgs<ExtArgs>
+          result: runtime.Types.Utils.Optional<Prisma.SchemaUsageHourlyCountAggregateOutputType> | number
+        }
+      }
+    }
   }
 } & {
   other: {
@@ -1426,6 +1576,27 @@ export const BetUpdateScalarFieldEnum = {
 } as const
 
 export type BetUpdateScalarFieldEnum = (typeof BetUpdateScalarFieldEnum)[keyof typeof BetUpdateScalarFieldEnum]
+
+
+export const SchemaUsageOperationScalarFieldEnum = {
+  hash: 'hash',
+  name: 'name',
+  document: 'document',
+  firstSeen: 'firstSeen',
+  lastSeen: 'lastSeen'
+} as const
+
+export type SchemaUsageOperationScalarFieldEnum = (typeof SchemaUsageOperationScalarFieldEnum)[keyof typeof SchemaUsageOperationScalarFieldEnum]
+
+
+export const SchemaUsageHourlyScalarFieldEnum = {
+  hour: 'hour',
+  coordinate: 'coordinate',
+  operationHash: 'operationHash',
+  count: 'count'
+} as const
+
+export type SchemaUsageHourlyScalarFieldEnum = (typeof SchemaUsageHourlyScalarFieldEnum)[keyof typeof SchemaUsageHourlyScalarFieldEnum]
 
 
 export const SortOrder = {
@@ -1768,6 +1939,8 @@ export type GlobalOmitConfig = {
   betCount?: Prisma.BetCountOmit
   betResult?: Prisma.BetResultOmit
   betUpdate?: Prisma.BetUpdateOmit
+  schemaUsageOperation?: Prisma.SchemaUsageOperationOmit
+  schemaUsageHourly?: Prisma.SchemaUsageHourlyOmit
 }
 
 /* Types for Logging */

@@ -61,7 +61,9 @@ export const ModelName = {
   FairnessCounter: 'FairnessCounter',
   BetCount: 'BetCount',
   BetResult: 'BetResult',
-  BetUpdate: 'BetUpdate'
+  BetUpdate: 'BetUpdate',
+  SchemaUsageOperation: 'SchemaUsageOperation',
+  SchemaUsageHourly: 'SchemaUsageHourly'
 } as const
 
 export type ModelName = (typeof ModelName)[keyof typeof ModelName]
@@ -226,6 +228,27 @@ export const BetUpdateScalarFieldEnum = {
 } as const
 
 export type BetUpdateScalarFieldEnum = (typeof BetUpdateScalarFieldEnum)[keyof typeof BetUpdateScalarFieldEnum]
+
+
+export const SchemaUsageOperationScalarFieldEnum = {
+  hash: 'hash',
+  name: 'name',
+  document: 'document',
+  firstSeen: 'firstSeen',
+  lastSeen: 'lastSeen'
+} as const
+
+export type SchemaUsageOperationScalarFieldEnum = (typeof SchemaUsageOperationScalarFieldEnum)[keyof typeof SchemaUsageOperationScalarFieldEnum]
+
+
+export const SchemaUsageHourlyScalarFieldEnum = {
+  hour: 'hour',
+  coordinate: 'coordinate',
+  operationHash: 'operationHash',
+  count: 'count'
+} as const
+
+export type SchemaUsageHourlyScalarFieldEnum = (typeof SchemaUsageHourlyScalarFieldEnum)[keyof typeof SchemaUsageHourlyScalarFieldEnum]
 
 
 export const SortOrder = {
