@@ -407,8 +407,6 @@ export const CONFIG_VARIABLES = {
   BENCH_REDIS_URL: variable("bench", z.string().url(), "redis://127.0.0.1:6379", "Redis server of the benchmarks"),
   BENCH_LOG_LEVEL: variable("bench", logLevel.optional(), undefined, "log level of benchmarked servers; unset: `warn` (the indexer benchmark: silent)"),
   BENCH_SERVE_DATABASE_URL: variable("bench", z.string().url().optional(), undefined, "set by a benchmark for its server child: the database to serve"),
-  BENCH_SERVE_MODE: variable("bench", z.enum(["seed", "serve", "seed+serve"]), "seed+serve", "`bench/serve-protected.ts`: seed, serve, or both in one process"),
-  BENCH_SERVE_BETS: variable("bench", z.coerce.number().int().min(100), "2000", "`bench/serve-protected.ts`: bets of the seeded fixture set"),
   BENCH_SERVE_WATCH_STDIN: variable("bench", zeroOne, "0", "`1`: a server child stops when its stdin ends (its parent died)"),
   BENCH_SUBGRAPH_URLS: variable("bench", z.string().optional(), undefined, "set by `bench/gateways.ts` for its gateway children: the subgraph URLs (JSON)"),
   BENCH_RESPONSE_CACHE: variable("bench", zeroOne, "0", "`bench/serve-peer.ts apollo`: `1` turns the in-process response cache on"),
