@@ -133,7 +133,11 @@ describe.runIf(onPostgres)("CSV exports on a pool of their own (PostgreSQL)", ()
       );
       for (const socket of sockets) socket.destroy();
       // Every client has left: nothing of theirs runs or waits, while the lock is still held.
-      await eventually(async () => (await running()) === 0 && stats().waiting === 0, 15_000, () => `exports still running: ${JSON.stringify(stats())}`);
+      await eventually(
+        async () => (await running()) === 0 && stats().waiting === 0,
+        15_000,
+        () => `exports still running: ${JSON.stringify(stats())}`,
+      );
       expect(await running()).toBe(0);
     } finally {
       await locker.query("ROLLBACK").catch(() => undefined);

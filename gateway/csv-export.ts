@@ -46,7 +46,13 @@ export type ExportRow = Bet & { result: { won: boolean; payout: { toFixed(digits
  * root to the history data). `signal` fires when the client has left: the page's statement is then
  * cancelled, or never sent if it still waits for a connection.
  */
-export type WalletBetPages = (query: { wallet: string; chainId?: number; after?: ExportKey; take: number; signal?: AbortSignal }) => Promise<readonly ExportRow[]>;
+export type WalletBetPages = (query: {
+  wallet: string;
+  chainId?: number;
+  after?: ExportKey;
+  take: number;
+  signal?: AbortSignal;
+}) => Promise<readonly ExportRow[]>;
 
 export interface CsvExportOptions {
   pages: WalletBetPages;
