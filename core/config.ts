@@ -229,13 +229,13 @@ export const CONFIG_VARIABLES = {
     "gateway",
     positiveInt,
     "256",
-    "an answer larger than this (kilobytes, uncompressed) is served but never stored in the response cache",
+    "bound of one response cache entry (kilobytes stored: the answer, its header line and its compressed forms); a larger answer is served but never stored",
   ),
   RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE: variable(
     "gateway",
     positiveInt,
     "120",
-    "new response cache entries one client (address) may create per minute and gateway; past it its answers are served, not stored",
+    "new response cache entries one client (address) may create per minute, across gateways (counted in `REDIS_URL`; per gateway while it is away); past it its answers are served, not stored",
   ),
   RESPONSE_CACHE_GENERATION_POLL_MS: variable(
     "gateway",

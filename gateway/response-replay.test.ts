@@ -392,6 +392,36 @@ describe("response cache byte path and its neighbours", () => {
     }
   });
 
+  it("bounds the bytes it stores, not only the body: an entry (its header line and compressed copies) never exceeds maxEntryBytes", async () => {
+    const memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 });
+    const stored: string[] = [];
+    const store: ResponseCacheStore = {
+      get: (key) => memory.get(key),
+      set: (key, value, options) => {
+        stored.push(value);
+        return memory.set(key, value, options);
+      },
+      delete: (key) => memory.delete(key),
+    };
+    const page = { query: BETS, variables: { ids: IDS.slice(0, 12) }, headers: { "accept-encoding": "gzip" } };
+    const probe = await serve({});
+    const bodyBytes = await ask(probe.url, { ...page, headers: {} })
+      .then((reply) => reply.body.length)
+      .finally(() => probe.close());
+    // Room for the body and its header line, not for every compressed copy beside them.
+    const bound = bodyBytes + 700;
+    const bounded = await serve({ store, bounds: { maxEntryBytes: bound } });
+    try {
+      await ask(bounded.url, page);
+      await ask(bounded.url, { ...page, headers: { "accept-encoding": "br" } });
+      await ask(bounded.url, { ...page, headers: { "accept-encoding": "deflate" } });
+      expect(stored.length).toBeGreaterThan(0);
+      expect(Math.max(...stored.map((value) => Buffer.byteLength(value)))).toBeLessThanOrEqual(bound);
+    } finally {
+      await bounded.close();
+    }
+  });
+
   it("lets one client create at most its budget of new entries a minute; past it answers are served, not stored", async () => {
     let clock = 1_700_000_000_000;
     const budgeted = await serve({
