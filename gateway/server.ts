@@ -99,7 +99,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // @apollo/gateway otherwise probes cloud metadata endpoints and exports usage data to Apollo
   // from its constructor. A self-hosted public data service phones nobody; opt in explicitly.
   process.env.APOLLO_TELEMETRY_DISABLED ??= "true";
-  let routing = supergraphRoutingUrls(readSupergraph(deps.supergraphPath));
+  // The supergraph this gateway serves: read at start and on each reload, never per request.
+  let served = readSupergraph(deps.supergraphPath);
+  let routing = supergraphRoutingUrls(served);
   const urlOf = (name: string, url: string | undefined) => deps.subgraphUrls?.[name] ?? url ?? "";
 
   const health = createHealthMonitor({
@@ -159,7 +161,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // The supergraph is a build output (npm run schema:compose); the gateway loads the committed
     // file and hot-swaps it when the file changes, never composing or introspecting itself.
     supergraphSdl: async ({ update }) => {
-      const initial = readSupergraph(deps.supergraphPath);
+      const initial = served;
       warnIfNotAscii(initial);
       let current = initial;
       watcher = watch(deps.supergraphPath, { persistent: false }, () => {
@@ -174,6 +176,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
           update(next);
           warnIfNotAscii(next);
           current = next;
+          served = next;
           routing = supergraphRoutingUrls(next);
           logger.info({ path: deps.supergraphPath }, "supergraph reloaded");
         } catch (error) {
@@ -223,8 +226,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // The public schema as SDL, for clients' codegen without introspection (the API schema: no join__ machinery).
   let printed: { supergraph: string; sdl: string } | undefined;
   const sdlRoute = async (_req: IncomingMessage, res: ServerResponse) => {
-    const supergraph = readSupergraph(deps.supergraphPath);
-    // Printed once per supergraph: the route is public and not rate limited.
+    const supergraph = served;
+    // Printed once per supergraph served (never read from disk here): the route is public.
     if (printed?.supergraph !== supergraph) printed = { supergraph, sdl: printSchema(apiSchemaOf(supergraph)) };
     const { sdl } = printed;
     res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=60" });
