@@ -1,14 +1,15 @@
 // The dedicated realtime host: one realtime node on HOST:PORT, Socket.IO at REALTIME_PATH (/ws).
 // Several run behind a load balancer, sharing state through Redis (REDIS_URL); REALTIME_PUBLISHER=1
 // also runs a publisher here (one of all publishers is active).
-import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Counter } from "prom-client";
 import { loadConfig } from "../core/config.ts";
-import type { RouteHandler } from "../core/http.ts";
 import { createLogger } from "../core/logger.ts";
+import { slowReaderCounter } from "../core/write-deadline.ts";
 import { createRedisClient } from "../core/redis.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
+import { createNodeHttpServer } from "../realtime/node-http.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { openConfiguredDatabase, pointsRedis, pointsStore, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
 
@@ -18,12 +19,10 @@ const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Replays pay from the clients' points budgets, the buckets the gateways charge (bin/wiring.ts replayBudget).
 const budgetRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime-budget", maxRetriesPerRequest: 1 }) : undefined;
 
-const routes = new Map<string, RouteHandler>();
-const server = http.createServer((req, res) => {
-  const route = routes.get(new URL(req.url ?? "/", "http://localhost").pathname);
-  if (req.method === "GET" && route) return void Promise.resolve(route(req, res)).catch(() => res.destroy());
-  res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-});
+// Counted once the node's metrics exist (below); the deadline holds from the first connection.
+let slowReaders: Counter | undefined;
+const http = createNodeHttpServer({ writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS, onSlowReaderCut: () => slowReaders?.inc() });
+const { server } = http;
 const running = await startRealtime(server, {
   db,
   logger,
@@ -31,9 +30,11 @@ const running = await startRealtime(server, {
   redisUrl: config.REDIS_URL,
   databaseUrl: config.DATABASE_URL,
 });
-routes.set("/health", createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION }).route);
+http.route("/health", createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION }).route);
 // Like the gateway's, for the internal network only (deploy/nginx.conf does not route /metrics).
-routes.set("/metrics", createNodeMetrics(running.realtime, running.fanout).route);
+const metrics = createNodeMetrics(running.realtime, running.fanout);
+slowReaders = slowReaderCounter(metrics.registry);
+http.route("/metrics", metrics.route);
 await new Promise<void>((resolve, reject) => {
   server.once("error", reject);
   server.listen(config.PORT, config.HOST, () => resolve());

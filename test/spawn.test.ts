@@ -23,8 +23,8 @@ afterEach(() => {
 /** A Node script that starts a long-lived grandchild (in the child's group, or detached in its own) and prints its pid. */
 function parentOf(grandchild: "same group" | "own group", parentExits: boolean): string {
   return `
-    const { spawn } = require("node:child_process");
-    const sleeper = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore", detached: ${grandchild === "own group"} });
+    const childProcess = require("node:child_process");
+    const sleeper = childProcess.fork("-e", [], { execArgv: ["-e", "setInterval(() => {}, 1000)"], stdio: "ignore", detached: ${grandchild === "own group"} });
     sleeper.unref();
     console.log(JSON.stringify({ msg: "started", grandchildPid: sleeper.pid }));
     ${parentExits ? "process.exit(0);" : "setInterval(() => {}, 1000);"}
