@@ -16,8 +16,10 @@ import { openConfiguredDatabase, pointsRedis, pointsStore, REALTIME_SECTIONS, re
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
-// Replays pay from the clients' points budgets, the buckets the gateways charge (bin/wiring.ts replayBudget).
-const budgetRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime-budget", maxRetriesPerRequest: 1 }) : undefined;
+// The node's one command connection: replays pay from the clients' points budgets over it (the
+// buckets the gateways charge, bin/wiring.ts replayBudget), and admission counts sockets across
+// the cluster over it. The adapter's two pub/sub connections are the only others.
+const commandRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime:commands", maxRetriesPerRequest: 1 }) : undefined;
 
 // Counted once the node's metrics exist (below); the deadline holds from the first connection.
 let slowReaders: Counter | undefined;
@@ -26,8 +28,9 @@ const { server } = http;
 const running = await startRealtime(server, {
   db,
   logger,
-  settings: realtimeSettings(config, pointsStore(config, pointsRedis(budgetRedis, logger))),
+  settings: realtimeSettings(config, pointsStore(config, pointsRedis(commandRedis, logger))),
   redisUrl: config.REDIS_URL,
+  redis: commandRedis,
   databaseUrl: config.DATABASE_URL,
 });
 http.route("/health", createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION }).route);
@@ -49,6 +52,6 @@ stopOnSignals(logger, async () => {
   await running.stop();
   server.closeAllConnections();
   await closed;
-  budgetRedis?.disconnect();
+  commandRedis?.disconnect();
   await db.close();
 });
