@@ -257,6 +257,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
         admit: points.admit,
+        admitRoute: points.admitRoute,
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,
