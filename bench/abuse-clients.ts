@@ -202,8 +202,9 @@ export class RawSocketIo {
           clearTimeout(fallback);
           let detail = "";
           try {
-            const parsed = JSON.parse(chunk.toString("utf8")) as { message?: unknown; data?: { code?: string } };
-            detail = String(parsed.data?.code ?? parsed.message ?? "");
+            // The backstop's 429 carries the refusal itself: { code, message, retryAfterSeconds }.
+            const parsed = JSON.parse(chunk.toString("utf8")) as { code?: unknown; message?: unknown; data?: { code?: string } };
+            detail = String(parsed.data?.code ?? parsed.code ?? parsed.message ?? "");
           } catch {
             // not JSON: the status alone
           }

@@ -10,6 +10,7 @@ import { seedFixtures, type FixtureSummary } from "../fixtures/seed.ts";
 import type { WalletBetPages } from "../gateway/csv-export.ts";
 import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
+import { eventually } from "../test/eventually.ts";
 import { testGatewaySettings } from "../test/stack.ts";
 import { startStack } from "./stack.ts";
 import { GATEWAY_SECTIONS, openCsvExportReads } from "./wiring.ts";
@@ -86,6 +87,63 @@ describe.runIf(onPostgres)("CSV exports on a pool of their own (PostgreSQL)", ()
       expect(health).toBe(200);
       expect(maxWaiting).toBe(0);
     } finally {
+      await exports.close();
+    }
+  });
+
+  it("cancels the statements of exports whose client left, and runs none of theirs still waiting for a connection", async () => {
+    const config = loadConfig(GATEWAY_SECTIONS, { DATABASE_URL: db.url!, CSV_EXPORT_POOL_SIZE: "2", DATABASE_STATEMENT_TIMEOUT_MS: "60000" });
+    const exports = await openCsvExportReads(config, db, silentLogger());
+    const stack = await startStack({
+      deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db), production: false },
+      host: "127.0.0.1",
+      port: 0,
+      gateway: testGatewaySettings({ walletBetPages: exports.pages }),
+    });
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    // Outside the locker's transaction, whose view of pg_stat_activity is a snapshot.
+    const monitor = new pg.Client({ connectionString: db.url });
+    await monitor.connect();
+    /** The exports' statements the server is running (each waits for the lock). */
+    const running = async () => {
+      const { rows } = await monitor.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'csv-export' AND state = 'active' AND pid <> pg_backend_pid()",
+      );
+      return rows[0]!.n;
+    };
+    try {
+      await locker.query("BEGIN");
+      await locker.query('LOCK TABLE "Bet" IN ACCESS EXCLUSIVE MODE');
+      const sockets = Array.from({ length: EXPORTS }, () => {
+        const socket = net.connect(stack.http.port, "127.0.0.1");
+        socket.on("error", () => undefined);
+        socket.write(`GET /wallets/${fixtures.whale}/bets.csv HTTP/1.1\r\nHost: x\r\n\r\n`);
+        return socket;
+      });
+      const stats = () => exports.db.poolStats!();
+      let seen = "";
+      await eventually(
+        async () => {
+          seen = JSON.stringify(stats());
+          return stats().waiting > 0 && (await running()) === 2;
+        },
+        30_000,
+        () => seen,
+      );
+      for (const socket of sockets) socket.destroy();
+      // Every client has left: nothing of theirs runs or waits, while the lock is still held.
+      await eventually(
+        async () => (await running()) === 0 && stats().waiting === 0,
+        15_000,
+        () => `exports still running: ${JSON.stringify(stats())}`,
+      );
+      expect(await running()).toBe(0);
+    } finally {
+      await locker.query("ROLLBACK").catch(() => undefined);
+      await locker.end();
+      await monitor.end();
+      await stack.stop();
       await exports.close();
     }
   });

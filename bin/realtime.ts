@@ -1,43 +1,47 @@
 // The dedicated realtime host: one realtime node on HOST:PORT, Socket.IO at REALTIME_PATH (/ws).
 // Several run behind a load balancer, sharing state through Redis (REDIS_URL); REALTIME_PUBLISHER=1
 // also runs a publisher here (one of all publishers is active).
-import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Counter } from "prom-client";
 import { loadConfig } from "../core/config.ts";
-import type { RouteHandler } from "../core/http.ts";
 import { createLogger } from "../core/logger.ts";
+import { slowReaderCounter } from "../core/write-deadline.ts";
 import { createRedisClient } from "../core/redis.ts";
 import { probeRoutes } from "../core/probes.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
+import { createNodeHttpServer } from "../realtime/node-http.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { openConfiguredDatabase, pointsRedis, pointsStore, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
 
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
-// Replays pay from the clients' points budgets, the buckets the gateways charge (bin/wiring.ts replayBudget).
-const budgetRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime-budget", maxRetriesPerRequest: 1 }) : undefined;
+// The node's one command connection: replays pay from the clients' points budgets over it (the
+// buckets the gateways charge, bin/wiring.ts replayBudget), and admission counts sockets across
+// the cluster over it. The adapter's two pub/sub connections are the only others.
+const commandRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { logger, role: "realtime:commands", maxRetriesPerRequest: 1 }) : undefined;
 
-const routes = new Map<string, RouteHandler>();
-const server = http.createServer((req, res) => {
-  const route = routes.get(new URL(req.url ?? "/", "http://localhost").pathname);
-  if (req.method === "GET" && route) return void Promise.resolve(route(req, res)).catch(() => res.destroy());
-  res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-});
+// Counted once the node's metrics exist (below); the deadline holds from the first connection.
+let slowReaders: Counter | undefined;
+const http = createNodeHttpServer({ writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS, onSlowReaderCut: () => slowReaders?.inc() });
+const { server } = http;
 const running = await startRealtime(server, {
   db,
   logger,
-  settings: realtimeSettings(config, pointsStore(config, pointsRedis(budgetRedis, logger))),
+  settings: realtimeSettings(config, pointsStore(config, pointsRedis(commandRedis, logger))),
   redisUrl: config.REDIS_URL,
+  redis: commandRedis,
   databaseUrl: config.DATABASE_URL,
 });
 const health = createNodeHealth({ db, realtime: running.realtime, redis: config.REDIS_URL !== undefined, version: SERVICE_VERSION });
-routes.set("/health", health.route);
+http.route("/health", health.route);
 // GET /livez and /readyz (core/probes.ts, realtime/health.ts): out of rotation without its database or while draining.
-for (const [path, route] of Object.entries(probeRoutes(() => health.readiness(), db))) routes.set(path, route);
+for (const [path, route] of Object.entries(probeRoutes(() => health.readiness(), db))) http.route(path, route);
 // Like the gateway's, for the internal network only (deploy/nginx.conf does not route /metrics).
-routes.set("/metrics", createNodeMetrics(running.realtime, running.fanout).route);
+const metrics = createNodeMetrics(running.realtime, running.fanout);
+slowReaders = slowReaderCounter(metrics.registry);
+http.route("/metrics", metrics.route);
 await new Promise<void>((resolve, reject) => {
   server.once("error", reject);
   server.listen(config.PORT, config.HOST, () => resolve());
@@ -52,6 +56,6 @@ stopOnSignals(logger, async () => {
   await running.stop();
   server.closeAllConnections();
   await closed;
-  budgetRedis?.disconnect();
+  commandRedis?.disconnect();
   await db.close();
 });

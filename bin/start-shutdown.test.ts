@@ -49,6 +49,8 @@ describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends 
       command: "npm",
       args: ["start", "--silent"],
       group: true,
+      // Each local chain's group, so a failing test leaves none behind (test/spawn.ts).
+      announcedGroups: "anvilPid",
       name: "npm start",
       env: {
         DATA_DIR: dataDir,
@@ -60,11 +62,9 @@ describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends 
       },
     });
     let page: ResumingClient | undefined;
-    let anvilPid: number | undefined;
     try {
       const chain = await npm.waitForJson<{ rpcUrl: string; anvilPid: number }>((line) => typeof line.rpcUrl === "string", 60_000, "local chain deployed");
       const ready = await npm.waitForJson<{ socketio: string }>((line) => line.msg === "Public Bet Results API ready", 60_000, "ready");
-      anvilPid = chain.anvilPid;
       expect(await answers(chain.rpcUrl)).toBe(true);
       // Ctrl-C must not reach the chain: it would die before the simulator and the indexer using
       // it have stopped (they then wait on it for minutes). It stops last, by the service's hand.
@@ -90,7 +90,7 @@ describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends 
       expect(messages.indexOf("shutdown failed")).toBe(-1);
     } finally {
       page?.socket.close();
-      for (const pgid of [npm.pid, anvilPid]) if (pgid !== undefined && groupAlive(pgid)) process.kill(-pgid, "SIGKILL");
+      await npm.stop({ signal: "SIGKILL" });
     }
   }, 120_000);
 });
@@ -109,12 +109,16 @@ describe("npm start on SIGTERM", () => {
         LOG_LEVEL: "info",
         DEMO_MODE: "chain",
       },
+      // Its group and its chains' groups: a failing test leaves none of them behind (test/spawn.ts).
+      group: true,
+      announcedGroups: "anvilPid",
     });
     try {
       const chain = await child.waitForJson<{ rpcUrl: string }>((line) => typeof line.rpcUrl === "string", 45_000, "local chain deployed");
       await child.waitForJson((line) => line.msg === "Public Bet Results API ready", 45_000, "ready");
       expect(await answers(chain.rpcUrl)).toBe(true);
-      child.signal("SIGTERM");
+      // The node process alone (not its group): the service stops its children itself.
+      process.kill(child.pid, "SIGTERM");
       const ended = await Promise.race([child.exited, new Promise<"running">((resolve) => setTimeout(() => resolve("running"), 20_000).unref())]);
       expect(ended).toEqual({ code: 0, signal: null });
       expect(await answers(chain.rpcUrl)).toBe(false);

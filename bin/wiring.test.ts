@@ -89,7 +89,10 @@ describe("gatewaySettings", () => {
         { logger: silentLogger(), redis: limiter, cacheRedis: cache },
       );
       expect(settings.redis).toMatchObject({ client: limiter });
-      expect(settings.responseCacheBounds).toEqual({ maxEntryBytes: 64 * 1024, newEntriesPerMinute: 120, trustProxyHops: 1 });
+      const { sharedBudget, ...bounds } = settings.responseCacheBounds ?? {};
+      expect(bounds).toEqual({ maxEntryBytes: 64 * 1024, newEntriesPerMinute: 120, trustProxyHops: 1 });
+      // New entries are counted in the rate limit's Redis, which never evicts, not in the cache's.
+      expect(sharedBudget).toBe(settings.redis);
       const key = `wiring-test-${process.pid}`;
       await settings.responseCache!.set(key, "an answer", { ttl: 60 });
       expect(await cache.get(`responsecache:${key}`)).toBe("an answer");

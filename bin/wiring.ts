@@ -243,6 +243,8 @@ export function gatewaySettings(
       maxEntryBytes: config.RESPONSE_CACHE_MAX_ENTRY_KB * 1024,
       newEntriesPerMinute: config.RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE,
       trustProxyHops: config.TRUST_PROXY_HOPS,
+      // Counted in the rate limit's Redis (never the cache's own, which evicts): one budget across gateways.
+      ...(redis ? { sharedBudget: redis } : {}),
     },
     responseCacheGenerationPollMs: config.RESPONSE_CACHE_GENERATION_POLL_MS,
     knownOperations: clientOperationNames(),

@@ -179,12 +179,9 @@ describe("indexer, start, tooling, test, bench", () => {
       TEST_LOG_LEVEL: "silent",
     });
     expect(loadConfig(["bench"], {})).toMatchObject({
-      BENCH_SERVE_MODE: "seed+serve",
-      BENCH_SERVE_BETS: 2000,
       BENCH_HIVE_DEDUPE: true,
       BENCH_RESPONSE_CACHE: false,
     });
-    expect(problemsOf(() => loadConfig(["bench"], { BENCH_SERVE_BETS: "99" }))).toContain("BENCH_SERVE_BETS");
   });
 });
 

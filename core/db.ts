@@ -8,6 +8,7 @@ import pg from "pg";
 import { PrismaPGlite } from "pglite-prisma-adapter";
 import { PrismaClient } from "../prisma/generated/client.ts";
 import { migratePglite, migratePostgres, splitSchemaParam } from "../prisma/migrate.ts";
+import { cancelStatementsOnAbort } from "./cancellable-queries.ts";
 import type { Logger } from "./logger.ts";
 import { quoteIdent } from "./sql.ts";
 
@@ -145,6 +146,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     if (!target) throw new TypeError("openDatabase: `fallback` must be a PostgreSQL database opened by openDatabase");
     failOver(pool, target, options.fallback.onFailover);
   }
+  cancelStatementsOnAbort(pool, connectionString);
   const prisma = createClient(new PrismaPg(pool, schema ? { schema } : undefined), options.onQuery);
 
   logger?.info({ kind: "postgres", host: safeHost(connectionString), schema: schema ?? "public" }, "database opened");

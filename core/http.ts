@@ -31,6 +31,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   browserPage?: RouteHandler;
   /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** The same door for the fixed routes and unknown paths (404), at their own flat price; false: it answered (429). */
+  admitRoute?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Compress answers the client accepts compressed (core/compression.ts); off when absent. */
   compression?: CompressionSettings;
   /** Answers GraphQL requests it can without entering Apollo Server (e.g. stored bytes); see AnswerBeforeGraphQL. */
@@ -176,10 +178,17 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       }
       const url = new URL(req.url ?? "/", "http://localhost");
       const route = options.routes?.[url.pathname];
-      if (route) return await route(req, res);
+      if (route) {
+        if (options.admitRoute && !(await options.admitRoute(req, res))) return;
+        return await route(req, res);
+      }
+      // Pattern routes (the CSV export) price their own work.
       const patternRoute = options.patternRoutes?.find((r) => r.pattern.test(url.pathname));
       if (patternRoute) return await patternRoute.handler(req, res);
-      if (url.pathname !== graphqlPath) throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
+      if (url.pathname !== graphqlPath) {
+        if (options.admitRoute && !(await options.admitRoute(req, res))) return;
+        throw new HttpError(404, "NOT_FOUND", `No route for ${url.pathname}`);
+      }
       const graphqlParams = url.searchParams.has("query") || url.searchParams.has("extensions"); // a persisted query may come by hash alone
       if (options.browserPage && (req.method === "GET" || req.method === "HEAD") && !graphqlParams) {
         // The same URL answers HTML or GraphQL by Accept: caches must keep them apart.

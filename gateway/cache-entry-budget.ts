@@ -1,12 +1,14 @@
 // How fast one client may add entries to the response cache. Every distinct request that misses
 // would otherwise become an entry: a client cycling through bet ids, or through any input the
 // cache key cannot fold away, fills the cache and evicts everyone else's answers. Past its budget
-// a client's answers are still served, only not stored. Counted per gateway process, per client
-// address (the rate limit's: trusted proxies' X-Forwarded-For), in fixed one-minute windows.
+// a client's answers are still served, only not stored. Counted per client address (the rate
+// limit's: trusted proxies' X-Forwarded-For), in fixed one-minute windows: across gateways in the
+// rate limit's Redis when there is one (createSharedNewEntryBudget), else per gateway process.
+import type { GuardedRedis } from "../core/redis.ts";
 
 export interface NewEntryBudget {
   /** Whether `client` may add one more entry now (and counts it when it may). */
-  take(client: string): boolean;
+  take(client: string): boolean | Promise<boolean>;
 }
 
 export interface NewEntryBudgetOptions {
@@ -39,6 +41,43 @@ export function createNewEntryBudget(options: NewEntryBudgetOptions): NewEntryBu
       if ((count ?? 0) >= options.perMinute) return false;
       taken.set(client, (count ?? 0) + 1);
       return true;
+    },
+  };
+}
+
+export interface SharedNewEntryBudgetOptions {
+  /**
+   * The rate limit's Redis (REDIS_URL), never the cache's own: its keys are not evicted, so filling
+   * the cache cannot reset a client's count.
+   */
+  redis: GuardedRedis;
+  /** Counts while Redis is away (each gateway on its own then, as the rate limit). */
+  local: NewEntryBudget;
+  perMinute: number;
+  /** Key prefix; default `cache-entries:`. */
+  prefix?: string;
+  now?: () => number;
+}
+
+/** One count per client and window, expiring with the window after next. */
+const COUNT_SCRIPT = `
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+/** The budget across every gateway sharing `redis`: one count per client and minute there. */
+export function createSharedNewEntryBudget(options: SharedNewEntryBudgetOptions): NewEntryBudget {
+  const now = options.now ?? Date.now;
+  const prefix = options.prefix ?? "cache-entries:";
+  return {
+    async take(client) {
+      const window = Math.floor(now() / WINDOW_MS);
+      try {
+        const count = await options.redis.run((redis) => redis.eval(COUNT_SCRIPT, 1, `${prefix}${window}:${client}`, 2 * WINDOW_MS));
+        return Number(count) <= options.perMinute;
+      } catch {
+        return options.local.take(client);
+      }
     },
   };
 }

@@ -41,8 +41,18 @@ export interface ExportKey {
 /** A bet as the export reads it: the Bet row and, when settled, won / payout / verified. */
 export type ExportRow = Bet & { result: { won: boolean; payout: { toFixed(digits: number): string }; verified: boolean } | null };
 
-/** One keyset page of a wallet's bets, newest first, strictly after `after` (wired by the composition root to the history data). */
-export type WalletBetPages = (query: { wallet: string; chainId?: number; after?: ExportKey; take: number }) => Promise<readonly ExportRow[]>;
+/**
+ * One keyset page of a wallet's bets, newest first, strictly after `after` (wired by the composition
+ * root to the history data). `signal` fires when the client has left: the page's statement is then
+ * cancelled, or never sent if it still waits for a connection.
+ */
+export type WalletBetPages = (query: {
+  wallet: string;
+  chainId?: number;
+  after?: ExportKey;
+  take: number;
+  signal?: AbortSignal;
+}) => Promise<readonly ExportRow[]>;
 
 export interface CsvExportOptions {
   pages: WalletBetPages;
@@ -208,9 +218,11 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
     }
     res.writeHead(200, { ...headers, trailer: EXPORT_STATUS_TRAILER });
     let closed = false;
+    const left = new AbortController();
     res.once("close", () => {
       closed = true;
       compression?.stream.destroy();
+      if (!res.writableFinished) left.abort(new Error("the client left the export"));
     });
     const gone = () => closed || res.destroyed;
     const out: Writable = compression ? compression.stream : res;
@@ -228,7 +240,13 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
           break;
         }
       }
-      const rows = await options.pages({ wallet, chainId, after, take: pageRows });
+      let rows: readonly ExportRow[];
+      try {
+        rows = await options.pages({ wallet, chainId, after, take: pageRows, signal: left.signal });
+      } catch (error) {
+        if (gone()) return; // its statement was cancelled: nobody to answer
+        throw error;
+      }
       if (rows.length < pageRows) refund(req, (pageRows - rows.length) * CSV_ROW_POINTS);
       let chunk = "";
       for (const bet of rows) chunk += csvLine(bet, betDepth(bet.lastChangeBlock, networks.get(Number(bet.chainId))));

@@ -6,7 +6,7 @@ import { loadConfig } from "../core/config.ts";
 import { apiSchemaOf } from "../core/schema.ts";
 import { largestDocumentedRequests } from "../test/largest-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
-import { CACHE_HIT_POINTS, REQUEST_POINTS } from "./points-budget.ts";
+import { CACHE_HIT_POINTS, REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
 // The points budget end to end under the default settings: each client (here: its own loopback
@@ -172,5 +172,30 @@ describe("the largest documented request of each query passes alone under the de
     const cost = costOf(answer);
     expect(cost?.requested).toBeLessThanOrEqual(config.RATE_LIMIT_POINTS);
     expect(remaining(answer)).toBe(config.RATE_LIMIT_POINTS - cost!.actual);
+  });
+});
+
+/** GETs `path` from one loopback address: status and headers. */
+function getFrom(localAddress: string, path: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  const url = new URL(`${t.url}${path}`);
+  return new Promise((resolve, reject) => {
+    request({ host: url.hostname, port: url.port, path: url.pathname, localAddress }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    })
+      .on("error", reject)
+      .end();
+  });
+}
+
+describe("routes beside GraphQL", () => {
+  it("charge /health, /schema.graphql and 404s a flat ROUTE_POINTS each, and say the budget", async () => {
+    const address = freshAddress();
+    const answers = [];
+    for (const path of ["/health", "/schema.graphql", "/no-such-route", "/health"]) answers.push(await getFrom(address, path));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 404, 200]);
+    const left = answers.map((a) => Number(a.headers["ratelimit-remaining"]));
+    expect(left[0]).toBeLessThan(Number(answers[0]!.headers["ratelimit-limit"]));
+    expect(left.slice(1).map((value, i) => left[i]! - value)).toEqual([ROUTE_POINTS, ROUTE_POINTS, ROUTE_POINTS]);
   });
 });

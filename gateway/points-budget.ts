@@ -27,6 +27,12 @@ import { measuredOperation } from "./limits.ts";
 
 /** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation. */
 export const REQUEST_POINTS = 10;
+/**
+ * What a request to a route beside GraphQL pays (/health, /schema.graphql, /metrics, static pages,
+ * and any path that answers 404): a flat price for an answer held in memory. CSV exports price
+ * their pages themselves (gateway/csv-export.ts).
+ */
+export const ROUTE_POINTS = 1;
 /** What an answer from the response cache costs in all (its stored bytes replayed, gateway/response-replay.ts). */
 export const CACHE_HIT_POINTS = REQUEST_POINTS;
 
@@ -59,6 +65,8 @@ export interface PointsBudget {
   plugin: ApolloServerPlugin;
   /** core/http.ts's `admit`: the door; undefined without a budget (extensions.cost only). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /** core/http.ts's `admitRoute`: ROUTE_POINTS for a route beside GraphQL or a 404; undefined without a budget. */
+  admitRoute?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Apollo Server's per-request context: carries the door's charge to the plugin. */
   context(req: IncomingMessage): BaseContext;
 }
@@ -123,6 +131,16 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
         return false;
       }
     : undefined;
+  const admitRoute = budget
+    ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+        const decision = await budget.store.take(clientAddress(req, budget.trustProxyHops), now(), ROUTE_POINTS).catch(unavailable);
+        if (!decision) return true;
+        for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
+        if (decision.allowed) return true;
+        sendJson(res, 429, { errors: [refusal(budget.policy, ROUTE_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
+        return false;
+      }
+    : undefined;
 
   const plugin: ApolloServerPlugin = {
     async requestDidStart({ contextValue }) {
@@ -178,6 +196,7 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
   return {
     plugin,
     admit,
+    admitRoute,
     context(req) {
       // A symbol property: Apollo Server clones the context per operation (own properties survive).
       return { [CHARGE]: byRequest.get(req) };

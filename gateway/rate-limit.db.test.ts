@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { DEFAULT_QUERY_LIMITS } from "./limits.ts";
-import { REQUEST_POINTS } from "./points-budget.ts";
+import { REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 
 // The gateway charges each client in points: RateLimit-* headers on every answer, then 429
 // RATE_LIMITED with Retry-After. Behind one trusted proxy, clients are told apart by
@@ -59,12 +59,17 @@ describe("rate limiting in points", () => {
     expect(served).toBeGreaterThanOrEqual(2);
   });
 
-  it("charges another client behind the trusted proxy separately, and never limits /health", async () => {
+  it("charges another client behind the trusted proxy separately, /health included (each caller its own budget)", async () => {
     const other = await post({ "x-forwarded-for": "203.0.113.7" });
     expect(other.status).toBe(200);
     await other.arrayBuffer();
-    const health = await fetch(`${t.url}/health`);
+    const health = await fetch(`${t.url}/health`, { headers: { "x-forwarded-for": "203.0.113.8" } });
     expect(health.status).toBe(200);
+    expect(health.headers.get("ratelimit-remaining")).toBe(String(policy.capacity - ROUTE_POINTS));
     await health.arrayBuffer();
+    // The client whose budget ran dry above pays for /health too.
+    const dry = await fetch(`${t.url}/health`);
+    expect(dry.status).toBe(429);
+    await dry.arrayBuffer();
   });
 });

@@ -8,7 +8,7 @@ import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { CSV_PAGE_POINTS, CSV_ROW_POINTS } from "./csv-export.ts";
-import { REQUEST_POINTS } from "./points-budget.ts";
+import { REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 
 // The request front attacked as a structure-aware fuzzer would: raw HTTP requests of every method,
@@ -138,9 +138,9 @@ async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
     expect(charged, `${what}: refused by the HTTP parser yet charged ${charged}`).toBe(0);
     return answer;
   }
-  // A path the API does not serve (404) and a CORS preflight (204) are answered before the door, from no data.
+  // A path the API does not serve (404) pays the routes' flat price; a CORS preflight (204) is answered before the door.
   if (answer.status === 404 || (r.method === "OPTIONS" && answer.status === 204)) {
-    expect(charged, `${what}: answered ${answer.status} yet charged ${charged}`).toBe(0);
+    expect(charged, `${what}: answered ${answer.status}, charged ${charged}`).toBe(answer.status === 404 ? ROUTE_POINTS : 0);
     return answer;
   }
   const cost = parsed(answer)?.extensions?.cost;

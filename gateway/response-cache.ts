@@ -9,7 +9,7 @@ import type { Logger } from "../core/logger.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
-import { createNewEntryBudget } from "./cache-entry-budget.ts";
+import { createNewEntryBudget, createSharedNewEntryBudget } from "./cache-entry-budget.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { createResponseReplay, type Replayable } from "./response-replay.ts";
 
@@ -139,8 +139,10 @@ export interface ResponseCache {
 export interface ResponseCacheBounds {
   /** An answer larger than this (bytes of its uncompressed body) is not stored; default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
   maxEntryBytes?: number;
-  /** New entries one client may add per minute and gateway process; default DEFAULT_NEW_ENTRIES_PER_MINUTE. */
+  /** New entries one client may add per minute (across gateways with `sharedBudget`); default DEFAULT_NEW_ENTRIES_PER_MINUTE. */
   newEntriesPerMinute?: number;
+  /** The rate limit's Redis: new entries are counted there, across every gateway (each counts alone while it is away). */
+  sharedBudget?: GuardedRedis;
   /** Proxies in front whose X-Forwarded-For names the client (the rate limit's TRUST_PROXY_HOPS). */
   trustProxyHops?: number;
 }
@@ -157,6 +159,12 @@ export interface ResponseCacheOptions {
   storable?: (body: string) => string;
   bounds?: ResponseCacheBounds;
   now?: () => number;
+}
+
+function newEntryBudget(bounds: ResponseCacheBounds, now: () => number) {
+  const perMinute = bounds.newEntriesPerMinute ?? DEFAULT_NEW_ENTRIES_PER_MINUTE;
+  const local = createNewEntryBudget({ perMinute, now });
+  return bounds.sharedBudget ? createSharedNewEntryBudget({ redis: bounds.sharedBudget, local, perMinute, now }) : local;
 }
 
 /**
@@ -216,7 +224,7 @@ export function createResponseCache(store: ResponseCacheStore, options: Response
     decisionFor: (request) => replayable.get(request),
     storable: options.storable,
     maxEntryBytes: bounds.maxEntryBytes,
-    newEntries: createNewEntryBudget({ perMinute: bounds.newEntriesPerMinute ?? DEFAULT_NEW_ENTRIES_PER_MINUTE, now }),
+    newEntries: newEntryBudget(bounds, now),
     clientOf: (req) => clientAddress(req, hops),
     onComputed: (stored) => answers?.inc({ result: stored ? "stored" : "miss" }),
     onReplay: (operation, seconds) => {

@@ -129,6 +129,18 @@ async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; 
   };
 }
 
+/** `memory` (default a fresh in-process store) calling `onSet(key, value)` for each write. */
+function recording(
+  onSet: (key: string, value: string) => void,
+  memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+): ResponseCacheStore {
+  const set: ResponseCacheStore["set"] = (key, value, options) => {
+    onSet(key, value);
+    return memory.set(key, value, options);
+  };
+  return { get: (key) => memory.get(key), delete: (key) => memory.delete(key), set };
+}
+
 const BETS = `query Page($ids: [ID!]!) { bets(ids: $ids) { id payout proof } }`;
 const IDS = Array.from({ length: 20 }, (_, i) => String(i + 1));
 
@@ -355,16 +367,8 @@ describe("response cache byte path and its neighbours", () => {
   });
 
   it("stores each answer once: one write per cacheable miss, none per hit", async () => {
-    const memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 });
     const writes: string[] = [];
-    const store: ResponseCacheStore = {
-      get: (key) => memory.get(key),
-      set: (key, value, options) => {
-        writes.push(key);
-        return memory.set(key, value, options);
-      },
-      delete: (key) => memory.delete(key),
-    };
+    const store = recording((key) => writes.push(key));
     const once = await serve({ store });
     try {
       const replies = [];
@@ -390,6 +394,20 @@ describe("response cache byte path and its neighbours", () => {
     } finally {
       await bounded.close();
     }
+  });
+
+  it("bounds the bytes it stores, not only the body: an entry (its header line and compressed copies) never exceeds maxEntryBytes", async () => {
+    const stored: number[] = [];
+    const store = recording((_key, value) => stored.push(Buffer.byteLength(value)));
+    const page = (encoding: string) => ({ query: BETS, variables: { ids: IDS.slice(0, 12) }, headers: { "accept-encoding": encoding } });
+    const probe = await serve({});
+    // Room for the body and its header line, not for every compressed copy beside them.
+    const bound = (await ask(probe.url, page("identity")).finally(probe.close)).body.length + 700;
+    const bounded = await serve({ store, bounds: { maxEntryBytes: bound } });
+    for (const encoding of ["gzip", "br", "deflate"]) await ask(bounded.url, page(encoding));
+    await bounded.close();
+    expect(stored.length).toBeGreaterThan(0);
+    expect(Math.max(...stored)).toBeLessThanOrEqual(bound);
   });
 
   it("lets one client create at most its budget of new entries a minute; past it answers are served, not stored", async () => {
@@ -450,14 +468,7 @@ describe("response cache byte path and its neighbours", () => {
   it("replays only what the store holds now: another write under the same key is decoded afresh", async () => {
     const memory = createMemoryResponseCacheStore({ maxEntries: 10, maxBytes: 1024 * 1024 });
     const written: string[] = [];
-    const store: ResponseCacheStore = {
-      get: (key) => memory.get(key),
-      set: (key, value, options) => {
-        written.push(key);
-        return memory.set(key, value, options);
-      },
-      delete: (key) => memory.delete(key),
-    };
+    const store = recording((key) => written.push(key), memory);
     const at = 1_700_000_000_000; // one clock reading for both writes: only the write itself tells them apart
     const replay = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => at });
     const request = (): HTTPGraphQLRequest => ({ method: "POST", headers: new HeaderMap(), search: "", body: { query: BETS } });

@@ -135,7 +135,7 @@ class DecodedMemo {
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
 export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
-/** Default bound of one stored answer's body: larger answers are served, never stored. */
+/** Default bound of one stored entry's bytes: larger answers are served, never stored. */
 export const DEFAULT_MAX_ENTRY_BYTES = 256 * 1024;
 
 /** Headers set per answer, never stored: the cache's own, and the client's budget (gateway/points-budget.ts). */
@@ -152,9 +152,9 @@ export interface ResponseReplayOptions {
   /** Called for each replayed answer (metrics). */
   onReplay?(operation: string | null, seconds: number): void;
   /**
-   * An answer whose body (uncompressed) is larger than this is not stored; default
-   * DEFAULT_MAX_ENTRY_BYTES. Its entry holds the body and its compressed representations (each
-   * smaller than the body): at most about twice this.
+   * Bound of one stored entry in bytes (its header line, the body and its base64 compressed
+   * representations); default DEFAULT_MAX_ENTRY_BYTES. A representation that would not fit is not
+   * kept; an answer whose entry does not fit without them is not stored.
    */
   maxEntryBytes?: number;
   /** New entries per client; unbounded when absent. */
@@ -206,13 +206,21 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
   };
 
   /** Writes an entry within its bounds (its size; `client`: a new entry, within that client's budget); whether it was written. */
-  const keep = (key: string, entry: Omit<Entry, "id">, body: string, client?: string): boolean => {
+  const keep = async (key: string, entry: Omit<Entry, "id">, body: string, client?: string): Promise<boolean> => {
     // The stored text changes, so the memo's decoding of the old one is dropped at the next hit.
     const ttl = Math.floor(entry.maxAge - (now() - entry.cacheTime) / 1000);
     if (ttl <= 0) return false;
-    if (Buffer.byteLength(body) > maxEntryBytes) return false;
-    if (client !== undefined && options.newEntries && !options.newEntries.take(client)) return false;
-    store.set(PREFIX + key, encodeEntry({ ...entry, id: randomUUID() }, body), { ttl }).catch(() => undefined);
+    // The bound holds for the bytes stored (header line, body, base64 copies), not the body alone.
+    // Past it a new entry goes without its compressed copy (a hit then compresses), and a copy a
+    // hit would add is not kept (the entry stays as it is).
+    let text = encodeEntry({ ...entry, id: randomUUID() }, body);
+    if (Buffer.byteLength(text) > maxEntryBytes) {
+      if (client === undefined || Object.keys(entry.encoded).length === 0) return false;
+      text = encodeEntry({ ...entry, encoded: {}, id: randomUUID() }, body);
+      if (Buffer.byteLength(text) > maxEntryBytes) return false;
+    }
+    if (client !== undefined && options.newEntries && !(await options.newEntries.take(client))) return false;
+    store.set(PREFIX + key, text, { ttl }).catch(() => undefined);
     return true;
   };
 
@@ -261,7 +269,11 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
         const entry = source?.decoded.entry;
         if (source && entry && sent && entry.encoded[sent.encoding] === undefined) {
           // A representation first asked for on a hit: kept beside the others for the next ones.
-          keep(source.key, { ...entry, encoded: { ...entry.encoded, [sent.encoding]: sent.bytes.toString("base64") } }, source.decoded.body.toString("utf8"));
+          void keep(
+            source.key,
+            { ...entry, encoded: { ...entry.encoded, [sent.encoding]: sent.bytes.toString("base64") } },
+            source.decoded.body.toString("utf8"),
+          );
         }
         return;
       }
@@ -277,8 +289,9 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       const body = options.storable ? options.storable(written) : written;
       // The bytes sent are kept only when they are the stored body's; else the first hit compresses it.
       const encoded = sent && body === written ? { [sent.encoding]: sent.bytes.toString("base64") } : {};
-      const stored = keep(miss.key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded }, body, miss.client);
-      options.onComputed?.(stored);
+      void keep(miss.key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers, encoded }, body, miss.client).then((stored) =>
+        options.onComputed?.(stored),
+      );
     },
   };
 }

@@ -218,7 +218,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const sdlRoute = async (_req: IncomingMessage, res: ServerResponse) => {
     const served = supergraph.current();
     if (!served) throw new Error("no supergraph loaded"); // the route is mounted after the gateway loaded one
-    // Printed once per supergraph: the route is public and not rate limited.
+    // Printed once per supergraph served (never read from disk here): the route is public.
     if (printed?.hash !== served.hash) printed = { hash: served.hash, sdl: printSchema(apiSchemaOf(served.sdl)) };
     res.writeHead(200, { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=60", etag: `"${served.hash}"` });
     res.end(printed.sdl);
@@ -250,6 +250,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
         admit: points.admit,
+        admitRoute: points.admitRoute,
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,

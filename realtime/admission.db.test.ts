@@ -132,6 +132,72 @@ describe("sockets per client address on one node", () => {
   });
 });
 
+describe("refusals at the engine's handshake (the backstop)", () => {
+  /** A bare engine.io handshake from `localAddress` over `transport`: its HTTP status, Retry-After and body when refused, "open" when admitted. */
+  async function rawHandshake(node: Node, localAddress: string, transport: "websocket" | "polling") {
+    const { WebSocket } = await import("ws");
+    const port = new URL(node.url).port;
+    const url = `127.0.0.1:${port}${PATH}/?EIO=4&transport=${transport}`;
+    if (transport === "polling") {
+      return new Promise<{ status: number; retryAfter?: string; body: string } | "open">((resolve, reject) => {
+        http
+          .get(`http://${url}`, { localAddress, agent: false }, (res) => {
+            let body = "";
+            res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+            res.on("end", () => resolve(res.statusCode === 200 ? "open" : { status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], body }));
+          })
+          .on("error", reject);
+      });
+    }
+    return new Promise<{ status: number; retryAfter?: string; body: string } | "open" | "closed without an answer">((resolve) => {
+      const ws = new WebSocket(`ws://${url}`, { localAddress });
+      cleanups.push(async () => ws.terminate());
+      ws.once("message", () => resolve("open"));
+      ws.once("unexpected-response", (_req, res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"] as string | undefined, body }));
+      });
+      ws.once("error", () => resolve("closed without an answer"));
+    });
+  }
+
+  it.each(["websocket", "polling"] as const)(
+    "over %s: every refusal is HTTP 429 with a code, a message and a retry hint, and is counted",
+    async (transport) => {
+      const node = await startNode({ admission: { maxSocketsPerAddress: 2 } });
+      const outcomes = [];
+      for (let i = 0; i < 6; i++) outcomes.push(await rawHandshake(node, "127.0.0.7", transport));
+      expect(outcomes.filter((o) => o === "open")).toHaveLength(4);
+      const refused = outcomes.filter((o) => o !== "open");
+      expect(refused).toHaveLength(2);
+      for (const answer of refused) {
+        expect(answer).toMatchObject({ status: 429, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) });
+        const body = JSON.parse((answer as { body: string }).body) as ConnectErrorData;
+        expect(body).toMatchObject({
+          code: "TOO_MANY_CONNECTIONS",
+          message: expect.stringMatching(/./),
+          retryAfterSeconds: Number((answer as { retryAfter: string }).retryAfter),
+        });
+      }
+      expect(node.realtime.admission().refusals.address_connections).toBe(2);
+      const metrics = createNodeMetrics(node.realtime, { kind: "memory", connected: () => true }, { defaultMetrics: false });
+      const series = (await metrics.registry.getSingleMetric("realtime_admission_refusals_total")!.get()).values;
+      expect(series.find((v) => v.labels.reason === "address_connections")?.value).toBe(2);
+    },
+  );
+
+  it("a node past twice its sockets answers NODE_FULL the same way", async () => {
+    const node = await startNode({ admission: { maxSocketsPerAddress: 0, maxSockets: 1 } });
+    const outcomes = [];
+    for (let i = 0; i < 3; i++) outcomes.push(await rawHandshake(node, `127.0.0.${i + 2}`, "websocket"));
+    expect(outcomes.slice(0, 2)).toEqual(["open", "open"]);
+    expect(outcomes[2]).toMatchObject({ status: 429 });
+    expect(JSON.parse((outcomes[2] as { body: string }).body)).toMatchObject({ code: "NODE_FULL", retryAfterSeconds: expect.any(Number) });
+    expect(node.realtime.admission().refusals.node_connections).toBe(1);
+  });
+});
+
 describe("the node's own bounds", () => {
   it("refuses NODE_FULL past its socket cap, whatever the address", async () => {
     const node = await startNode({ admission: { maxSockets: 3 } });

@@ -14,9 +14,11 @@
 // A refusal is a Socket.IO middleware error, which socket.io-client reports as `connect_error`
 // with `data: { code, message, retryAfterSeconds }`; the node then closes the connection. A bare
 // engine.io client never reaches the middleware, so the handshake itself (allowRequest) refuses an
-// address holding twice its allowance of raw connections, or a node holding twice its sockets:
-// bounds no Socket.IO client reaches (its refused connections close at once).
-import type { IncomingMessage } from "node:http";
+// address holding twice its allowance of raw connections, or a node holding twice its sockets. A
+// Socket.IO client flooding faster than its refused connections close reaches them too, so these
+// refusals say as much: HTTP 429 with `Retry-After` and the same JSON `{ code, message,
+// retryAfterSeconds }` (answerRefusal), counted as `address_connections` / `node_connections`.
+import { type IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress } from "../core/client-address.ts";
 import type { Logger } from "../core/logger.ts";
 import { ConnectErrorCode, type ConnectErrorData } from "./events.ts";
@@ -62,10 +64,17 @@ export interface ClusterSocketCounter {
 }
 
 /** Why a handshake was refused: the label of `realtime_admission_refusals_total`. */
-export type RefusalReason = "memory" | "node" | "address" | "address_cluster";
+export type RefusalReason = "memory" | "node" | "address" | "address_cluster" | "address_connections" | "node_connections";
 
 /** Retry hints: a socket of the same address frees up when its client leaves; a full node when any client does. */
-const RETRY_AFTER_SECONDS: Record<RefusalReason, number> = { memory: 30, node: 10, address: 30, address_cluster: 30 };
+const RETRY_AFTER_SECONDS: Record<RefusalReason, number> = {
+  memory: 30,
+  node: 10,
+  address: 30,
+  address_cluster: 30,
+  address_connections: 30,
+  node_connections: 10,
+};
 
 export interface AdmissionOptions {
   limits: AdmissionLimits;
@@ -85,8 +94,11 @@ export interface AdmissionStats {
 }
 
 export interface Admission {
-  /** The engine's backstop: refuses an address holding twice its allowance of raw connections, or a node twice its sockets. */
-  allowRequest(req: IncomingMessage): boolean;
+  /**
+   * The engine's backstop: refuses an address holding twice its allowance of raw connections, or a
+   * node twice its sockets (counted); the refusal to answer with answerRefusal, undefined when allowed.
+   */
+  allowRequest(req: IncomingMessage): ConnectErrorData | undefined;
   stats(): AdmissionStats;
   /** Sockets admitted and still open for `address` on this node; raw connections for it. */
   holding(address: string): { sockets: number; connections: number };
@@ -116,7 +128,7 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
   const sockets = new Map<string, number>();
   const connections = new Map<string, number>();
   let admitted = 0;
-  const refusals: Record<RefusalReason, number> = { memory: 0, node: 0, address: 0, address_cluster: 0 };
+  const refusals: Record<RefusalReason, number> = { memory: 0, node: 0, address: 0, address_cluster: 0, address_connections: 0, node_connections: 0 };
   let clusterUnavailable = 0;
   const cluster = options.cluster?.(() => sockets);
   let lastWarning = -Infinity;
@@ -135,7 +147,7 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
       lastWarning = performance.now();
       logger.warn({ reason, address, refusals }, "realtime handshake refused");
     }
-    const code = reason === "memory" || reason === "node" ? ConnectErrorCode.NodeFull : ConnectErrorCode.TooManyConnections;
+    const code = reason === "memory" || reason === "node" || reason === "node_connections" ? ConnectErrorCode.NodeFull : ConnectErrorCode.TooManyConnections;
     return new AdmissionRefusal(code, message, RETRY_AFTER_SECONDS[reason]);
   };
 
@@ -202,12 +214,50 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
 
   return {
     allowRequest(req) {
-      if (limits.maxSockets > 0 && io.engine.clientsCount >= 2 * limits.maxSockets) return false;
+      const address = addressOf(req);
+      if (limits.maxSockets > 0 && io.engine.clientsCount >= 2 * limits.maxSockets) {
+        return refuse("node_connections", address, `This node holds its most connections (${2 * limits.maxSockets}): retry later (another node may have room)`)
+          .data;
+      }
       const allowance = limits.maxSocketsPerAddress;
-      return allowance <= 0 || (connections.get(addressOf(req)) ?? 0) < 2 * allowance;
+      if (allowance > 0 && (connections.get(address) ?? 0) >= 2 * allowance) {
+        return refuse("address_connections", address, `At most ${2 * allowance} connections per client address on a node: close some first`).data;
+      }
+      return undefined;
     },
     stats: () => ({ refusals: { ...refusals }, clusterUnavailable }),
     holding: (address) => ({ sockets: sockets.get(address) ?? 0, connections: connections.get(address) ?? 0 }),
     close: async () => cluster?.close(),
   };
+}
+
+/**
+ * Answers a handshake the backstop refused, before engine.io closes it: HTTP 429, `Retry-After` and
+ * the refusal as JSON, over long-polling (the request's response) or WebSocket (the upgrade's
+ * socket, written out before `done`, so the client reads it rather than a bare close).
+ */
+export function answerRefusal(req: IncomingMessage, refusal: ConnectErrorData, done: () => void): void {
+  const body = JSON.stringify(refusal);
+  const res = (req as IncomingMessage & { res?: unknown }).res;
+  if (res instanceof ServerResponse) {
+    if (!res.headersSent) {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": String(refusal.retryAfterSeconds), "cache-control": "no-store" });
+      res.end(body);
+    }
+    done();
+    return;
+  }
+  const socket = req.socket;
+  if (!socket.writable) {
+    done();
+    return;
+  }
+  const head = [
+    "HTTP/1.1 429 Too Many Requests",
+    "Connection: close",
+    "Content-Type: application/json",
+    `Retry-After: ${refusal.retryAfterSeconds}`,
+    `Content-Length: ${Buffer.byteLength(body)}`,
+  ];
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`, () => done());
 }

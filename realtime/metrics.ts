@@ -92,7 +92,7 @@ function admissionRefusals(registry: Registry, read: () => Record<RefusalReason,
   const reported: Record<string, number> = {};
   new Counter({
     name: "realtime_admission_refusals_total",
-    help: "Handshakes refused by admission: reason memory or node (NODE_FULL), address or address_cluster (TOO_MANY_CONNECTIONS)",
+    help: "Handshakes refused by admission: reason memory, node or node_connections (NODE_FULL), address, address_cluster or address_connections (TOO_MANY_CONNECTIONS)",
     labelNames: ["reason"],
     registers: [registry],
     collect() {

@@ -10,6 +10,9 @@ import { startRealtime } from "./runtime.ts";
 import { createNetworks, insertUpdates, wallet } from "../test/outbox.ts";
 import { connectClient, seqs } from "../test/realtime.ts";
 import { testRealtimeSettings } from "../test/config.ts";
+import { createPrivateRedis } from "../test/private-redis.ts";
+import { privateRedisServer, skipWithout } from "../test/services.ts";
+import { createRedisClient } from "../core/redis.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -52,4 +55,23 @@ describe("startRealtime", () => {
     await running.stop();
     expect(server.listening).toBe(true);
   });
+
+  it.skipIf(skipWithout(privateRedisServer))(
+    "runs admission's cluster count on the node's command connection when given one (no connection of its own)",
+    async () => {
+      const db = await createTestDatabase();
+      cleanups.push(() => db.close());
+      const redis = await createPrivateRedis();
+      cleanups.push(() => redis.stop());
+      const commands = createRedisClient(redis.url, { logger: silentLogger(), role: "realtime:commands", maxRetriesPerRequest: 1 });
+      cleanups.push(async () => commands.disconnect());
+      const server = http.createServer();
+      const running = await startRealtime(server, { db, logger: silentLogger(), settings: testRealtimeSettings(), redisUrl: redis.url, redis: commands });
+      cleanups.push(() => running.stop());
+      await commands.ping();
+      const names: string[] = String(await commands.call("CLIENT", "LIST")).match(/ name=\S*/g) ?? [];
+      expect(names.filter((name) => name === " name=realtime:commands")).toHaveLength(1);
+      expect(names.filter((name) => name === " name=realtime:admission")).toHaveLength(0);
+    },
+  );
 });

@@ -6,6 +6,7 @@ import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
 import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
 import { createRedisClient, guardRedis } from "../core/redis.ts";
 import type { AdmissionLimits } from "./admission.ts";
 import { createRedisSocketCounter } from "./admission-redis.ts";
@@ -66,6 +67,12 @@ export interface StartRealtimeOptions {
   settings: RealtimeSettings;
   /** Unset: the in-memory adapter (and a publisher in this process). */
   redisUrl?: string;
+  /**
+   * The node's command connection to `redisUrl` (its owner's: bin/realtime.ts, which also charges
+   * replays to the points budget over it), used for admission's cluster count; unset: one of its
+   * own. The adapter's pub/sub connections are apart (a subscribed connection runs no commands).
+   */
+  redis?: Redis;
   /** Selects the publisher lock (unset: PGlite, a local lock). */
   databaseUrl?: string;
   networks?: NetworkDirectory;
@@ -87,9 +94,11 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
   const fanout = createConfiguredFanout({ redisUrl: options.redisUrl, prefix: settings.redisPrefix, logger: options.logger });
   // Admission's cluster count: its own connection, failing fast (commands are not queued while
   // Redis is away: a handshake then falls back on the node's own bounds after one deadline at most).
-  const admissionRedis = options.redisUrl
-    ? createRedisClient(options.redisUrl, { logger: options.logger, role: "realtime:admission", maxRetriesPerRequest: 1 })
-    : undefined;
+  const ownAdmissionRedis =
+    options.redisUrl && !options.redis
+      ? createRedisClient(options.redisUrl, { logger: options.logger, role: "realtime:admission", maxRetriesPerRequest: 1 })
+      : undefined;
+  const admissionRedis = options.redisUrl ? (options.redis ?? ownAdmissionRedis) : undefined;
   const realtime = await createRealtime(httpServer, {
     db: options.db,
     logger: options.logger,
@@ -143,7 +152,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
         await realtime.drain(settings.drainGraceMs);
         await publisher?.stop();
         await realtime.close();
-        admissionRedis?.disconnect();
+        ownAdmissionRedis?.disconnect();
         await fanout.close();
       })();
       return stopped;

@@ -5,7 +5,7 @@ import { Server } from "socket.io";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
+import { answerRefusal, installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
 import { handleConnection, DEFAULT_LIMITS, type ConnectionContext, type ConnectionHandle, type RealtimeLimits, type ReplayBudget } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
@@ -131,8 +131,9 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     // draining, and past admission's backstop (its middleware below answers with a code).
     allowRequest: (req, callback) => {
       if (draining) return callback("draining", false);
-      if (!admission.allowRequest(req)) return callback("too many connections from this address", false);
-      callback(null, true);
+      const refusal = admission.allowRequest(req);
+      if (refusal) answerRefusal(req, refusal, () => callback(refusal.message, false));
+      else callback(null, true);
     },
     ...(adapter ? { adapter } : {}),
   });

@@ -21,6 +21,8 @@ export async function startService(options: { env?: Record<string, string>; read
     stderr: "inherit",
     // Its own process group, so stop() reaches anvil and every other grandchild.
     group: true,
+    // Each local chain runs in a group of its own: stop() ends those too if the service did not.
+    announcedGroups: "anvilPid",
   });
   const stop = async () => {
     await child.stop({ graceMs: 15_000 });

@@ -19,6 +19,12 @@ export interface SpawnOptions {
   cwd?: string;
   /** Its own process group: signals reach the whole group (e.g. `npm start` and its anvil). */
   group?: boolean;
+  /**
+   * A JSON stdout field whose number is the id of a process group the child starts and owns (e.g.
+   * `anvilPid`: `npm start` keeps each local chain in a group of its own). stop() and this process's
+   * exit kill what is left of those groups once the child itself has gone.
+   */
+  announcedGroups?: string;
   /** "pipe" keeps stdin open (`child.stdin`); default "ignore". */
   stdin?: "pipe" | "ignore";
   /** "lines" (default) reads stdout line by line; "ignore" discards it; "inherit" passes it through. */
@@ -62,19 +68,50 @@ export interface Spawned {
   running(): boolean;
   /** Sends `signal` to the child (its group with `group`), if it still runs. */
   signal(signal: NodeJS.Signals): void;
-  /** Sends `signal` (default SIGTERM), then SIGKILL after the grace period; resolves once it has exited. Idempotent. */
+  /**
+   * Sends `signal` (default SIGTERM), then SIGKILL after the grace period; resolves once it has exited
+   * (with `group`: once every process of its group and of its announced groups has, SIGKILLed after
+   * the grace period, even when the leader had exited before). Idempotent.
+   */
   stop(options?: StopOptions): Promise<void>;
 }
 
 const alive = new Set<Spawned>();
 let exitHookInstalled = false;
 
+/** Process groups started by children (their own with `group`, and the ones they announced), killed at exit if still there. */
+const ownedGroups = new Set<number>();
+
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on("exit", () => {
     for (const spawned of alive) spawned.signal("SIGKILL");
+    for (const pgid of ownedGroups) killGroup(pgid, "SIGKILL");
   });
+}
+
+/** True while any process of the group `pgid` exists (signal 0 probes without signalling). */
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function killGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** Resolves once none of `groups` has a process left, polling (a group has no exit event). */
+async function groupsGone(groups: Iterable<number>): Promise<void> {
+  while ([...groups].some(groupAlive)) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 export function spawnChild(options: SpawnOptions): Spawned {
@@ -98,6 +135,9 @@ export function spawnChild(options: SpawnOptions): Spawned {
   child.on("error", (error) => (errorText = `${errorText}\nspawn error: ${error.message}`.slice(-STDERR_TAIL)));
   child.stderr?.on("data", (chunk: Buffer) => (errorText = (errorText + chunk.toString()).slice(-STDERR_TAIL)));
 
+  // Leader or not, the group is this child's until it is empty: npm may exit before its children.
+  const groups = new Set<number>(options.group ? [pid] : []);
+  for (const pgid of groups) ownedGroups.add(pgid);
   const lines: string[] = [];
   const json: Record<string, unknown>[] = [];
   const seen: { line: string; parsed: Record<string, unknown> | undefined }[] = [];
@@ -107,6 +147,11 @@ export function spawnChild(options: SpawnOptions): Spawned {
       lines.push(line);
       const parsed = line.startsWith("{") ? tryParse(line) : undefined;
       if (parsed) json.push(parsed);
+      const announced = options.announcedGroups === undefined ? undefined : parsed?.[options.announcedGroups];
+      if (typeof announced === "number" && Number.isSafeInteger(announced) && announced > 0) {
+        groups.add(announced);
+        ownedGroups.add(announced);
+      }
       seen.push({ line, parsed });
       for (const listener of listeners) listener(line, parsed);
     });
@@ -178,11 +223,22 @@ export function spawnChild(options: SpawnOptions): Spawned {
     },
     stop({ signal = "SIGTERM", graceMs = 3_000 } = {}) {
       stopping ??= (async () => {
-        if (!running()) return;
-        spawned.signal(signal);
-        const timer = setTimeout(() => spawned.signal("SIGKILL"), graceMs);
+        // The child's own group is signalled even when its leader has exited; announced groups are
+        // the child's to stop (it stops its chain last), so they are only killed if it did not.
+        const own = options.group && groupAlive(pid);
+        if (own) killGroup(pid, signal);
+        else spawned.signal(signal);
+        const kill = () => {
+          spawned.signal("SIGKILL");
+          for (const pgid of groups) killGroup(pgid, "SIGKILL");
+        };
+        const timer = setTimeout(kill, graceMs);
         await exited;
+        await groupsGone(options.group ? [pid] : []);
         clearTimeout(timer);
+        for (const pgid of groups) killGroup(pgid, "SIGKILL");
+        await groupsGone(groups);
+        for (const pgid of groups) ownedGroups.delete(pgid);
       })();
       return stopping;
     },

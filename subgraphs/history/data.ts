@@ -1,3 +1,4 @@
+import { cancellable } from "../../core/cancellable-queries.ts";
 import type { Database } from "../../core/db.ts";
 import type { Bet, BetStatus, Prisma, Token } from "../../prisma/generated/client.ts";
 import { betIdsByChain } from "../kit/bet-key.ts";
@@ -271,12 +272,18 @@ export type ExportedBet = Bet & { result: { won: boolean; payout: Prisma.Decimal
  * `after`: the CSV export (GET /wallets/{address}/bets.csv) reads a wallet this way, page by page, so
  * memory stays flat whatever the wallet's size. Served by the playerBets indexes.
  */
-export function walletBetsPage(db: Database, query: { wallet: string; chainId?: number; after?: SortKey; take: number }): Promise<ExportedBet[]> {
+export function walletBetsPage(
+  db: Database,
+  query: { wallet: string; chainId?: number; after?: SortKey; take: number; signal?: AbortSignal },
+): Promise<ExportedBet[]> {
   const { where } = betFilterConditions({ wallet: query.wallet, chainId: query.chainId });
-  return db.prisma.bet.findMany({
-    where: query.after ? { AND: [where, after(query.after, "DESC")] } : where,
-    orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }, { chainId: "desc" }],
-    include: { result: { select: { won: true, payout: true, verified: true } } },
-    take: query.take,
-  });
+  const read = () =>
+    db.prisma.bet.findMany({
+      where: query.after ? { AND: [where, after(query.after, "DESC")] } : where,
+      orderBy: [{ placedBlock: "desc" }, { placedLogIndex: "desc" }, { chainId: "desc" }],
+      include: { result: { select: { won: true, payout: true, verified: true } } },
+      take: query.take,
+    });
+  // An export whose client left: its statement is cancelled, or never sent (core/cancellable-queries.ts).
+  return query.signal ? cancellable(query.signal, read) : read();
 }
