@@ -20,6 +20,7 @@ import { createHealthSchema } from "./health/schema.ts";
 import { createHealthMonitor, type HealthMonitor } from "./health/report.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { clientAddress } from "../core/client-address.ts";
+import { readAtPlugin } from "./read-at.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
@@ -209,6 +210,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       points.plugin,
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
+      // What the answer was read at, and its minBlock sent to every subgraph (gateway/read-at.ts).
+      readAtPlugin(),
       metrics.plugin,
       ...(responseCache ? [responseCache.plugin] : []),
     ],
