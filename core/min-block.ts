@@ -4,7 +4,8 @@
 // subgraph answering only an entity fetch (`Bet.result`) reads from a database as new as the one
 // that answered the root field; a subgraph reads them from its own operation too (a direct call).
 import { getArgumentValues } from "graphql/execution/values.js";
-import { Kind, TypeInfo, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
+import { ErrorCode } from "./errors.ts";
+import { GraphQLError, Kind, TypeInfo, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from "graphql";
 
 /** The lowest indexed block per chain id a request may be answered at. */
 export type MinBlocks = Map<bigint, bigint>;
@@ -14,6 +15,9 @@ export const MIN_BLOCK_HEADER = "x-min-block";
 
 /** The argument name on every query that takes one. */
 export const MIN_BLOCK_ARGUMENT = "minBlock";
+
+/** Entries one `minBlock` argument may hold (one per network is all a query needs); more is BAD_USER_INPUT. */
+export const MAX_MIN_BLOCKS = 16;
 
 const ENTRY = /^([1-9][0-9]{0,15}):(0|[1-9][0-9]{0,77})$/;
 
@@ -45,7 +49,7 @@ export function parseMinBlocks(header: string | string[] | undefined): MinBlocks
 /**
  * The `minBlock` arguments of an operation's fields (wherever they are selected), coerced as the
  * executor will coerce them. An argument that does not coerce is left out here: validation or
- * execution refuses it with BAD_USER_INPUT.
+ * execution refuses it with BAD_USER_INPUT. More than MAX_MIN_BLOCKS entries: throws BAD_USER_INPUT.
  */
 export function minBlocksOf(
   schema: GraphQLSchema,
@@ -77,6 +81,12 @@ export function minBlocksOf(
         }
         const given = values[MIN_BLOCK_ARGUMENT];
         if (!Array.isArray(given)) return;
+        if (given.length > MAX_MIN_BLOCKS) {
+          // Refused before execution: a request mistake (HTTP 400), not a server failure.
+          throw new GraphQLError(`minBlock takes at most ${MAX_MIN_BLOCKS} entries (one per network), got ${given.length}`, {
+            extensions: { code: ErrorCode.BadUserInput, argumentName: MIN_BLOCK_ARGUMENT, http: { status: 400 } },
+          });
+        }
         for (const entry of given as { chainId?: unknown; block?: unknown }[]) {
           // The gateway's schema does not check scalars: what is not well formed is the subgraph's to refuse.
           const chainId = typeof entry.chainId === "number" && Number.isSafeInteger(entry.chainId) && entry.chainId > 0 ? BigInt(entry.chainId) : undefined;

@@ -147,4 +147,12 @@ describe("minBlock", () => {
     const answer = await ask(`{ bets(first: 1, minBlock: [{ chainId: 5, block: "1" }]) { totalCount } }`);
     expect(answer.errors?.[0]?.extensions?.code).toBe("BAD_USER_INPUT");
   });
+
+  it("refuses more than 16 minBlock entries as BAD_USER_INPUT naming minBlock, and takes 16", async () => {
+    const entries = (n: number) => Array.from({ length: n }, () => ({ chainId: 31337, block: "1" }));
+    const query = `query ($m: [MinBlock!]) { bets(first: 1, minBlock: $m) { totalCount } }`;
+    const refused = await ask(query, { m: entries(17) });
+    expect(refused.errors?.[0]?.extensions).toMatchObject({ code: "BAD_USER_INPUT", argumentName: "minBlock" });
+    expect((await ask(query, { m: entries(16) })).errors).toBeUndefined();
+  });
 });

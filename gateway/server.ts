@@ -4,6 +4,7 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloGateway, LocalGraphQLDataSource, type GraphQLDataSource } from "@apollo/gateway";
+import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import type { Database } from "../core/db.ts";
 import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
@@ -53,6 +54,8 @@ export interface GatewayDeps {
   trustProxyHops?: number;
   /** Each client's budget of cost points (gateway/points-budget.ts); off when absent (answers still say their cost). */
   rateLimit?: PointsBudgetSettings;
+  /** The automatic persisted queries' store shared by the gateways (gateway/persisted-queries.ts); absent: this process's own. */
+  persistedQueries?: KeyValueCache<string>;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
   /** Bounds of the entries clients can create in the response cache: size per entry, new entries per client and minute. */
@@ -199,6 +202,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    ...(deps.persistedQueries ? { persistedQueries: { cache: deps.persistedQueries } } : {}),
     // A public API: introspection answers in every mode (Apollo turns it off under NODE_ENV=production).
     introspection: true,
     // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
