@@ -10,9 +10,10 @@
 //   - A minimum that the chosen server has not indexed: the primary is asked (a replica may lag
 //     behind its last check's view of the primary); if the primary has not indexed it either, the
 //     request is refused with NOT_YET_INDEXED before any data is read.
-//   - The heads are the request's `readAt` (the networks subgraph's IndexingStatus and Query.readAt
-//     read them, so the two agree), raise the router's floor, and go back to the gateway in the
-//     answer's `extensions.readAt`; the gateway answers the lowest per chain over its subgraph calls.
+//   - The heads are the request's `readAt` (Query.readAt reads them) and go back to the gateway in
+//     the answer's `extensions.readAt`; the gateway answers the lowest per chain over its subgraph
+//     calls. IndexingStatus.indexedBlock is read by the networks subgraph beside its data, so it is
+//     at least readAt (equal unless a block was indexed during the request).
 import type { ApolloServerPlugin, BaseContext } from "@apollo/server";
 import { GraphQLError, type OperationDefinitionNode } from "graphql";
 import { NotYetIndexedError } from "../../core/errors.ts";
@@ -105,8 +106,11 @@ export function readAtPlugin<TContext extends BaseContext>(options: {
           if (gap) throw new NotYetIndexedError({ ...gap, retryAfterSeconds: NOT_YET_INDEXED_RETRY_SECONDS });
           if (db !== deps.db) options.rebuild(context.contextValue, db);
           options.depsOf(context.contextValue).readAt.cursors = cursors;
-          // This request shows these heads: later requests of this process read from no server behind them.
-          options.reads?.observe(cursors, deps.readPin);
+          // The router's floor is raised where it was before readAt existed (the networks subgraph's
+          // IndexingStatus, read beside the other subgraphs' data): raised here, before the data,
+          // a reset replayed during the request showed a head from before it with data from after
+          // (bin/read-replicas.test.ts "follows a reset down").
+          if (minimum.size > 0) options.reads?.observe(cursors, deps.readPin);
         },
         async willSendResponse({ response, contextValue }) {
           const cursors = options.depsOf(contextValue).readAt.cursors;

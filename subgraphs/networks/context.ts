@@ -22,9 +22,10 @@ export function createNetworksContext(deps: SubgraphDeps): NetworksContext {
       return ids.map((id) => rows.filter((row) => Number(row.chainId) === id));
     }),
     cursorByChain: new DataLoader(async (ids) => {
-      // The heads the request reads at (kit/read-at.ts, which also raises the read router's floor
-      // with them): indexedBlock is what the answer's readAt says.
-      const cursors = deps.readAt?.cursors ?? (await indexingCursorsOf(deps.db, ids));
+      const cursors = await indexingCursorsOf(deps.db, ids);
+      // The heads this request shows: later requests of this process read from no server behind them
+      // (and later calls of this pinned request know how far its server has replayed).
+      deps.reads?.observe(cursors, deps.readPin);
       const byId = new Map(cursors.map((row) => [Number(row.chainId), row]));
       return ids.map((id) => byId.get(id) ?? null);
     }),

@@ -89,7 +89,7 @@ export type Query = {
    * The indexed head per network this answer was read at: for each chain, the lowest head of the
    * databases that served any part of the request (the same list as the answer's `extensions.readAt`).
    * The data of the answer includes every block up to it; `indexing.indexedBlock` in the same answer
-   * says the same block. Ordered by chainId.
+   * is that block or, when a block was indexed while the request ran, a newer one. Ordered by chainId.
    */
   readAt: Array<BlockPointer>;
 };
