@@ -32,3 +32,4 @@ export {
   type LiveView,
   type PlayerBetsState,
 } from "./live.ts";
+export { waitForBet, type WaitedBet } from "./wait-for-bet.ts";
