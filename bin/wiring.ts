@@ -11,6 +11,7 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
+import { createRedisPersistedQueryStore } from "../gateway/persisted-queries.ts";
 import {
   createFallbackRateLimitStore,
   createMemoryRateLimitStore,
@@ -239,6 +240,18 @@ export function gatewaySettings(
     health: { maxLagBlocks: config.HEALTH_MAX_LAG_BLOCKS, maxStalenessSeconds: config.HEALTH_MAX_STALENESS_SECONDS },
     ...gatewayProtection(config, redis ? { redis, logger: services.logger } : undefined),
     responseCache: responseCacheStore(config, { redis: cacheRedis, logger: services.logger }),
+    // Hashes registered through any gateway, known to all (gateway/persisted-queries.ts); in process without Redis.
+    ...(redis
+      ? {
+          persistedQueries: createRedisPersistedQueryStore(redis, {
+            prefix: config.PERSISTED_QUERIES_REDIS_PREFIX,
+            maxEntries: config.PERSISTED_QUERIES_MAX_ENTRIES,
+            ttlSeconds: config.PERSISTED_QUERIES_TTL_SECONDS,
+            maxQueryBytes: config.MAX_BODY_BYTES,
+            logger: services.logger,
+          }),
+        }
+      : {}),
     responseCacheBounds: {
       maxEntryBytes: config.RESPONSE_CACHE_MAX_ENTRY_KB * 1024,
       newEntriesPerMinute: config.RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE,

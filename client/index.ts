@@ -1,6 +1,17 @@
 // The client package: typed GraphQL operations over a tiny fetch executor, the bet feed over
 // Socket.IO with gapless resume and failover, and proof verification. Browser and Node alike.
-export { createGraphQLClient, GraphQLRequestError, type GraphQLClient, type GraphQLClientOptions, type TypedDocument } from "./graphql.ts";
+export {
+  createGraphQLClient,
+  GraphQLRequestError,
+  type FullGraphQLClient,
+  type GraphQLAnswer,
+  type GraphQLClient,
+  type GraphQLClientOptions,
+  type ReadAtPointer,
+  type RetryOptions,
+  type TypedDocument,
+} from "./graphql.ts";
+export { betsPages, createPager, pageThrough, playerBetsPages, type PagedBet, type PagedQuery, type Pager, type PagerState } from "./pages.ts";
 export * from "./operations.ts";
 export type * from "./generated/graphql.ts";
 export { betFinality, type BetFinality } from "./finality.ts";
@@ -21,3 +32,4 @@ export {
   type LiveView,
   type PlayerBetsState,
 } from "./live.ts";
+export { waitForBet, type WaitedBet } from "./wait-for-bet.ts";

@@ -179,3 +179,44 @@ export const fairnessStatsQuery = graphql(`
     }
   }
 `);
+
+/** One page of a wallet's history with filters (`loadMore` / pageThrough walk it), optionally not before a block per network. */
+export const playerBetsPageQuery = graphql(`
+  query PlayerBetsPage($wallet: Address!, $filter: PlayerBetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {
+    playerBets(wallet: $wallet, filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        ...BetFields
+      }
+    }
+  }
+`);
+
+/** One page of every wallet's bets (the explorer) with filters, optionally not before a block per network. */
+export const betsPageQuery = graphql(`
+  query BetsPage($filter: BetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {
+    bets(filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      nodes {
+        ...BetFields
+      }
+    }
+  }
+`);
+
+/** The bets placed, settled or refunded in one transaction, answered only once block `minBlock` is indexed (waitForBet). */
+export const betsByTransactionQuery = graphql(`
+  query BetsByTransaction($chainId: ChainId!, $txHash: Bytes32!, $minBlock: [MinBlock!]) {
+    betsByTransaction(chainId: $chainId, txHash: $txHash, minBlock: $minBlock) {
+      ...BetFields
+    }
+  }
+`);

@@ -23,6 +23,8 @@ import {
   type PlayerBetsState,
 } from "./live.ts";
 import type { FeedSubscription } from "./realtime.ts";
+import type { GraphQLClient } from "./graphql.ts";
+import { createPager, type PagedQuery, type PagerState } from "./pages.ts";
 
 export type { BetFeedState, BetState, BetsSource, FeedConnection, PlayerBetsState } from "./live.ts";
 
@@ -72,4 +74,31 @@ export function useBetFeed(
     INITIAL_BET_FEED,
     JSON.stringify([feedKey(source), subscription, options.limit ?? null, options.backlog ?? null]),
   );
+}
+
+const INITIAL_PAGER: PagerState<never> = { items: [], totalCount: undefined, hasMore: true, loading: true, error: undefined };
+
+/**
+ * An infinite list over `playerBets` or `bets` (client/pages.ts `playerBetsPages` / `betsPages`):
+ * the first page loads on mount, `loadMore` appends the next. A change of `key` (what names the
+ * query: wallet, filter, order, page size) starts over from the first page.
+ */
+export function useInfiniteBets<TResult, TVariables extends { after?: string | null }, TNode>(
+  client: GraphQLClient,
+  query: PagedQuery<TResult, TVariables, TNode>,
+): PagerState<TNode> & { loadMore: () => Promise<void> } {
+  const key = JSON.stringify([query.document.toString(), query.variables]);
+  const [pager, setPager] = useState<ReturnType<typeof createPager<TResult, TVariables, TNode>> | undefined>(undefined);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: `key` names the query; a new object with the same content restarts nothing
+  useEffect(() => {
+    const opened = createPager(client, query);
+    setPager(opened);
+    void opened.loadMore();
+    return () => setPager(undefined);
+  }, [key]);
+  const subscribe = useCallback((listener: () => void) => (pager ? pager.subscribe(listener) : noSubscription()), [pager]);
+  const snapshot = useCallback((): PagerState<TNode> => (pager ? pager.getSnapshot() : INITIAL_PAGER), [pager]);
+  const state = useSyncExternalStore(subscribe, snapshot, () => INITIAL_PAGER as PagerState<TNode>);
+  const loadMore = useCallback(() => pager?.loadMore() ?? Promise.resolve(), [pager]);
+  return { ...state, loadMore };
 }

@@ -221,6 +221,14 @@ export const CONFIG_VARIABLES = {
     "150",
     "deadline of the gateway's Redis commands on a request path (rate limit, response cache); past it the request goes on without Redis",
   ),
+  PERSISTED_QUERIES_MAX_ENTRIES: variable(
+    "gateway",
+    positiveInt,
+    "20000",
+    "automatic persisted queries kept in Redis, shared by every gateway (the oldest registrations go first); without `REDIS_URL` each gateway keeps its own in process",
+  ),
+  PERSISTED_QUERIES_TTL_SECONDS: variable("gateway", positiveInt, "86400", "how long a persisted query stays registered in Redis"),
+  PERSISTED_QUERIES_REDIS_PREFIX: variable("gateway", z.string().min(1), "apq:", "key prefix of the persisted queries in Redis"),
   RESPONSE_CACHE: variable("gateway", onOff, "on", "the gateway's cache of answers kept a minute or longer (finalized bets, settings): `on` or `off`"),
   RESPONSE_CACHE_MAX_ENTRIES: variable(
     "gateway",

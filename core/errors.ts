@@ -13,6 +13,7 @@ export const ErrorCode = {
   ServiceUnavailable: "SERVICE_UNAVAILABLE",
   ServiceBusy: "SERVICE_BUSY",
   QueryTimeout: "QUERY_TIMEOUT",
+  NotYetIndexed: "NOT_YET_INDEXED",
   Internal: "INTERNAL_SERVER_ERROR",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -34,6 +35,27 @@ export class ServiceUnavailableError extends GraphQLError {
   constructor(message = "Service temporarily unavailable", extensions: Record<string, unknown> = {}) {
     super(message, { extensions: { code: ErrorCode.ServiceUnavailable, ...extensions } });
     this.name = "ServiceUnavailableError";
+  }
+}
+
+/**
+ * A query's `minBlock` is above what every database has indexed on that chain (core/min-block.ts):
+ * refused rather than answered from older data. Says the newest indexed block and when to ask again.
+ */
+export class NotYetIndexedError extends GraphQLError {
+  constructor(detail: { chainId: bigint; minBlock: bigint; indexedBlock: bigint; retryAfterSeconds: number }) {
+    super(`Block ${detail.minBlock} of chain ${detail.chainId} is not indexed yet (indexed up to ${detail.indexedBlock}): retry later`, {
+      extensions: {
+        code: ErrorCode.NotYetIndexed,
+        chainId: Number(detail.chainId),
+        minBlock: detail.minBlock.toString(),
+        indexedBlock: detail.indexedBlock.toString(),
+        retryAfterSeconds: detail.retryAfterSeconds,
+        // Refused before execution: an ordinary GraphQL answer (a gateway passes its errors on), not a server failure.
+        http: { status: 200 },
+      },
+    });
+    this.name = "NotYetIndexedError";
   }
 }
 

@@ -128,9 +128,12 @@ export interface ReplicaStatus {
 export interface ReadRouter {
   /**
    * The database one subgraph request reads from: a replica in step, else the primary. With a read
-   * pin (READ_PIN_HEADER), the same server for every request with that pin (see above).
+   * pin (READ_PIN_HEADER), the same server for every request with that pin (see above). With a
+   * `minimum` (a query's minBlock, core/min-block.ts), only a replica whose checked head is at least
+   * that on each chain, else the primary; a pinned request that asks for more than its replica had
+   * reads from the primary from then on.
    */
-  pick(pin?: string): Database;
+  pick(pin?: string, minimum?: Heads): Database;
   /**
    * Raises the floor with indexed heads a request is about to serve; with its read pin, also notes
    * them as seen on the server the pin reads from (it has replayed at least that far).
@@ -326,7 +329,10 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
   loop();
 
   return {
-    pick(pin) {
+    pick(pin, minimum) {
+      /** Whether a replica is known to have indexed `minimum` (heads only grow: a checked head is a lower bound). */
+      const reaches = (replica: (typeof replicas)[number], seen?: Heads) =>
+        !minimum || [...minimum].every(([chainId, block]) => highest(replica.view.heads?.get(chainId), seen?.get(chainId)) >= block);
       if (pin !== undefined && replicas.length > 0) {
         const now = Date.now();
         const earlier = pinned.get(pin);
@@ -341,7 +347,9 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
           const { replica } = earlier;
           if (
             replica &&
-            (!replica.view.up || [...floor].some(([chainId, served]) => highest(replica.view.heads?.get(chainId), earlier.seen.get(chainId)) < served))
+            (!replica.view.up ||
+              !reaches(replica, earlier.seen) ||
+              [...floor].some(([chainId, served]) => highest(replica.view.heads?.get(chainId), earlier.seen.get(chainId)) < served))
           ) {
             earlier.db = options.primary;
             earlier.replica = undefined;
@@ -354,13 +362,13 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
         }
         const replica = pinOrder[pinnedIndex(pin, pinOrder.length)]!;
         // Not another replica: a process whose view of it differs would then read a third server.
-        const chosen = stateOf(replica.view) === "serving" ? { db: replica.db, replica } : { db: options.primary, replica: undefined };
+        const chosen = stateOf(replica.view) === "serving" && reaches(replica) ? { db: replica.db, replica } : { db: options.primary, replica: undefined };
         pinned.set(pin, { ...chosen, at: now, seen: new Map() });
         return chosen.db;
       }
       for (let tried = 0; tried < replicas.length; tried++) {
         const replica = replicas[(next + tried) % replicas.length]!;
-        if (stateOf(replica.view) === "serving") {
+        if (stateOf(replica.view) === "serving" && reaches(replica)) {
           next = (next + tried + 1) % replicas.length;
           return replica.db;
         }

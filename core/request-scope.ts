@@ -17,6 +17,10 @@ interface RequestScope {
   clientAddress?: string;
   /** The read pin of this request, fixed at its first subgraph call (gateway/subgraph-source.ts). */
   readPin?: string;
+  /** The operation's `minBlock` per chain, sent with every subgraph call (core/min-block.ts, gateway/read-at.ts). */
+  minBlocks?: ReadonlyMap<bigint, bigint>;
+  /** The lowest indexed head per chain the subgraph calls of this request were read at (gateway/read-at.ts). */
+  readAt?: Map<bigint, { block: bigint; hash: string }>;
 }
 
 const scope = new AsyncLocalStorage<RequestScope>();

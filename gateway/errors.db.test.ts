@@ -143,7 +143,10 @@ describe("Apollo's own codes and HTTP errors", () => {
   it("serves queries over GET for CDN caching", async () => {
     const response = await fetch(`${t.url}/graphql?query=${encodeURIComponent("{ networkConfigs { chainId } }")}`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ data: { networkConfigs: [{ chainId: 1337 }, { chainId: 31337 }] }, extensions: { cost: expect.any(Object) } });
+    expect(await response.json()).toEqual({
+      data: { networkConfigs: [{ chainId: 1337 }, { chainId: 31337 }] },
+      extensions: { cost: expect.any(Object), readAt: expect.any(Array) },
+    });
   });
 });
 

@@ -3,6 +3,7 @@ import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
 import { ApolloGateway, LocalGraphQLDataSource, type GraphQLDataSource } from "@apollo/gateway";
+import type { KeyValueCache } from "@apollo/utils.keyvaluecache";
 import type { Database } from "../core/db.ts";
 import { Histogram } from "prom-client";
 import { printSchema } from "graphql";
@@ -22,6 +23,7 @@ import { gatewayReadiness } from "./health/readiness.ts";
 import { probeRoutes } from "../core/probes.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { clientAddress } from "../core/client-address.ts";
+import { readAtPlugin } from "./read-at.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
@@ -62,6 +64,8 @@ export interface GatewayDeps {
   trustProxyHops?: number;
   /** Each client's budget of cost points (gateway/points-budget.ts); off when absent (answers still say their cost). */
   rateLimit?: PointsBudgetSettings;
+  /** The automatic persisted queries' store shared by the gateways (gateway/persisted-queries.ts); absent: this process's own. */
+  persistedQueries?: KeyValueCache<string>;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
   responseCache?: ResponseCacheStore;
   /** Bounds of the entries clients can create in the response cache: size per entry, new entries per client and minute. */
@@ -189,6 +193,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    ...(deps.persistedQueries ? { persistedQueries: { cache: deps.persistedQueries } } : {}),
     // A public API: introspection answers in every mode (Apollo turns it off under NODE_ENV=production).
     introspection: true,
     // Apollo's cache control first (it merges the subgraphs' Cache-Control), then our fallback.
@@ -200,6 +205,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       points.plugin,
       ApolloServerPluginCacheControl(),
       cachePolicyPlugin(),
+      // What the answer was read at, and its minBlock sent to every subgraph (gateway/read-at.ts).
+      readAtPlugin(),
       metrics.plugin,
       ...(deps.schemaUsage ? [deps.schemaUsage.plugin] : []),
       ...(responseCache ? [responseCache.plugin] : []),

@@ -8,6 +8,7 @@ import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { copyJson } from "./json-copy.ts";
+import { addMinBlockHeader, recordReadAt } from "./read-at.ts";
 
 // The gateway → subgraph HTTP client. @apollo/gateway's RemoteGraphQLDataSource builds a node-fetch
 // Request and Headers for every subgraph call and goes through a WHATWG fetch: profiled under load,
@@ -182,6 +183,7 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const headers: Record<string, string> = {};
     if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
     headers["content-type"] = "application/json";
+    addMinBlockHeader(headers);
     const body = JSON.stringify(payload);
     // Many clients asking the same thing at once (a popular bet, the network list) cost the
     // subgraph one request. The key leaves the request id out: the shared request carries the
@@ -191,7 +193,9 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const { answer: exchange } = await this.inFlight.run(key, scope?.readPin ?? "", () => this.send(body, headers));
     restrictCachePolicy(options, exchange.cacheControl);
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
-    return this.interpret(exchange);
+    const answer = this.interpret(exchange);
+    recordReadAt(answer);
+    return answer;
   }
 
   private async send(body: string, headers: Record<string, string>): Promise<Exchange> {
@@ -258,6 +262,7 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     if (!query) throw new Error("Missing query");
     const headers: Record<string, string> = {};
     if (http?.headers) for (const [name, value] of http.headers) headers[name] = value;
+    addMinBlockHeader(headers);
     const key = this.inFlight.keyOf(query, headers, JSON.stringify({ query, variables, operationName, extensions }));
     const scope = withRequestScope(headers, this.inFlight.joinablePin(key));
     const { answer, shared } = await this.inFlight.run(key, scope?.readPin ?? "", () => this.execute({ query, variables, operationName, extensions, headers }));
@@ -265,6 +270,7 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
     if (answer.status === 503) throw unavailable(this.subgraphName);
     restrictCachePolicy(options, answer.cacheControl);
     checkStatus(answer.status, answer.body, `in-process:${this.subgraphName}`, answer.body);
+    recordReadAt(answer.body);
     return (shared ? copyJson(answer.body) : answer.body) as GatewayGraphQLResponse;
   }
 

@@ -12,6 +12,7 @@ import {
   type GraphQLNamedType,
   type GraphQLSchema,
 } from "graphql";
+import { MAX_MIN_BLOCKS } from "../core/min-block.ts";
 
 // The largest request the contract documents, built from the schema itself: every field of every
 // type reachable from a root field, and every argument at its documented maximum (page size 100,
@@ -33,6 +34,9 @@ function maximalValue(type: GraphQLInputType, name: string, chainId: number): st
         .map((v) => v.name)
         .join(", ")}]`;
     if (named.name === "UInt256") return `[${Array.from({ length: DOCUMENTED_MAX_IDS }, (_, i) => `"${i + 1}"`).join(", ")}]`;
+    // minBlock: its documented maximum of entries, each a block every database has indexed.
+    if (isInputObjectType(named) && name === "minBlock")
+      return `[${Array.from({ length: MAX_MIN_BLOCKS }, () => maximalValue(named, name, chainId)).join(", ")}]`;
     throw new Error(`no documented maximum for list argument ${name}`);
   }
   if (isInputObjectType(nullable)) {

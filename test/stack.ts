@@ -141,9 +141,10 @@ const UINT256_FIELDS = new Set([
   "totalPayout",
   "outcomeHistogram",
   "finalizedSettledBets",
+  "block",
 ]);
 const ADDRESS_FIELDS = new Set(["player", "token", "address"]);
-const BYTES32_FIELDS = new Set(["clientSeed", "serverSeedHash", "placedTx", "settledTx", "refundedTx", "sha256"]);
+const BYTES32_FIELDS = new Set(["clientSeed", "serverSeedHash", "placedTx", "settledTx", "refundedTx", "sha256", "hash"]);
 
 /**
  * Walks a response and returns every place that breaks the contract's conventions: on-chain

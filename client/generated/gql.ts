@@ -25,6 +25,9 @@ type Documents = {
     "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": typeof types.PlayerBetsDocument,
     "\n  query LatestBets($first: Int) {\n    bets(first: $first) {\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n  }\n": typeof types.LatestBetsDocument,
     "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n": typeof types.FairnessStatsDocument,
+    "\n  query PlayerBetsPage($wallet: Address!, $filter: PlayerBetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    playerBets(wallet: $wallet, filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n": typeof types.PlayerBetsPageDocument,
+    "\n  query BetsPage($filter: BetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    bets(filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n": typeof types.BetsPageDocument,
+    "\n  query BetsByTransaction($chainId: ChainId!, $txHash: Bytes32!, $minBlock: [MinBlock!]) {\n    betsByTransaction(chainId: $chainId, txHash: $txHash, minBlock: $minBlock) {\n      ...BetFields\n    }\n  }\n": typeof types.BetsByTransactionDocument,
 };
 const documents: Documents = {
     "\n  fragment BetFields on Bet {\n    chainId\n    betId\n    player\n    token\n    stake\n    game\n    clientSeed\n    serverSeedHash\n    status\n    placedBlock\n    placedTx\n    placedAt\n    settledBlock\n    settledTx\n    settledAt\n    refundedBlock\n    refundedTx\n    refundedAt\n    confirmations\n    finalized\n    result {\n      outcome\n      won\n      payout\n      proof {\n        verified\n      }\n    }\n  }\n": types.BetFieldsFragmentDoc,
@@ -37,6 +40,9 @@ const documents: Documents = {
     "\n  query PlayerBets($wallet: Address!, $first: Int, $after: String, $filter: PlayerBetsFilter) {\n    playerBets(wallet: $wallet, first: $first, after: $after, filter: $filter) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n    pendingBetCount(wallet: $wallet)\n  }\n": types.PlayerBetsDocument,
     "\n  query LatestBets($first: Int) {\n    bets(first: $first) {\n      nodes {\n        ...BetFields\n        tokenInfo {\n          ...TokenFields\n        }\n      }\n    }\n  }\n": types.LatestBetsDocument,
     "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n": types.FairnessStatsDocument,
+    "\n  query PlayerBetsPage($wallet: Address!, $filter: PlayerBetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    playerBets(wallet: $wallet, filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n": types.PlayerBetsPageDocument,
+    "\n  query BetsPage($filter: BetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    bets(filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n": types.BetsPageDocument,
+    "\n  query BetsByTransaction($chainId: ChainId!, $txHash: Bytes32!, $minBlock: [MinBlock!]) {\n    betsByTransaction(chainId: $chainId, txHash: $txHash, minBlock: $minBlock) {\n      ...BetFields\n    }\n  }\n": types.BetsByTransactionDocument,
 };
 
 /**
@@ -79,6 +85,18 @@ export function graphql(source: "\n  query LatestBets($first: Int) {\n    bets(f
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query FairnessStats($chainId: ChainId, $game: String) {\n    fairnessStats(chainId: $chainId, game: $game) {\n      chainId\n      game\n      settledBets\n      wonBets\n      observedRtp\n      expectedRtp\n      outcomeHistogram\n      chiSquare\n      pValue\n      finalizedSettledBets\n    }\n  }\n"): typeof import('./graphql.ts').FairnessStatsDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PlayerBetsPage($wallet: Address!, $filter: PlayerBetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    playerBets(wallet: $wallet, filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n"): typeof import('./graphql.ts').PlayerBetsPageDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query BetsPage($filter: BetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {\n    bets(filter: $filter, first: $first, after: $after, orderDirection: $orderDirection, minBlock: $minBlock) {\n      totalCount\n      pageInfo {\n        hasNextPage\n        endCursor\n      }\n      nodes {\n        ...BetFields\n      }\n    }\n  }\n"): typeof import('./graphql.ts').BetsPageDocument;
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query BetsByTransaction($chainId: ChainId!, $txHash: Bytes32!, $minBlock: [MinBlock!]) {\n    betsByTransaction(chainId: $chainId, txHash: $txHash, minBlock: $minBlock) {\n      ...BetFields\n    }\n  }\n"): typeof import('./graphql.ts').BetsByTransactionDocument;
 
 
 export function graphql(source: string) {

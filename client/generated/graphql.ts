@@ -13,6 +13,39 @@ export type BetStatus =
   /** Settled with a Groth16 proof the contract verified (BetSettled); `result` holds the outcome and the proof. */
   | 'SETTLED';
 
+/** Narrows bets (the explorer). Every field is optional; the fields given must all match. */
+export type BetsFilter = {
+  /** Only bets on this network. An unknown chainId is BAD_USER_INPUT. */
+  chainId?: number | null | undefined;
+  /** Only bets of this game id, exactly as recorded by the contract; at most 64 characters. */
+  game?: string | null | undefined;
+  /** Unix seconds, inclusive. */
+  placedFrom?: string | null | undefined;
+  /** Unix seconds, exclusive. */
+  placedTo?: string | null | undefined;
+  /** Only bets of this wallet (any case; mixed case must be a valid EIP-55 checksum). */
+  player?: string | null | undefined;
+  /** Only bets in one of these states. An empty list is BAD_USER_INPUT: omit the field to match every status. */
+  status?: Array<BetStatus> | null | undefined;
+  /** Only bets staked in this token (0x0000000000000000000000000000000000000000 for the native coin). */
+  token?: string | null | undefined;
+};
+
+/** At least this block of a network: a query with `minBlock` is answered only from data that includes it. */
+export type MinBlock = {
+  /** The lowest indexed block the answer may be read at. */
+  block: string;
+  /** The network (an unknown chainId is BAD_USER_INPUT). */
+  chainId: number;
+};
+
+/** Page order: of playerBets by (placedBlock, logIndex, chainId), of bets by (placedAt, chainId, betId). */
+export type OrderDirection =
+  /** Oldest first. */
+  | 'ASC'
+  /** Newest first. */
+  | 'DESC';
+
 /** Narrows playerBets. Every field is optional; the fields given must all match. */
 export type PlayerBetsFilter = {
   /** Only bets on this network. An unknown chainId is BAD_USER_INPUT. */
@@ -91,6 +124,38 @@ export type FairnessStatsQueryVariables = Exact<{
 
 
 export type FairnessStatsQuery = { fairnessStats: Array<{ chainId: number, game: string, settledBets: string, wonBets: string, observedRtp: number, expectedRtp: number, outcomeHistogram: Array<string>, chiSquare: number, pValue: number, finalizedSettledBets: string }> };
+
+export type PlayerBetsPageQueryVariables = Exact<{
+  wallet: string;
+  filter?: PlayerBetsFilter | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  orderDirection?: OrderDirection | null | undefined;
+  minBlock?: Array<MinBlock> | MinBlock | null | undefined;
+}>;
+
+
+export type PlayerBetsPageQuery = { playerBets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null }> } };
+
+export type BetsPageQueryVariables = Exact<{
+  filter?: BetsFilter | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  orderDirection?: OrderDirection | null | undefined;
+  minBlock?: Array<MinBlock> | MinBlock | null | undefined;
+}>;
+
+
+export type BetsPageQuery = { bets: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor: string | null }, nodes: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null }> } };
+
+export type BetsByTransactionQueryVariables = Exact<{
+  chainId: number;
+  txHash: string;
+  minBlock?: Array<MinBlock> | MinBlock | null | undefined;
+}>;
+
+
+export type BetsByTransactionQuery = { betsByTransaction: Array<{ chainId: number, betId: string, player: string, token: string, stake: string, game: string, clientSeed: string, serverSeedHash: string, status: BetStatus, placedBlock: string, placedTx: string, placedAt: string, settledBlock: string | null, settledTx: string | null, settledAt: string | null, refundedBlock: string | null, refundedTx: string | null, refundedAt: string | null, confirmations: string, finalized: boolean, result: { outcome: string, won: boolean, payout: string, proof: { verified: boolean } } | null }> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -402,3 +467,138 @@ export const FairnessStatsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<FairnessStatsQuery, FairnessStatsQueryVariables>;
+export const PlayerBetsPageDocument = new TypedDocumentString(`
+    query PlayerBetsPage($wallet: Address!, $filter: PlayerBetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {
+  playerBets(
+    wallet: $wallet
+    filter: $filter
+    first: $first
+    after: $after
+    orderDirection: $orderDirection
+    minBlock: $minBlock
+  ) {
+    totalCount
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    nodes {
+      ...BetFields
+    }
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+    proof {
+      verified
+    }
+  }
+}`) as unknown as TypedDocumentString<PlayerBetsPageQuery, PlayerBetsPageQueryVariables>;
+export const BetsPageDocument = new TypedDocumentString(`
+    query BetsPage($filter: BetsFilter, $first: Int, $after: String, $orderDirection: OrderDirection, $minBlock: [MinBlock!]) {
+  bets(
+    filter: $filter
+    first: $first
+    after: $after
+    orderDirection: $orderDirection
+    minBlock: $minBlock
+  ) {
+    totalCount
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    nodes {
+      ...BetFields
+    }
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+    proof {
+      verified
+    }
+  }
+}`) as unknown as TypedDocumentString<BetsPageQuery, BetsPageQueryVariables>;
+export const BetsByTransactionDocument = new TypedDocumentString(`
+    query BetsByTransaction($chainId: ChainId!, $txHash: Bytes32!, $minBlock: [MinBlock!]) {
+  betsByTransaction(chainId: $chainId, txHash: $txHash, minBlock: $minBlock) {
+    ...BetFields
+  }
+}
+    fragment BetFields on Bet {
+  chainId
+  betId
+  player
+  token
+  stake
+  game
+  clientSeed
+  serverSeedHash
+  status
+  placedBlock
+  placedTx
+  placedAt
+  settledBlock
+  settledTx
+  settledAt
+  refundedBlock
+  refundedTx
+  refundedAt
+  confirmations
+  finalized
+  result {
+    outcome
+    won
+    payout
+    proof {
+      verified
+    }
+  }
+}`) as unknown as TypedDocumentString<BetsByTransactionQuery, BetsByTransactionQueryVariables>;

@@ -3,6 +3,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { NetworkDirectory } from "../../core/networks.ts";
 import type { ReadRouter } from "../../core/read-replicas.ts";
 import type { ExpensiveLane } from "./expensive-lane.ts";
+import type { ReadAt } from "./read-at.ts";
 
 /** What every subgraph is built from: passed in by a composition root (bin/) or a test, never read from globals. */
 export interface SubgraphDeps {
@@ -16,6 +17,8 @@ export interface SubgraphDeps {
    * (the highest indexed head served) holds across them. Unset: every read on `db`.
    */
   reads?: ReadRouter;
+  /** The indexed heads the request being served reads at, set per request before its resolvers run (kit/read-at.ts). */
+  readAt?: ReadAt;
   /** The read pin of the request being served (READ_PIN_HEADER), set per request with its `db`; for `reads.observe`. */
   readPin?: string;
   /** The process's lane for statements that may read much of the table (kit/expensive-lane.ts); unset: they run unbounded. */

@@ -265,11 +265,9 @@ describe("the compiled executor answers as graphql-js", () => {
     expect(stats.fallbackRuns - before.fallbackRuns).toBe(1);
     const second = await post(results.compiledUrl, body);
     expect(stats.compiledRuns - before.compiledRuns).toBe(1);
-    expect([JSON.parse(first.body), JSON.parse(second.body), JSON.parse((await post(results.referenceUrl, body)).body)]).toEqual([
-      expected,
-      expected,
-      expected,
-    ]);
+    // A subgraph's answer also says the heads it read at (extensions.readAt): the data is what is compared.
+    const dataOf = (text: string) => ({ data: (JSON.parse(text) as { data: unknown }).data });
+    expect([dataOf(first.body), dataOf(second.body), dataOf((await post(results.referenceUrl, body)).body)]).toEqual([expected, expected, expected]);
     const viaGateway = JSON.stringify({ query: query.replace("betId result", "betId status result"), variables: { c: bad.chainId, id: bad.betId } });
     // The gateway's answer also says its cost (extensions.cost): the data is what is compared.
     expect(JSON.parse((await post(gatewayUrl, viaGateway)).body)).toMatchObject({

@@ -16,6 +16,7 @@ import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cach
 import type { SubgraphDeps } from "./deps.ts";
 import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
 import { registerLaneMetrics } from "./lane-metrics.ts";
+import { type ReadAt, readAtPlugin } from "./read-at.ts";
 
 export interface SubgraphOptions<TContext extends BaseContext> {
   name: string;
@@ -40,6 +41,8 @@ export interface SubgraphOptions<TContext extends BaseContext> {
   db?: Database;
   /** Adds metrics of this process to the subgraph's /metrics (e.g. kit/lane-metrics.ts). */
   registerMetrics?: (registry: Registry) => void;
+  /** Plugins of this subgraph's requests beyond the shared ones (kit/read-at.ts). */
+  plugins?: ApolloServerPlugin<TContext>[];
 }
 
 /** What a composition root needs of a subgraph: its name, and to run it. */
@@ -103,6 +106,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
       cacheHeaderPlugin(),
       metrics.plugin,
       ...(options.honoursReadPins ? [readPinsHonouredPlugin] : []),
+      ...(options.plugins ?? []),
     ],
     logger,
   });
@@ -168,6 +172,9 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   };
 }
 
+type ScopedDeps = SubgraphDeps & { readAt: ReadAt };
+const REQUEST_DEPS = Symbol("the deps of the request this context serves");
+
 /** A subgraph's whole definition: its SDL file, its resolvers and how a request's context is made. */
 export function defineSubgraph<TContext extends BaseContext>(definition: {
   name: string;
@@ -181,19 +188,38 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
 }) {
   const typeDefs = loadSdl(definition.sdl);
   return Object.assign(
-    (deps: SubgraphDeps) =>
-      createSubgraph<TContext>({
+    (deps: SubgraphDeps) => {
+      const contextOver = (scoped: ScopedDeps): TContext => Object.assign(definition.createContext(scoped), { [REQUEST_DEPS]: scoped });
+      /** The request's own deps (its database, read pin, ReadAt) on its context: a property, since Apollo copies the context of executeOperation. */
+      const depsOf = (context: TContext): ScopedDeps => {
+        const scoped = (context as TContext & { [REQUEST_DEPS]?: ScopedDeps })[REQUEST_DEPS];
+        if (!scoped) throw new Error(`The ${definition.name} subgraph's context was not made by defineSubgraph`);
+        return scoped;
+      };
+      return createSubgraph<TContext>({
         name: definition.name,
         typeDefs,
         resolvers: definition.resolvers,
-        // Each request reads from one server, picked when its context is made; the calls of one
-        // gateway request carry one read pin, and read from one server (core/read-replicas.ts).
+        // Each request reads from one server, picked when its context is made (and settled before
+        // its resolvers run, kit/read-at.ts); the calls of one gateway request carry one read pin,
+        // and read from one server (core/read-replicas.ts).
         context: (req) => {
           const clientAddress = clientAddressOf(req);
-          if (!deps.reads) return definition.createContext({ ...deps, clientAddress });
+          const readAt: ReadAt = { cursors: undefined };
+          if (!deps.reads) return contextOver({ ...deps, clientAddress, readAt });
           const readPin = readPinOf(req);
-          return definition.createContext({ ...deps, clientAddress, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
+          return contextOver({ ...deps, clientAddress, readAt, db: deps.reads.pick(readPin), ...(readPin ? { readPin } : {}) });
         },
+        plugins: [
+          readAtPlugin<TContext>({
+            primary: deps.db,
+            reads: deps.reads,
+            depsOf,
+            rebuild: (context, db) => {
+              Object.assign(context, contextOver({ ...depsOf(context), db }));
+            },
+          }),
+        ],
         logger: deps.logger,
         db: deps.db,
         production: deps.production,
@@ -201,7 +227,8 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
         honoursReadPins: deps.reads !== undefined,
         ...(definition.finalFields ? { finalFields: definition.finalFields } : {}),
         ...(definition.usesExpensiveLane ? { registerMetrics: (registry: Registry) => registerLaneMetrics(registry, deps.expensiveLane, deps.db) } : {}),
-      }),
+      });
+    },
     { typeDefs, subgraphName: definition.name },
   );
 }

@@ -20,3 +20,8 @@ export function contractsOf(db: Database, chainIds: readonly number[]): Promise<
 export function indexingCursorsOf(db: Database, chainIds: readonly number[]): Promise<IndexingCursor[]> {
   return db.prisma.indexingCursor.findMany({ where: { chainId: { in: toBigInts(chainIds) } } });
 }
+
+/** Every network's cursor: the heads an answer was read at, when the request's were not recorded (kit/read-at.ts). */
+export function allIndexingCursors(db: Database): Promise<IndexingCursor[]> {
+  return db.prisma.indexingCursor.findMany();
+}

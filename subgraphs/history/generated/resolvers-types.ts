@@ -121,6 +121,14 @@ export type BetsFilter = {
   token?: InputMaybe<Scalars['Address']['input']>;
 };
 
+/** At least this block of a network: a query with `minBlock` is answered only from data that includes it. */
+export type MinBlock = {
+  /** The lowest indexed block the answer may be read at. */
+  block: Scalars['UInt256']['input'];
+  /** The network (an unknown chainId is BAD_USER_INPUT). */
+  chainId: Scalars['ChainId']['input'];
+};
+
 /** A network the service indexes, with its contracts and what a client needs to verify proofs itself. */
 export type NetworkConfig = {
   __typename?: 'NetworkConfig';
@@ -185,6 +193,7 @@ export type QueryBetsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<BetsFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  minBlock?: InputMaybe<Array<MinBlock>>;
   orderDirection?: InputMaybe<OrderDirection>;
 };
 
@@ -192,6 +201,7 @@ export type QueryBetsArgs = {
 /** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryBetsByTransactionArgs = {
   chainId: Scalars['ChainId']['input'];
+  minBlock?: InputMaybe<Array<MinBlock>>;
   txHash: Scalars['Bytes32']['input'];
 };
 
@@ -199,6 +209,7 @@ export type QueryBetsByTransactionArgs = {
 /** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type QueryPendingBetCountArgs = {
   chainId?: InputMaybe<Scalars['ChainId']['input']>;
+  minBlock?: InputMaybe<Array<MinBlock>>;
   wallet: Scalars['Address']['input'];
 };
 
@@ -208,6 +219,7 @@ export type QueryPlayerBetsArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   filter?: InputMaybe<PlayerBetsFilter>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  minBlock?: InputMaybe<Array<MinBlock>>;
   orderDirection?: InputMaybe<OrderDirection>;
   wallet: Scalars['Address']['input'];
 };
@@ -334,6 +346,7 @@ export type ResolversTypes = ResolversObject<{
   BetsFilter: BetsFilter;
   Bytes32: ResolverTypeWrapper<Scalars['Bytes32']['output']>;
   ChainId: ResolverTypeWrapper<Scalars['ChainId']['output']>;
+  MinBlock: MinBlock;
   NetworkConfig: ResolverTypeWrapper<NetworkRefModel>;
   OrderDirection: OrderDirection;
   PageInfo: ResolverTypeWrapper<PageInfo>;
@@ -355,6 +368,7 @@ export type ResolversParentTypes = ResolversObject<{
   BetsFilter: BetsFilter;
   Bytes32: Scalars['Bytes32']['output'];
   ChainId: Scalars['ChainId']['output'];
+  MinBlock: MinBlock;
   NetworkConfig: NetworkRefModel;
   PageInfo: PageInfo;
   PlayerBetsFilter: PlayerBetsFilter;

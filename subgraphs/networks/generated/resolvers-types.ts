@@ -22,6 +22,17 @@ export type Scalars = {
   _FieldSet: { input: string; output: string; }
 };
 
+/** An indexed block of one network: how far the data of an answer goes. */
+export type BlockPointer = {
+  __typename?: 'BlockPointer';
+  /** The newest block of that network whose events the answer includes. */
+  block: Scalars['UInt256']['output'];
+  /** The network. */
+  chainId: Scalars['ChainId']['output'];
+  /** That block's hash, as indexed. */
+  hash: Scalars['Bytes32']['output'];
+};
+
 /** A deployed contract the service reads. */
 export type ContractAddress = {
   __typename?: 'ContractAddress';
@@ -74,6 +85,13 @@ export type Query = {
   __typename?: 'Query';
   /** Every network this service indexes, or the one with `chainId`. An unknown `chainId` is BAD_USER_INPUT. */
   networkConfigs: Array<NetworkConfig>;
+  /**
+   * The indexed head per network this answer was read at: for each chain, the lowest head of the
+   * databases that served any part of the request (the same list as the answer's `extensions.readAt`).
+   * The data of the answer includes every block up to it; `indexing.indexedBlock` in the same answer
+   * is that block or, when a block was indexed while the request ran, a newer one. Ordered by chainId.
+   */
+  readAt: Array<BlockPointer>;
 };
 
 
@@ -193,6 +211,7 @@ export type FederationReferenceTypes = ResolversObject<{
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
   Address: ResolverTypeWrapper<Scalars['Address']['output']>;
+  BlockPointer: ResolverTypeWrapper<BlockPointer>;
   Bytes32: ResolverTypeWrapper<Scalars['Bytes32']['output']>;
   ChainId: ResolverTypeWrapper<Scalars['ChainId']['output']>;
   ContractAddress: ResolverTypeWrapper<ContractAddressModel>;
@@ -210,6 +229,7 @@ export type ResolversTypes = ResolversObject<{
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = ResolversObject<{
   Address: Scalars['Address']['output'];
+  BlockPointer: BlockPointer;
   Bytes32: Scalars['Bytes32']['output'];
   ChainId: Scalars['ChainId']['output'];
   ContractAddress: ContractAddressModel;
@@ -227,6 +247,12 @@ export type ResolversParentTypes = ResolversObject<{
 export interface AddressScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Address'], any> {
   name: 'Address';
 }
+
+export type BlockPointerResolvers<ContextType = NetworksContext, ParentType extends ResolversParentTypes['BlockPointer'] = ResolversParentTypes['BlockPointer']> = ResolversObject<{
+  block?: Resolver<ResolversTypes['UInt256'], ParentType, ContextType>;
+  chainId?: Resolver<ResolversTypes['ChainId'], ParentType, ContextType>;
+  hash?: Resolver<ResolversTypes['Bytes32'], ParentType, ContextType>;
+}>;
 
 export interface Bytes32ScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['Bytes32'], any> {
   name: 'Bytes32';
@@ -264,6 +290,7 @@ export type NetworkConfigResolvers<ContextType = NetworksContext, ParentType ext
 
 export type QueryResolvers<ContextType = NetworksContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   networkConfigs?: Resolver<Array<ResolversTypes['NetworkConfig']>, ParentType, ContextType, Partial<QueryNetworkConfigsArgs>>;
+  readAt?: Resolver<Array<ResolversTypes['BlockPointer']>, ParentType, ContextType>;
 }>;
 
 export interface UInt256ScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['UInt256'], any> {
@@ -280,6 +307,7 @@ export type VerificationKeyResolvers<ContextType = NetworksContext, ParentType e
 
 export type Resolvers<ContextType = NetworksContext> = ResolversObject<{
   Address?: GraphQLScalarType;
+  BlockPointer?: BlockPointerResolvers<ContextType>;
   Bytes32?: GraphQLScalarType;
   ChainId?: GraphQLScalarType;
   ContractAddress?: ContractAddressResolvers<ContextType>;

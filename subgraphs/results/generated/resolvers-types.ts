@@ -95,6 +95,14 @@ export type Groth16Proof = {
   verified: Scalars['Boolean']['output'];
 };
 
+/** At least this block of a network: a query with `minBlock` is answered only from data that includes it. */
+export type MinBlock = {
+  /** The lowest indexed block the answer may be read at. */
+  block: Scalars['UInt256']['input'];
+  /** The network (an unknown chainId is BAD_USER_INPUT). */
+  chainId: Scalars['ChainId']['input'];
+};
+
 /** Read-only entry points of the Public Bet Results API. Not found is not an error: lookups return null. */
 export type Query = {
   __typename?: 'Query';
@@ -111,6 +119,7 @@ export type Query = {
 export type QueryBetResultArgs = {
   betId: Scalars['UInt256']['input'];
   chainId: Scalars['ChainId']['input'];
+  minBlock?: InputMaybe<Array<MinBlock>>;
 };
 
 
@@ -118,6 +127,7 @@ export type QueryBetResultArgs = {
 export type QueryBetResultsArgs = {
   betIds: Array<Scalars['UInt256']['input']>;
   chainId: Scalars['ChainId']['input'];
+  minBlock?: InputMaybe<Array<MinBlock>>;
 };
 
 
@@ -125,6 +135,7 @@ export type QueryBetResultsArgs = {
 export type QueryFairnessStatsArgs = {
   chainId?: InputMaybe<Scalars['ChainId']['input']>;
   game?: InputMaybe<Scalars['String']['input']>;
+  minBlock?: InputMaybe<Array<MinBlock>>;
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -230,6 +241,7 @@ export type ResolversTypes = ResolversObject<{
   Float: ResolverTypeWrapper<Scalars['Float']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Groth16Proof: ResolverTypeWrapper<Groth16ProofModel>;
+  MinBlock: MinBlock;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   UInt256: ResolverTypeWrapper<Scalars['UInt256']['output']>;
 }>;
@@ -244,6 +256,7 @@ export type ResolversParentTypes = ResolversObject<{
   Float: Scalars['Float']['output'];
   String: Scalars['String']['output'];
   Groth16Proof: Groth16ProofModel;
+  MinBlock: MinBlock;
   Query: Record<PropertyKey, never>;
   UInt256: Scalars['UInt256']['output'];
 }>;
