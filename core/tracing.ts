@@ -98,7 +98,12 @@ export function serveTraced<T>(
 }
 
 /** A client span around a call to another service of ours; `headers` get its `traceparent`. */
-export function callTraced<T>(name: string, attributes: Record<string, string>, headers: Record<string, string>, work: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+export function callTraced<T>(
+  name: string,
+  attributes: Record<string, string>,
+  headers: Record<string, string>,
+  work: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
   const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes });
   const carrier = { ...headers };
   propagation.inject(trace.setSpan(context.active(), span), carrier);
