@@ -9,16 +9,8 @@ import { REALTIME_PATH } from "../realtime/events.ts";
 import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { createLivePage } from "../web/server.ts";
-import {
-  GATEWAY_SECTIONS,
-  gatewaySettings,
-  openConfiguredDatabase,
-  openCsvExportReads,
-  REALTIME_SECTIONS,
-  realtimeSettings,
-  startConfiguredTracing,
-  stopOnSignals,
-} from "./wiring.ts";
+import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, openCsvExportReads, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+import { startConfiguredTracing } from "./wiring.ts";
 
 const config = loadConfig(GATEWAY_SECTIONS);
 // Read only when this gateway serves Socket.IO itself.
