@@ -12,11 +12,13 @@ import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { createLivePage } from "../web/server.ts";
 import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, openCsvExportReads, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+import { startConfiguredTracing } from "./wiring.ts";
 
 const config = loadConfig(GATEWAY_SECTIONS);
 // Read only when this gateway serves Socket.IO itself.
 const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(["shared", ...REALTIME_SECTIONS]) : undefined;
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
+const tracing = startConfiguredTracing(config, "gateway");
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
@@ -63,4 +65,5 @@ stopOnSignals(logger, async () => {
   await csvExports.close();
   await usageDb?.close();
   await db.close();
+  await tracing.stop();
 });

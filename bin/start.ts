@@ -35,6 +35,7 @@ import {
   stopOnSignals,
   subgraphDeps,
 } from "./wiring.ts";
+import { startConfiguredTracing } from "./wiring.ts";
 
 const config = loadConfig([...GATEWAY_SECTIONS, ...REALTIME_SECTIONS, "indexer", "start"]);
 // The history subgraph runs here: in production its cursor secret is checked before anything starts.
@@ -44,6 +45,7 @@ if (secretProblem) {
   process.exit(1);
 }
 const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
+const tracing = startConfiguredTracing(config, "start");
 
 /** The networks file, validated before anything starts (a real network without its key is refused): or exit 1 naming every problem. */
 function configuredNetworks(path: string): NetworkConfig[] {
@@ -170,4 +172,5 @@ stopOnSignals(logger, async () => {
   await csvExports.close();
   if (servingDb !== db) await servingDb.close();
   await db.close();
+  await tracing.stop();
 });

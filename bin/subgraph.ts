@@ -3,7 +3,7 @@
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
 import { SUBGRAPHS, subgraphNamed } from "../subgraphs/registry.ts";
-import { cursorSecretProblem, openConfiguredDatabase, openReadReplicas, stopOnSignals, subgraphDeps } from "./wiring.ts";
+import { cursorSecretProblem, openConfiguredDatabase, openReadReplicas, startConfiguredTracing, stopOnSignals, subgraphDeps } from "./wiring.ts";
 
 const name = process.argv[2] ?? "";
 const entry = subgraphNamed(name);
@@ -19,6 +19,7 @@ if (secretProblem) {
   process.exit(1);
 }
 const logger = createLogger({ name: entry.name, level: config.LOG_LEVEL });
+const tracing = startConfiguredTracing(config, `subgraph-${entry.name}`);
 const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 const reads = await openReadReplicas(config, db, logger);
 const subgraph = (await entry.load())(subgraphDeps(db, logger, config, reads));
@@ -27,4 +28,5 @@ stopOnSignals(logger, async () => {
   await subgraph.stop();
   await reads?.close();
   await db.close();
+  await tracing.stop();
 });

@@ -29,6 +29,7 @@ import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { cursorKeyFrom, type CursorKeys, MISSING_CURSOR_SECRET } from "../subgraphs/history/cursor.ts";
 import { walletBetsPage } from "../subgraphs/history/data.ts";
 import { ExpensiveLane } from "../subgraphs/kit/expensive-lane.ts";
+import { startTracing, type Tracing } from "../core/tracing.ts";
 
 /** The sections a gateway reads. */
 export const GATEWAY_SECTIONS = ["shared", "gateway", "subgraphs"] as const;
@@ -325,6 +326,19 @@ export function replayBudget(config: Config<"realtime">, points: RateLimitStore 
 }
 
 /** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
+/** Starts this process's traces when the OTEL_* variables ask for them (core/tracing.ts). */
+export function startConfiguredTracing(config: Config<"shared">, processName: string): Tracing {
+  return startTracing(
+    {
+      exporter: config.OTEL_TRACES_EXPORTER,
+      endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+      tracesEndpoint: config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+      serviceName: config.OTEL_SERVICE_NAME,
+    },
+    processName,
+  );
+}
+
 export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {

@@ -67,6 +67,30 @@ export const CONFIG_VARIABLES = {
   PORT: variable("shared", port, "4000", "port of the gateway (`npm start`), a subgraph or a realtime node"),
   DATABASE_URL: variable("shared", postgresUrl, undefined, "PostgreSQL, `postgres://…`; unset: the embedded PGlite database in `DATA_DIR`"),
   DATA_DIR: variable("shared", z.string().min(1), "./.data", "PGlite data directory (migrated at start by `npm start` and the indexer)"),
+  OTEL_TRACES_EXPORTER: variable(
+    "shared",
+    z.enum(["otlp", "none"]).optional(),
+    undefined,
+    "OpenTelemetry traces (core/tracing.ts): `otlp` sends them over OTLP/HTTP (JSON), `none` never; unset: on only when an OTLP endpoint below is set",
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: variable(
+    "shared",
+    optionalUrl(/^https?:\/\//, "must be an http(s):// URL"),
+    undefined,
+    "OTLP collector base URL (`/v1/traces` is appended); with `otlp` and no endpoint: `http://localhost:4318`",
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: variable(
+    "shared",
+    optionalUrl(/^https?:\/\//, "must be an http(s):// URL"),
+    undefined,
+    "OTLP traces URL, used as is (wins over `OTEL_EXPORTER_OTLP_ENDPOINT`)",
+  ),
+  OTEL_SERVICE_NAME: variable(
+    "shared",
+    z.string().min(1).optional(),
+    undefined,
+    "`service.name` of this process's spans; unset: the process's role (`gateway`, `subgraph-history`, …)",
+  ),
   DATABASE_POOL_SIZE: variable(
     "shared",
     positiveInt.max(1000),

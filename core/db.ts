@@ -11,6 +11,7 @@ import { migratePglite, migratePostgres, splitSchemaParam } from "../prisma/migr
 import { cancelStatementsOnAbort } from "./cancellable-queries.ts";
 import type { Logger } from "./logger.ts";
 import { quoteIdent } from "./sql.ts";
+import { queryTraced, tracingEnabled } from "./tracing.ts";
 
 export interface Database {
   prisma: PrismaClient;
@@ -112,6 +113,31 @@ function failOver(pool: pg.Pool, target: pg.Pool, onFailover: (error: unknown) =
   pool.query = failing as typeof pool.query;
 }
 
+/** Wraps a pooled connection's `query` in a span per statement; the callback form (pg.Pool's own) included. */
+function traceStatements(client: pg.PoolClient): void {
+  type Query = (...args: unknown[]) => unknown;
+  const query = client.query.bind(client) as Query;
+  const traced: Query = (...args) => {
+    const first = args[0];
+    const text = typeof first === "string" ? first : typeof first === "object" && first !== null && "text" in first ? String(first.text) : "";
+    const last = args.at(-1);
+    if (typeof last === "function") {
+      return queryTraced(
+        text,
+        () =>
+          new Promise<void>((resolve) => {
+            query(...args.slice(0, -1), (...results: unknown[]) => {
+              resolve();
+              (last as Query)(...results);
+            });
+          }),
+      );
+    }
+    return queryTraced(text, () => query(...args) as Promise<unknown>);
+  };
+  Object.assign(client, { query: traced });
+}
+
 /** A Prisma client over a driver adapter, emitting query events only when someone listens. */
 function createClient(adapter: PrismaPg | PrismaPGlite, onQuery: OpenDatabaseOptions["onQuery"]): PrismaClient {
   if (!onQuery) return new PrismaClient({ adapter });
@@ -141,6 +167,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
   });
   pool.on("error", (error) => logger?.warn({ err: error }, "idle PostgreSQL connection failed"));
+  // Each SQL statement a span of its own when this process traces (core/tracing.ts).
+  if (tracingEnabled()) pool.on("connect", traceStatements);
   if (options.fallback) {
     const target = pools.get(options.fallback.database);
     if (!target) throw new TypeError("openDatabase: `fallback` must be a PostgreSQL database opened by openDatabase");

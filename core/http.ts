@@ -5,6 +5,7 @@ import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
 import { requestIdOf, runInRequestScope } from "./request-scope.ts";
+import { serveTraced } from "./tracing.ts";
 import { nestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.ts";
 import type { Registry } from "prom-client";
 import { DEFAULT_WRITE_DEADLINE_MS, enforceWriteDeadline, slowReaderCounter } from "./write-deadline.ts";
@@ -166,7 +167,10 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const requestId = requestIdOf(req);
     res.setHeader("x-request-id", requestId);
-    return runInRequestScope(requestId, () => serve(req, res), options.clientAddressOf?.(req));
+    return serveTraced(req, requestId, async (span) => {
+      await runInRequestScope(requestId, () => serve(req, res), options.clientAddressOf?.(req));
+      span.setAttribute("http.response.status_code", res.statusCode);
+    });
   };
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -7,6 +7,7 @@ import { Agent, type Dispatcher } from "undici";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
+import { callTraced } from "../core/tracing.ts";
 import { copyJson } from "./json-copy.ts";
 import { addMinBlockHeader, recordReadAt } from "./read-at.ts";
 
@@ -190,7 +191,9 @@ export class SubgraphDataSource implements GraphQLDataSource {
     // first asker's id.
     const key = this.inFlight.keyOf(payload.query, headers, body);
     const scope = withRequestScope(headers, this.inFlight.joinablePin(key));
-    const { answer: exchange } = await this.inFlight.run(key, scope?.readPin ?? "", () => this.send(body, headers));
+    const { answer: exchange } = await this.inFlight.run(key, scope?.readPin ?? "", () =>
+      callTraced(`subgraph ${this.subgraphName}`, { "server.address": this.origin }, headers, (traced) => this.send(body, traced)),
+    );
     restrictCachePolicy(options, exchange.cacheControl);
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
     const answer = this.interpret(exchange);

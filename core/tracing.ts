@@ -1,0 +1,122 @@
+// OpenTelemetry traces across processes (W3C trace context): off unless the standard OTEL_*
+// variables ask for them (core/config.ts). When off, the spans below are OpenTelemetry's no-ops:
+// nothing is recorded, sent or injected, and SQL statements are not wrapped at all.
+import type { IncomingHttpHeaders } from "node:http";
+import { context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { Resource } from "@opentelemetry/resources";
+import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+
+export interface TracingSettings {
+  /** `otlp` or `none`; unset: on when an OTLP endpoint is set. */
+  exporter: "otlp" | "none" | undefined;
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL (`/v1/traces` is appended). */
+  endpoint: string | undefined;
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: the traces URL as is. */
+  tracesEndpoint: string | undefined;
+  /** OTEL_SERVICE_NAME; unset: the process's own name. */
+  serviceName: string | undefined;
+}
+
+export interface Tracing {
+  enabled: boolean;
+  /** Sends the spans still buffered and stops. */
+  stop(): Promise<void>;
+}
+
+const TRACER_NAME = "bet-results-api";
+let enabled = false;
+
+/** Whether this process records spans (SQL statements are wrapped only then). */
+export function tracingEnabled(): boolean {
+  return enabled;
+}
+
+/** The OTLP/HTTP traces URL the settings name, or undefined when tracing is off. */
+export function tracesUrl(settings: TracingSettings): string | undefined {
+  if (settings.exporter === "none") return undefined;
+  const url = settings.tracesEndpoint ?? (settings.endpoint ? `${settings.endpoint.replace(/\/+$/, "")}/v1/traces` : undefined);
+  if (settings.exporter === "otlp") return url ?? "http://localhost:4318/v1/traces";
+  return url;
+}
+
+/**
+ * Starts tracing for this process (composition roots only, once): the W3C trace-context propagator,
+ * async context across awaits, and a batching OTLP/HTTP (JSON) exporter.
+ */
+export function startTracing(settings: TracingSettings, processName: string): Tracing {
+  const url = tracesUrl(settings);
+  if (!url) return { enabled: false, stop: async () => undefined };
+  const provider = new NodeTracerProvider({
+    resource: new Resource({ "service.name": settings.serviceName ?? processName }),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
+  });
+  // Registers W3C trace context (and baggage) as the propagator and AsyncLocalStorage as the context manager.
+  provider.register();
+  enabled = true;
+  return {
+    enabled: true,
+    async stop() {
+      enabled = false;
+      await provider.shutdown();
+    },
+  };
+}
+
+const tracer = () => trace.getTracer(TRACER_NAME);
+/** Handed to work when tracing is off: records nothing (the requests' path then costs no span at all). */
+const NOT_RECORDING = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+async function inSpan<T>(span: Span, work: () => Promise<T>): Promise<T> {
+  try {
+    return await context.with(trace.setSpan(context.active(), span), work);
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * The server span of one HTTP request, child of the caller's `traceparent` when it sends a valid
+ * one (a new trace otherwise), carrying the request id every log line of the request carries.
+ */
+export function serveTraced<T>(
+  request: { method?: string | undefined; url?: string | undefined; headers: IncomingHttpHeaders },
+  requestId: string,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
+  if (!enabled) return work(NOT_RECORDING);
+  const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+  const path = new URL(request.url ?? "/", "http://localhost").pathname;
+  const method = request.method ?? "GET";
+  const span = tracer().startSpan(
+    `${method} ${path}`,
+    { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "url.path": path, "http.request.header.x-request-id": [requestId] } },
+    parent,
+  );
+  return inSpan(span, () => work(span));
+}
+
+/** A client span around a call to another service of ours; `headers` get its `traceparent`. */
+export function callTraced<T>(
+  name: string,
+  attributes: Record<string, string>,
+  headers: Record<string, string>,
+  work: (headers: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  if (!enabled) return work(headers);
+  const span = tracer().startSpan(name, { kind: SpanKind.CLIENT, attributes });
+  const carrier = { ...headers };
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  return inSpan(span, () => work(carrier));
+}
+
+/** A client span around one SQL statement (its text, never its parameters). */
+export function queryTraced<T>(statement: string, work: () => Promise<T>): Promise<T> {
+  const operation = /^\s*(\w+)/.exec(statement)?.[1]?.toUpperCase() ?? "SQL";
+  const span = tracer().startSpan(operation, { kind: SpanKind.CLIENT, attributes: { "db.system": "postgresql", "db.statement": statement } });
+  return inSpan(span, work);
+}
