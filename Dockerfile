@@ -23,19 +23,22 @@ RUN mkdir -p /opt/node/bin /opt/node/lib/node_modules/npm \
   && ln -s ../lib/node_modules/npm/bin/npx-cli.js /opt/node/bin/npx \
   && node --version && npm --version
 
-# ---- production dependencies (cached while package.json and the lockfile stay), then the page.
+# ---- production dependencies (cached while package.json and the lockfile stay).
 # npm trusts the system's CA bundle (which holds the base's locally added CAs) here only.
-FROM toolchain AS app
+FROM toolchain AS deps
 ENV NODE_ENV=production NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Production dependencies only (deploy/image.test.ts checks every entry point needs nothing else).
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# ---- the live page (web/dist/), served as files by the gateway.
+FROM deps AS page
 COPY . .
-# The live page (web/dist/), served as files by the gateway.
 RUN npm run build
 
-# ---- the image: the base, node and npm (compose's commands are `npx tsx …`), the app.
+# ---- the image: the base, node and npm (compose's commands are `npx tsx …`), the app. Layers from
+# the least to the most often changed, so a source change rebuilds only the last two.
 FROM ${BASE}
 COPY --from=toolchain /opt/node /opt/node
 # The `node` user (uid 1000, as in the official Node images): the services never run as root.
@@ -46,7 +49,9 @@ ENV PATH=/opt/node/bin:$PATH NODE_ENV=production
 # tenth (BENCHMARKS.md). The npm scripts that serve pass the same flag.
 ENV NODE_OPTIONS="--max-semi-space-size=32"
 WORKDIR /app
-COPY --from=app /app /app
+COPY --from=deps /app/node_modules /app/node_modules
+COPY . .
+COPY --from=page /app/web/dist /app/web/dist
 USER node
 EXPOSE 4000
 CMD ["npx", "tsx", "bin/gateway.ts"]
