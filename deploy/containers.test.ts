@@ -73,6 +73,37 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
     await project.compose(["down", "-v", "--remove-orphans"]);
   }, 300_000);
 
+  it("ships the project image as the node user, with gateway as its command, and it starts and answers /livez", async () => {
+    const [config] = JSON.parse(await docker(["image", "inspect", "bet-results-api:latest"])) as {
+      Config: { User: string; Cmd: string[]; WorkingDir: string };
+      Size: number;
+    }[];
+    expect(config!.Config.User).toBe("node");
+    expect(config!.Config.Cmd).toEqual(["npx", "tsx", "bin/gateway.ts"]);
+    expect(config!.Config.WorkingDir).toBe("/app");
+    // Production dependencies only keep it near 0.9 GB (measured 915 MB); dev dependencies would double it.
+    expect(config!.Size).toBeLessThan(1_200_000_000);
+    const port = 14901;
+    const name = `${project.name}-image-probe`;
+    await docker(["rm", "-f", name]).catch(() => "");
+    await docker([
+      ...["run", "-d", "--name", name, "--network", "host"],
+      ...["-e", "HOST=127.0.0.1", "-e", `PORT=${port}`, "-e", `DATABASE_URL=postgresql://bets_reader:reader@127.0.0.1:${HOST_PORTS.postgres}/bets`],
+      ...["bet-results-api:latest", "npx", "tsx", "bin/subgraph.ts", "networks"],
+    ]);
+    try {
+      await eventually(
+        async () => (await fetch(`http://127.0.0.1:${port}/livez`).catch(() => undefined))?.status === 200,
+        180_000,
+        "the image's subgraph answering /livez",
+        1_000,
+      );
+      expect((await docker(["exec", name, "id", "-un"])).trim()).toBe("node");
+    } finally {
+      await docker(["rm", "-f", name]);
+    }
+  }, 240_000);
+
   it("runs every service in its own container, listening on loopback only", async () => {
     const listening = await hostSockets("listening");
     for (const service of LONG_RUNNING) {
@@ -94,7 +125,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
     await graphql("query($w: Address!) { playerBets(wallet: $w, first: 1) { totalCount } }", { w: wallets[0] });
     const established = await hostSockets("established");
     const topologyPids = new Set<number>();
-    for (const id of await project.containerIds()) for (const pid of await containerPids(id)) topologyPids.add(pid);
+    for (const id of await project.runningContainerIds()) for (const pid of await containerPids(id)) topologyPids.add(pid);
     const ofTopology = established.filter((socket) => socket.pids.some((pid) => topologyPids.has(pid)));
     const peerPorts = new Set(ofTopology.map((socket) => portOf(socket.peer)));
     expect(peerPorts.has(HOST_PORTS.postgres)).toBe(true);
@@ -163,7 +194,8 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
       );
       sockets.stop();
       await requests.stop();
-      const from = sockets.tally.from.reduce((a, b) => (a < b ? a : b));
+      // The earliest first subscription (bigints: no Math.min).
+      const from = [...sockets.tally.from].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[0]!;
       const expected = (await primarySql(`SELECT seq FROM "BetUpdate" WHERE seq > ${from} AND seq <= ${lastSeq} ORDER BY seq`))
         .split("\n")
         .filter(Boolean)

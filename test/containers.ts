@@ -88,8 +88,9 @@ export class ComposeProject {
     return `${this.name}_${service}_1`;
   }
 
-  async containerIds(): Promise<string[]> {
-    return (await this.compose(["ps", "-q"])).split("\n").filter(Boolean);
+  /** The project's running containers (the one-shot migrate has exited). */
+  async runningContainerIds(): Promise<string[]> {
+    return (await docker(["ps", "-q", "--filter", `label=com.docker.compose.project=${this.name}`])).split("\n").filter(Boolean);
   }
 }
 
