@@ -32,11 +32,11 @@ export const HOST_PORTS = {
   indexer: 19464,
   publisher: 19465,
   "publisher-b": 19466,
-  postgres: 55432,
-  "postgres-replica": 55433,
-  redis: 56379,
-  "redis-cache": 56380,
-  anvil: 58545,
+  postgres: 15432,
+  "postgres-replica": 15433,
+  redis: 16379,
+  "redis-cache": 16380,
+  anvil: 18545,
 } as const;
 export type HostService = keyof typeof HOST_PORTS;
 
