@@ -5,6 +5,7 @@ import { loadConfig } from "../core/config.ts";
 import { listen, sendJson, type RouteHandler } from "../core/http.ts";
 import { probeRoutes } from "../core/probes.ts";
 import { createLogger } from "../core/logger.ts";
+import { createRedisClient } from "../core/redis.ts";
 import { publisherReadiness } from "../realtime/health.ts";
 import { createPublisherMetrics } from "../realtime/metrics.ts";
 import { Outbox } from "../core/outbox.ts";
@@ -33,8 +34,13 @@ publisher.start();
 logger.info("publisher started");
 
 const metrics = createPublisherMetrics(publisher, fanout, new Outbox(db));
-// METRICS_PORT serves /metrics and the probes (/livez, /readyz: core/probes.ts, realtime/health.ts).
-const routes: Record<string, RouteHandler> = { "/metrics": metrics.route, ...probeRoutes(() => publisherReadiness({ db, publisher, fanout }), db) };
+// METRICS_PORT serves /metrics and the probes (/livez, /readyz: core/probes.ts, realtime/health.ts);
+// /readyz asks Redis on a connection of its own (one command at a time, failing fast while away).
+const probeRedis = createRedisClient(config.REDIS_URL, { logger, role: "publisher-probe", maxRetriesPerRequest: 0 });
+const routes: Record<string, RouteHandler> = {
+  "/metrics": metrics.route,
+  ...probeRoutes(() => publisherReadiness({ db, publisher, fanout, redisPing: () => probeRedis.ping() }), db),
+};
 const metricsServer =
   config.METRICS_PORT === undefined
     ? undefined
@@ -52,5 +58,6 @@ stopOnSignals(logger, async () => {
   await metricsServer?.close(1_000);
   await publisher.stop();
   await fanout.close();
+  probeRedis.disconnect();
   await db.close();
 });

@@ -70,4 +70,15 @@ describe.skipIf(skip)(serviceTitle("npm start with REDIS_URL", redisServer), () 
     const report = (await response.json()) as { checks: { name: string; status: string }[] };
     expect(report.checks.find((check) => check.name === "redis")).toMatchObject({ status: "OK" });
   });
+
+  it("serves /livez and /readyz (core/probes.ts) beside /health, with Redis and the feed shown", async () => {
+    const live = await fetch(`${service.url}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toMatchObject({ status: "ALIVE" });
+    const ready = await fetch(`${service.url}/readyz`);
+    const body = (await ready.json()) as { status: string; reasons: string[]; checks: { name: string; status: string }[] };
+    expect(ready.status).toBe(200);
+    expect(body).toMatchObject({ status: "READY", reasons: [] });
+    expect(body.checks.map((check) => check.name)).toEqual(expect.arrayContaining(["supergraph", "database", "redis", "feed"]));
+  });
 });

@@ -1,11 +1,14 @@
 // The production reverse proxy, run for real: Debian's nginx with deploy/nginx.conf (only the
 // upstream addresses, the listen address and nginx's own file paths rewritten for loopback) in
-// front of a running gateway and a realtime node. GraphQL, /health and a Socket.IO WebSocket go
-// through it; /metrics does not.
+// front of two running gateways and two realtime nodes, as in docker-compose.yml. GraphQL,
+// /health and Socket.IO WebSockets go through it; /metrics does not. A caller's request id and
+// trace context pass (or fresh ones are made) and are logged; WebSocket clients stay on one node
+// by address; a gateway that dies with a request in flight costs no honest request.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
@@ -14,7 +17,10 @@ import { attemptConnect, connectClient, type TestClient } from "../test/realtime
 import { freePort } from "../test/private-postgres.ts";
 import { binaryService, describeWith } from "../test/services.ts";
 import { spawnChild, type Spawned } from "../test/spawn.ts";
-import { startTestStack, type TestStack } from "../test/stack.ts";
+import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
+import { startStack, type RunningStack } from "../bin/stack.ts";
+import { NetworkDirectory } from "../core/networks.ts";
+import { eventually } from "../test/eventually.ts";
 import { testRealtimeSettings } from "../test/config.ts";
 import { loadCompose } from "../test/compose.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
@@ -27,47 +33,80 @@ const REALTIME_NODE_PATH = loadCompose().services["realtime-a"]!.environment!.RE
 // CI installs nginx (.ci/run); elsewhere the suite is skipped with SKIPPED and the install command in its title.
 const nginxBinary = binaryService(NGINX, "apt-get install -y nginx-light");
 
-/** deploy/nginx.conf with loopback upstreams and nginx's files in `dir`; everything else as shipped. */
-function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPort: number; realtimePort: number }): string {
+/** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
+function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPorts: [number, number]; realtimePorts: [number, number] }): string {
   const rewritten = conf
-    .replace(/server gateway-[ab]:4000/g, `server 127.0.0.1:${options.gatewayPort}`)
-    .replace(/server realtime-[ab]:4100/g, `server 127.0.0.1:${options.realtimePort}`)
+    .replace("server gateway-a:4000", `server 127.0.0.1:${options.gatewayPorts[0]}`)
+    .replace("server gateway-b:4000", `server 127.0.0.1:${options.gatewayPorts[1]}`)
+    .replace("server realtime-a:4100", `server 127.0.0.1:${options.realtimePorts[0]}`)
+    .replace("server realtime-b:4100", `server 127.0.0.1:${options.realtimePorts[1]}`)
     .replace("listen 8080;", `listen 127.0.0.1:${options.port};`)
     .replace("worker_processes auto;", "worker_processes 1;")
-    .replace("worker_connections 16384;", "worker_connections 256;")
+    .replace("worker_connections 16384;", "worker_connections 4096;")
+    .replace("/var/log/nginx/access.log", `${options.dir}/access.log`)
     .replace(
       "http {",
-      ["http {", "access_log off;", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join(
-        "\n  ",
-      ),
+      ["http {", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
     );
+  if (/server (gateway|realtime)-/.test(rewritten)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
   return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\n${rewritten}`;
+}
+
+/** The headers a gateway received, as a test route on both gateways answers them. */
+const ECHO_PATH = "/test-echo-headers";
+const echoHeaders = (req: IncomingMessage, res: ServerResponse) => {
+  res
+    .writeHead(200, { "content-type": "application/json" })
+    .end(JSON.stringify({ requestId: req.headers["x-request-id"], traceparent: req.headers.traceparent }));
+};
+
+interface AccessLogLine {
+  method: string;
+  uri: string;
+  status: number;
+  upstream: string;
+  upstreamStatus: string;
+  requestId: string;
+  traceparent: string;
 }
 
 describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   let t: TestStack;
-  let realtimeHttp: Server;
-  let realtime: RunningRealtime;
+  /** gateway-b: a second gateway of its own over the same database and subgraphs (gateway-a is t's). */
+  let gatewayB: RunningStack;
+  const realtimeHttp: Server[] = [];
+  const realtime: RunningRealtime[] = [];
   let nginx: Spawned;
   let proxyUrl: string;
   let dir: string;
   const clients: TestClient[] = [];
 
   beforeAll(async () => {
-    t = await startTestStack();
-    realtimeHttp = createServer();
-    await new Promise<void>((resolve) => realtimeHttp.listen(0, "127.0.0.1", resolve));
-    realtime = await startRealtime(realtimeHttp, {
-      db: t.db,
-      logger: silentLogger(),
-      // As the compose nodes behind the proxy: the client is the last X-Forwarded-For hop.
-      settings: testRealtimeSettings({
-        REALTIME_TRANSPORTS: "websocket",
-        REALTIME_PATH: REALTIME_NODE_PATH,
-        TRUST_PROXY_HOPS: "1",
-        REALTIME_MAX_SOCKETS_PER_ADDRESS: String(SOCKETS_PER_ADDRESS),
-      }),
+    t = await startTestStack({}, { web: { routes: { [ECHO_PATH]: echoHeaders } } });
+    gatewayB = await startStack({
+      deps: { db: t.db, logger: silentLogger(), networks: new NetworkDirectory(t.db), production: false },
+      host: "127.0.0.1",
+      port: 0,
+      gateway: { ...testGatewaySettings(), routes: { [ECHO_PATH]: echoHeaders } },
     });
+    for (let i = 0; i < 2; i++) {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      realtimeHttp.push(server);
+      realtime.push(
+        await startRealtime(server, {
+          db: t.db,
+          logger: silentLogger(),
+          // As the compose nodes behind the proxy: the client is the last X-Forwarded-For hop.
+          settings: testRealtimeSettings({
+            REALTIME_TRANSPORTS: "websocket",
+            REALTIME_PATH: REALTIME_NODE_PATH,
+            TRUST_PROXY_HOPS: "1",
+            REALTIME_MAX_SOCKETS_PER_ADDRESS: String(SOCKETS_PER_ADDRESS),
+          }),
+        }),
+      );
+    }
 
     dir = mkdtempSync(join(tmpdir(), "nginx-"));
     chmodSync(dir, 0o777); // nginx's workers drop root for nobody
@@ -78,8 +117,8 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
       loopbackNginxConf(readFileSync("deploy/nginx.conf", "utf8"), {
         dir,
         port,
-        gatewayPort: t.stack.http.port,
-        realtimePort: (realtimeHttp.address() as { port: number }).port,
+        gatewayPorts: [t.stack.http.port, gatewayB.http.port],
+        realtimePorts: realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number],
       }),
     );
     nginx = spawnChild({ command: NGINX, args: ["-c", conf, "-p", dir, "-g", "daemon off;"], stdout: "ignore" });
@@ -99,8 +138,9 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   afterAll(async () => {
     for (const client of clients) client.close();
     await nginx?.stop({ signal: "SIGQUIT" }); // nginx's graceful stop
-    await realtime?.stop();
-    await new Promise((resolve) => realtimeHttp?.close(resolve));
+    for (const node of realtime) await node.stop();
+    for (const server of realtimeHttp) await new Promise((resolve) => server.close(resolve));
+    await gatewayB?.stop().catch(() => undefined); // already crashed by the failover test
     await t?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
@@ -163,20 +203,80 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     expect((await from("127.0.0.4", "198.51.100.0")).admitted).toBe(true);
   });
 
+  /** The access log's lines so far (nginx writes each when its request ends). */
+  const accessLog = (): AccessLogLine[] =>
+    readFileSync(join(dir, "access.log"), "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.parse(line) as AccessLogLine);
+
+  it("keeps a caller's valid X-Request-Id and traceparent, makes fresh ones otherwise, and logs both", async () => {
+    const echo = async (headers: Record<string, string>) => {
+      const response = await fetch(`${proxyUrl}${ECHO_PATH}`, { headers });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { requestId: string; traceparent: string };
+    };
+    const callerTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const kept = await echo({ "x-request-id": "partner-req.42", traceparent: callerTrace });
+    expect(kept).toEqual({ requestId: "partner-req.42", traceparent: callerTrace });
+
+    const badHeaders: Record<string, string>[] = [
+      { "x-request-id": "two words", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7" },
+      { "x-request-id": "x".repeat(65), traceparent: "00-00000000000000000000000000000000-00f067aa0ba902b7-01" },
+      {},
+    ];
+    for (const bad of badHeaders) {
+      const fresh = await echo(bad);
+      expect(fresh.requestId).toMatch(/^[0-9a-f]{32}$/);
+      // A new trace whose id is the request id, so one id finds the request in every log and trace.
+      expect(fresh.traceparent).toBe(`00-${fresh.requestId}-${fresh.requestId.slice(0, 16)}-01`);
+    }
+    await eventually(() => accessLog().some((line) => line.requestId === "partner-req.42"), 5_000, "the access log line");
+    expect(accessLog().find((line) => line.requestId === "partner-req.42")).toMatchObject({ uri: ECHO_PATH, status: 200, traceparent: callerTrace });
+  });
+
+  it("answers its own /livez and a gateway's /readyz", async () => {
+    const live = await fetch(`${proxyUrl}/livez`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: "ALIVE" });
+    const ready = await fetch(`${proxyUrl}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ status: "READY", reasons: [] });
+  });
+
+  it("keeps a client address on one realtime node and spreads addresses over both", async () => {
+    const socketsPerNode = () => realtime.map((node) => node.realtime.state().sockets);
+    const before = socketsPerNode();
+    const connectFrom = async (localAddress: string) => {
+      const client = await connectClient(proxyUrl, REALTIME_NODE_PATH, { localAddress });
+      clients.push(client);
+      return client;
+    };
+    // One address, several sockets (Socket.IO long-polling would need this): one node holds them all.
+    for (let i = 0; i < SOCKETS_PER_ADDRESS; i++) await connectFrom("127.0.0.20");
+    const afterOne = socketsPerNode().map((n, i) => n - before[i]!);
+    expect(afterOne.sort()).toEqual([0, SOCKETS_PER_ADDRESS]);
+    // Many addresses: both nodes take some (two real backends, not one twice).
+    const start = socketsPerNode();
+    for (let i = 30; i < 46; i++) await connectFrom(`127.0.0.${i}`);
+    const spread = socketsPerNode().map((n, i) => n - start[i]!);
+    expect(spread.reduce((a, b) => a + b, 0)).toBe(16);
+    expect(Math.min(...spread)).toBeGreaterThan(0);
+  });
+
   it("stops a /graphql flood from one address with the gateway's error shape", async () => {
     // The test gateway has no rate limit of its own: what refuses here is nginx's limit_req (a
     // burst of 1 000, refilled at 100 a second: the gateways' default points budget at the cheapest
-    // request's price), fewer than 1 500 requests sent in quick waves.
-    // 30 waves of 50 at once (the loopback nginx takes 256 connections).
+    // request's price): 1 300 requests sent at once, which nginx counts as they arrive, however
+    // slowly a loaded machine's gateways answer them (waves that waited for the answers fell below
+    // 100 a second there, and nothing was refused).
     const responses: Response[] = [];
-    for (let wave = 0; wave < 30; wave++) {
-      const sent = Array.from({ length: 50 }, () =>
-        fetch(`${proxyUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ __typename }"}' }),
-      );
-      for (const response of await Promise.all(sent)) {
-        responses.push(response);
-        if (response.status !== 429) await response.body?.cancel();
-      }
+    const sent = Array.from({ length: 1_300 }, () =>
+      fetch(`${proxyUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ __typename }"}' }),
+    );
+    for (const response of await Promise.all(sent)) {
+      responses.push(response);
+      if (response.status !== 429) await response.body?.cancel();
     }
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
@@ -186,4 +286,56 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     expect(await limited!.json()).toMatchObject({ errors: [{ extensions: { code: "RATE_LIMITED", retryAfterSeconds: 1 } }] });
     await Promise.all(responses.filter((r) => r !== limited && !r.bodyUsed).map((r) => r.body?.cancel()));
   });
+
+  it("retries a POST that was in flight to a gateway that died on the other gateway: no honest request fails", async () => {
+    const query = JSON.stringify({ query: "{ networkConfigs { chainId name confirmations } }" });
+    // From an address of its own: the flood test's nginx budget (limit_req per address) is not this one's.
+    const fromOwnAddress = new Agent({ connect: { localAddress: "127.0.0.50" } });
+    const sendOne = async () => {
+      const response = await undiciFetch(`${proxyUrl}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: query,
+        dispatcher: fromOwnAddress,
+      });
+      const body = (await response.json().catch(() => ({}))) as { data?: { networkConfigs: unknown[] }; errors?: unknown };
+      return response.status === 200 && body.errors === undefined && (body.data?.networkConfigs.length ?? 0) > 0;
+    };
+    // gateway-b dies on its 40th request, with that request (and any other it holds) unanswered:
+    // its sockets are cut as a killed process's are, and it listens no more.
+    let servedByB = 0;
+    let crashedAt: number | undefined;
+    const crashed = new Promise<void>((resolve) => {
+      gatewayB.http.server.on("request", () => {
+        servedByB++;
+        if (servedByB !== 40) return;
+        crashedAt = Date.now();
+        gatewayB.http.server.close();
+        gatewayB.http.server.closeAllConnections();
+        resolve();
+      });
+    });
+    const outcomes: boolean[] = [];
+    let stop = false;
+    const worker = async () => {
+      while (!stop) outcomes.push(await sendOne());
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await crashed;
+    const sentBeforeCrash = outcomes.length;
+    // Keep the load on until as many again have been answered after the crash.
+    await eventually(() => outcomes.length >= sentBeforeCrash + 200, 60_000, "requests after the crash");
+    stop = true;
+    await Promise.all(workers);
+    await fromOwnAddress.close();
+    expect(crashedAt).toBeDefined();
+    expect(outcomes.filter((ok) => !ok)).toHaveLength(0);
+    // The request gateway-b held when it died was sent on to gateway-a, and answered there.
+    const [portA, portB] = [t.stack.http.port, gatewayB.http.port];
+    await eventually(
+      () => accessLog().some((line) => line.method === "POST" && line.upstream === `127.0.0.1:${portB}, 127.0.0.1:${portA}` && line.status === 200),
+      5_000,
+      "a POST retried from gateway-b on gateway-a in the access log",
+    );
+  }, 90_000);
 });

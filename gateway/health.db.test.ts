@@ -121,6 +121,29 @@ describe("health", () => {
     expect(devnet.data!.networkConfigs[0]!.indexing).toEqual({ backfillProgress: 1, isReady: true });
   });
 
+  it("shows a backfilling network in /readyz without leaving rotation; ?backfilled= waits for it", async () => {
+    await t.db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { isReady: false, updatedAt: new Date() } });
+    type Readiness = { status: string; reasons: string[]; checks: { name: string; status: string; detail: string | null }[] };
+    const readyz = async (query = "") => {
+      const response = await fetch(`${t.url}/readyz${query}`);
+      return { status: response.status, body: (await response.json()) as Readiness };
+    };
+    // Every replica shares the indexer: its backfill shows, and the gateway stays ready.
+    await eventually(
+      async () => (await readyz()).body.checks.some((c) => c.name === "indexer:localnet" && c.status === "DEGRADED"),
+      5_000,
+      "the backfill in /readyz",
+    );
+    expect(await readyz()).toMatchObject({ status: 200, body: { status: "READY", reasons: [] } });
+    // A blue/green switch asks for the backfill: not ready until the network is done.
+    expect(await readyz("?backfilled=all")).toMatchObject({ status: 503, body: { status: "NOT_READY", reasons: ["backfill:localnet: backfilling"] } });
+    expect((await readyz("?backfilled=1337")).status).toBe(200);
+    expect(await readyz("?backfilled=1337,31337")).toMatchObject({ status: 503, body: { reasons: ["backfill:localnet: backfilling"] } });
+    await t.db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { isReady: true, updatedAt: new Date() } });
+    expect((await readyz("?backfilled=all")).status).toBe(200);
+    expect((await fetch(`${t.url}/readyz?backfilled=0`)).status).toBe(400);
+  });
+
   it("says when a backfill is a re-index after a reset (a redeployed contract, a lost history, a changed verification key)", async () => {
     const cursor = await t.db.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId: 31337n } });
     await t.db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { isReady: false, resets: cursor.resets + 1, updatedAt: new Date() } });

@@ -87,18 +87,30 @@ export function createNodeHealth(options: NodeHealthOptions): NodeHealth {
 
 /**
  * A publisher's readiness (bin/publisher.ts GET /readyz): it can publish while its database (the
- * outbox, the leader lock) and Redis (the feed) answer. Active or standby is shown, never decides:
- * a standby is ready to take over.
+ * outbox, the leader lock) and Redis (the feed) answer. Redis is asked (`redisPing`, a PING with a
+ * deadline): the fan-out opens its connections at the first message, so before one it knows
+ * nothing. Active or standby is shown, never decides: a standby is ready to take over.
  */
 export async function publisherReadiness(options: {
   db: Pick<Database, "ping">;
   publisher: { isActive(): boolean };
   fanout: { connected(): boolean };
+  redisPing: () => Promise<unknown>;
 }): Promise<Readiness> {
-  const database = await databaseCheck(options.db);
-  const redis: HealthCheck = options.fanout.connected()
-    ? { name: "redis", status: "OK", latencyMs: null, detail: null }
-    : { name: "redis", status: "DOWN", latencyMs: null, detail: "unreachable" };
+  const [database, redisAnswers] = await Promise.all([
+    databaseCheck(options.db),
+    Promise.race([
+      options.redisPing().then(
+        () => true,
+        () => false,
+      ),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 1_000).unref()),
+    ]),
+  ]);
+  const redis: HealthCheck =
+    redisAnswers && options.fanout.connected()
+      ? { name: "redis", status: "OK", latencyMs: null, detail: null }
+      : { name: "redis", status: "DOWN", latencyMs: null, detail: "unreachable" };
   const role: HealthCheck = { name: "publisher", status: "OK", latencyMs: null, detail: options.publisher.isActive() ? "active" : "standby" };
   const checks = [database, redis, role];
   return { checks, reasons: checks.filter((check) => check.status === "DOWN").map(reasonOf) };

@@ -145,6 +145,8 @@ describe("docker-compose.yml runs as shipped", () => {
       expect([runner, script]).toEqual(["node", "deploy/healthcheck.mjs"]);
       const port = new URL(url!).port;
       expect([service.environment!.PORT, service.environment!.METRICS_PORT]).toContain(port);
+      // Readiness, not /metrics or /health: a process that runs but cannot serve (no database) is not healthy (core/probes.ts).
+      expect(new URL(url!).pathname).toBe("/readyz");
     },
   );
 

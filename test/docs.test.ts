@@ -229,6 +229,14 @@ describe("docs/ names every element of the public interface", () => {
     expect(unnamed(queries, doc("reference/graphql.md"))).toEqual([]);
   });
 
+  it("every query, in the docs index and in the README's tour", () => {
+    const queries = Object.keys(schema.getQueryType()!.getFields());
+    // In code spans: `bets` is also an English word.
+    const unlisted = (text: string) => queries.filter((name) => !text.includes(`\`${name}\``));
+    expect(unlisted(doc("README.md"))).toEqual([]);
+    expect(unlisted(readFileSync(join(root, "README.md"), "utf8"))).toEqual([]);
+  });
+
   it("every type, in the GraphQL or health reference, and every field and argument somewhere in docs/reference", () => {
     const reference = ["graphql.md", "health.md", "scalars.md"].map((file) => doc(`reference/${file}`)).join("\n");
     expect(
