@@ -183,7 +183,7 @@ describe("schema download", () => {
     const sdl = await response.text();
     const betResults = buildSchema(sdl).getQueryType()!.getFields().betResults!;
     expect(String(betResults.type)).toBe("[Bet]!");
-    expect(betResults.args.map((arg) => `${arg.name}: ${String(arg.type)}`)).toEqual(["chainId: ChainId!", "betIds: [UInt256!]!"]);
+    expect(betResults.args.map((arg) => `${arg.name}: ${String(arg.type)}`)).toEqual(["chainId: ChainId!", "betIds: [UInt256!]!", "minBlock: [MinBlock!]"]);
     expect(sdl).toContain("scalar UInt256");
     expect(sdl).not.toMatch(/join__|@link|_entities|_service/);
   });
@@ -195,7 +195,7 @@ describe("supergraph file", () => {
     expect(before.data).toEqual({ pendingBetCount: 0 });
 
     const history = readFileSync("subgraphs/history/history.graphql", "utf8");
-    const withoutCount = history.replace(/\n {2}"How many of the wallet's bets are PENDING[^\n]*\n {2}pendingBetCount\([\s\S]*?\n {2}\): Int!\n/, "\n");
+    const withoutCount = history.replace(/\n {2}"How many of the wallet's bets are PENDING[^\n]*\n {2}pendingBetCount\([\s\S]*?\n {2}\): Int![^\n]*\n/, "\n");
     expect(withoutCount).not.toContain("pendingBetCount");
     const composed = composeSupergraph({ history: withoutCount });
     expect(composed.errors).toBeUndefined();
