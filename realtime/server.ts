@@ -8,7 +8,15 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { answerRefusal, installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
-import { handleConnection, replayLaneRefusal, DEFAULT_LIMITS, type ConnectionContext, type ConnectionHandle, type RealtimeLimits, type ReplayBudget } from "./connection.ts";
+import {
+  handleConnection,
+  replayLaneRefusal,
+  DEFAULT_LIMITS,
+  type ConnectionContext,
+  type ConnectionHandle,
+  type RealtimeLimits,
+  type ReplayBudget,
+} from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
