@@ -301,6 +301,11 @@ export function realtimeSettings(
     trustProxyHops: config.TRUST_PROXY_HOPS,
     replayBudget: replayBudget(config, points),
     replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,
+    replayLane: {
+      concurrency: config.REALTIME_REPLAY_LANE_CONCURRENCY,
+      perClient: config.REALTIME_REPLAY_LANE_PER_CLIENT,
+      queueTimeoutMs: config.REALTIME_REPLAY_LANE_QUEUE_TIMEOUT_MS,
+    },
     retention,
     // The replay window decides what the active publisher may delete.
     prune: { intervalMs: config.REALTIME_PRUNE_INTERVAL_MS, batchSize: config.REALTIME_PRUNE_BATCH_SIZE, retention },

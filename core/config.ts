@@ -372,6 +372,24 @@ export const CONFIG_VARIABLES = {
     "100",
     "cost points a replay page (500 stored updates) takes from the client address's budget (`RATE_LIMIT_POINTS`, shared with its GraphQL requests; `RATE_LIMITED` once spent; `0`: replays not charged)",
   ),
+  REALTIME_REPLAY_LANE_CONCURRENCY: variable(
+    "realtime",
+    positiveInt.max(1000),
+    "4",
+    "replay page reads (`sinceSeq`) running at once per realtime node, i.e. pool connections replays may hold; keep it below `DATABASE_POOL_SIZE` (docs/guides/operating.md)",
+  ),
+  REALTIME_REPLAY_LANE_PER_CLIENT: variable(
+    "realtime",
+    positiveInt.max(1000),
+    "1",
+    "replay page reads one client address runs at once on a node (8 more may wait; beyond, `SERVICE_UNAVAILABLE` with `retryAfterSeconds`)",
+  ),
+  REALTIME_REPLAY_LANE_QUEUE_TIMEOUT_MS: variable(
+    "realtime",
+    positiveInt,
+    "5000",
+    "how long a replay page read may wait for its turn in the replay lane before the replay is refused `SERVICE_UNAVAILABLE` with `retryAfterSeconds`",
+  ),
   REALTIME_PING_INTERVAL_MS: variable(
     "realtime",
     positiveInt,

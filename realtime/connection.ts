@@ -15,6 +15,7 @@
 //      close the sink, join the new rooms, answer `bets:subscribed` with the node's lastSeq.
 // No update can slip between 5's steps (one tick), nor be sent twice (the cursor filters the buffer,
 // step 4 keeps later live ones above it).
+import type { BoundedLane, LaneRefusal } from "../core/bounded-lane.ts";
 import { clientAddress } from "../core/client-address.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
@@ -22,7 +23,7 @@ import { closeTransport, waitForRoom } from "./backpressure.ts";
 import type { DeliveryDepth } from "./depth.ts";
 import { RealtimeErrorCode, type ClientEventName, type ErrorBody, type Response, type SubscribedPayload } from "./events.ts";
 import type { RealtimeSocket } from "./fanout.ts";
-import { MAX_SEQ, type Outbox, type Retention } from "../core/outbox.ts";
+import { MAX_SEQ, type Outbox, type Retention, type StoredBetUpdate } from "../core/outbox.ts";
 import type { ReplaySink, UpdateStream } from "./stream.ts";
 import {
   addToState,
@@ -73,6 +74,8 @@ export interface ConnectionContext {
   replayBudget?: ReplayBudget;
   /** How long a replay waits for its socket to take what is queued before it cuts the connection. */
   replayDrainTimeoutMs: number;
+  /** The node's bulkhead for replay page reads, keyed by client address (replayLaneRefusal refuses); none: unbounded. */
+  replayLane?: BoundedLane;
   /** Counts for metrics: a replay's socket cut for not reading, a replay refused by the budget. */
   counters: { replayStalls: number; replayRefusals: number };
 }
@@ -106,6 +109,18 @@ class Refusal extends Error {
     super(message);
   }
 }
+
+/**
+ * A replay page the node's replay lane refused (its address's share of the queue full, or no room
+ * within the deadline). SERVICE_UNAVAILABLE, not RATE_LIMITED: the node is busy, not necessarily
+ * this client; the resume is cut short like a spent budget's (the subscription is now empty).
+ */
+export const replayLaneRefusal: LaneRefusal = (reason, retryAfterSeconds) =>
+  new Refusal(
+    RealtimeErrorCode.ServiceUnavailable,
+    `This node is busy with replays (${reason}; the subscription is now empty): resume with your last seq after ${retryAfterSeconds} s, or re-read through GraphQL`,
+    retryAfterSeconds,
+  );
 
 type Ack = (response: Response<SubscribedPayload>) => void;
 
@@ -292,7 +307,7 @@ class SocketSubscription {
         // 3. Replay from the table, each page charged, each update sent only while the socket takes them.
         for (;;) {
           await this.chargeReplayPage(cursor === since);
-          const rows = await ctx.outbox.after(cursor, { filter: next, limit: ctx.replayPageSize });
+          const rows = await this.readReplayPage(cursor, next);
           if (!socket.connected) return stateToPayload(next, cursor);
           // The publisher prunes from the oldest row up: if it passed the cursor while this replay
           // ran (the resume aged out of the window meanwhile), rows may be missing from this page.
@@ -321,6 +336,16 @@ class SocketSubscription {
     } finally {
       ctx.stream.closeSink(sink);
     }
+  }
+
+  /**
+   * One replay page from the outbox, in the node's replay lane when it has one: only the read holds
+   * a slot (sending waits for the socket outside it, so a stalled socket never holds the lane).
+   */
+  private readReplayPage(after: bigint, filter: SubscriptionState): Promise<StoredBetUpdate[]> {
+    const { ctx } = this;
+    const read = () => ctx.outbox.after(after, { filter, limit: ctx.replayPageSize });
+    return ctx.replayLane ? ctx.replayLane.run(clientAddress(this.socket.request, ctx.trustProxyHops), read) : read();
   }
 
   /** Charges one replay page to the client's budget; refuses RATE_LIMITED when it is spent. */

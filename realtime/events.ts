@@ -81,7 +81,7 @@ export type RealtimeErrorCode = (typeof RealtimeErrorCode)[keyof typeof Realtime
 export interface ErrorBody {
   code: RealtimeErrorCode;
   message: string;
-  /** With `RATE_LIMITED` from the replay budget: seconds until a replay of this client may start. */
+  /** With `RATE_LIMITED` from the replay budget, or `SERVICE_UNAVAILABLE` from the replay lane: seconds until a replay of this client may start. */
   retryAfterSeconds?: number;
 }
 

@@ -44,7 +44,7 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 export function createNodeMetrics(
   realtime: Pick<
     Realtime,
-    "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission" | "replayStalls" | "replayRefusals"
+    "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission" | "replayStalls" | "replayRefusals" | "replayLane"
   >,
   fanout: Pick<Fanout, "kind" | "connected">,
   options: { defaultMetrics?: boolean } = {},
@@ -77,6 +77,15 @@ export function createNodeMetrics(
   );
   mirroredCounter(registry, "realtime_replay_refusals_total", "Replays refused or cut short RATE_LIMITED: the client address's replay budget was spent", () =>
     realtime.replayRefusals(),
+  );
+  // The replay lane, named like the subgraphs' expensive lane (subgraphs/kit/lane-metrics.ts); 0 without one.
+  gauge(registry, "realtime_replay_lane_running", "Replay page reads running now in this node's replay lane", () => realtime.replayLane()?.running ?? 0);
+  gauge(registry, "realtime_replay_lane_waiting", "Replay page reads waiting for the replay lane", () => realtime.replayLane()?.waiting ?? 0);
+  mirroredCounter(
+    registry,
+    "realtime_replay_lane_refused_total",
+    "Replays refused or cut short SERVICE_UNAVAILABLE by the replay lane (queue deadline passed, or the address's share of the queue full)",
+    () => realtime.replayLane()?.refused ?? 0,
   );
   admissionRefusals(registry, () => realtime.admission().refusals);
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));

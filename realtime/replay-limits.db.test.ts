@@ -137,3 +137,94 @@ describe("the replay budget", () => {
     await eventually(() => other.updates.length === written.length, 10_000, "the other address's whole replay");
   });
 });
+
+/**
+ * The node's database, with every outbox page read (Outbox.after: SELECT "seq", "chainId", ...) counted
+ * and held until `release`. No publisher runs beside these nodes, so the only page reads are replays'.
+ */
+function heldReplayReads(database: TestDatabase) {
+  let open: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (open = resolve));
+  const reads = { inFlight: 0, most: 0, started: 0 };
+  const queryRaw = database.prisma.$queryRaw.bind(database.prisma);
+  const countedQueryRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {
+    if (!strings.join("").includes(`SELECT "seq", "chainId"`)) return queryRaw(strings, ...values);
+    reads.started++;
+    reads.inFlight++;
+    reads.most = Math.max(reads.most, reads.inFlight);
+    try {
+      await released;
+      return await queryRaw(strings, ...values);
+    } finally {
+      reads.inFlight--;
+    }
+  };
+  const prisma = new Proxy(database.prisma, {
+    get: (target, property) => (property === "$queryRaw" ? countedQueryRaw : Reflect.get(target, property, target)),
+  });
+  const counted = new Proxy(database, {
+    get: (target, property) => (property === "prisma" ? prisma : Reflect.get(target, property, target)),
+  });
+  return { db: counted, reads, release: () => open() };
+}
+
+describe("the replay lane", () => {
+  it("reads at most the per-client cap of one address's replay pages at once, queues the rest, and lets another address's replay through", async () => {
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: 3 * PAGE }, (_, i) => ({ chainId: 1, betId: String(200_000 + i), player: wallet(i % 3) })),
+    );
+    const since = String(written[0]! - 1n);
+    const held = heldReplayReads(db);
+    const node = await startNode({ db: held.db, replayLane: { concurrency: 3, perClient: 2, queueTimeoutMs: 60_000 } });
+
+    const crowd = await Promise.all(Array.from({ length: 6 }, () => client(node.url)));
+    const answers = crowd.map((member) => member.subscribe({ all: true, sinceSeq: since }));
+    cleanups.push(async () => held.release());
+    // Every replay of the crowd has reached the lane: two read, four wait.
+    await eventually(() => held.reads.inFlight + (node.realtime.replayLane()?.waiting ?? 0) === 6, 10_000, "the crowd's replays at the lane");
+    expect(held.reads.inFlight).toBe(2);
+    expect(node.realtime.replayLane()).toMatchObject({ running: 2, waiting: 4, refused: 0 });
+
+    // Another address is not behind the crowd: its first page is read while the crowd's wait.
+    const other = await client(node.url, "127.0.0.2");
+    const otherAnswer = other.subscribe({ all: true, sinceSeq: since });
+    await eventually(() => held.reads.inFlight === 3, 10_000, "the other address's page read");
+    expect(node.realtime.replayLane()).toMatchObject({ running: 3, waiting: 4 });
+
+    held.release();
+    for (const answer of [...answers, otherAnswer]) expect(isErrorResponse(await answer)).toBe(false);
+    for (const member of [...crowd, other]) expect(member.updates).toHaveLength(written.length);
+    expect(held.reads.most).toBe(3);
+    // Four pages each (the last one short), seven replays, each read once.
+    expect(held.reads.started).toBe(7 * 4);
+  });
+
+  it("refuses a replay that waited past the queue's deadline, or found its address's share of the queue full, with a retry hint", async () => {
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: PAGE }, (_, i) => ({ chainId: 1, betId: String(300_000 + i), player: wallet(i % 3) })),
+    );
+    const since = String(written[0]! - 1n);
+    const held = heldReplayReads(db);
+    const node = await startNode({ db: held.db, replayLane: { concurrency: 1, perClient: 1, queueTimeoutMs: 500 } });
+
+    // One reads (held), eight wait (the most one address may), the tenth is refused at once; the
+    // eight are refused once the deadline passes, since the read never finishes meanwhile.
+    const crowd = await Promise.all(Array.from({ length: 10 }, () => client(node.url)));
+    const answers = crowd.map((member) => member.subscribe({ all: true, sinceSeq: since }));
+    cleanups.push(async () => held.release());
+    await eventually(() => node.realtime.replayLane()?.refused === 9, 10_000, "nine refusals");
+    held.release();
+    const settled = await Promise.all(answers);
+    const refused = settled.filter(isErrorResponse);
+    expect(refused).toHaveLength(9);
+    for (const { error } of refused) {
+      expect(error).toMatchObject({ code: "SERVICE_UNAVAILABLE", retryAfterSeconds: 1 });
+      expect(error.message).toMatch(/replay/);
+    }
+    expect(crowd.filter((member) => member.updates.length === written.length)).toHaveLength(1);
+    const metrics = createNodeMetrics(node.realtime, { kind: "memory", connected: () => true }, { defaultMetrics: false });
+    expect((await metrics.registry.getSingleMetric("realtime_replay_lane_refused_total")!.get()).values[0]!.value).toBe(9);
+  });
+});

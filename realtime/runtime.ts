@@ -2,6 +2,7 @@
 // (bin/realtime.ts), the publisher process (bin/publisher.ts), and the gateway / `npm start`
 // mounting it on their own HTTP server. bin/wiring.ts maps the configuration onto the settings.
 import type { Server as HttpServer } from "node:http";
+import type { LaneOptions } from "../core/bounded-lane.ts";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
@@ -50,6 +51,8 @@ export interface RealtimeSettings {
   replayBudget: ReplayBudget | undefined;
   /** How long a replay waits for a socket that stopped reading before it closes the connection. */
   replayDrainTimeoutMs: number;
+  /** The node's bulkhead for replay page reads (core/bounded-lane.ts). */
+  replayLane: LaneOptions;
   /** The active publisher's outbox pruning. */
   prune: PruneSettings;
   pingIntervalMs: number;
@@ -123,6 +126,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
     retention: settings.retention,
     ...(settings.replayBudget ? { replayBudget: settings.replayBudget } : {}),
     replayDrainTimeoutMs: settings.replayDrainTimeoutMs,
+    replayLane: settings.replayLane,
     transports: settings.transports,
     pingIntervalMs: settings.pingIntervalMs,
     pingTimeoutMs: settings.pingTimeoutMs,

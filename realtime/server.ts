@@ -2,12 +2,21 @@
 // host (bin/realtime.ts) serves it on `/ws`; the gateway mounts it on its own server at `/socket.io`.
 import type { Server as HttpServer } from "node:http";
 import { Server } from "socket.io";
+import { BoundedLane, type LaneOptions, type LaneStats } from "../core/bounded-lane.ts";
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { answerRefusal, installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
-import { handleConnection, DEFAULT_LIMITS, type ConnectionContext, type ConnectionHandle, type RealtimeLimits, type ReplayBudget } from "./connection.ts";
+import {
+  handleConnection,
+  replayLaneRefusal,
+  DEFAULT_LIMITS,
+  type ConnectionContext,
+  type ConnectionHandle,
+  type RealtimeLimits,
+  type ReplayBudget,
+} from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
 import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
@@ -37,6 +46,11 @@ export interface RealtimeDeps {
   replayBudget?: ReplayBudget;
   /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
   replayDrainTimeoutMs?: number;
+  /**
+   * The node's replay lane (core/bounded-lane.ts): replay page reads running at once, per client
+   * address, and how long one waits before SERVICE_UNAVAILABLE; none: they run unbounded.
+   */
+  replayLane?: LaneOptions;
   /**
    * Local delivery: while the fan-out is disconnected (Redis away), or no feed message (the
    * publisher's heartbeat comes every second) arrived for `feedTimeoutMs` (0, the default: only the
@@ -87,6 +101,8 @@ export interface Realtime {
   replayStalls(): number;
   /** Replay requests refused (or cut short) because the client's replay budget was spent. */
   replayRefusals(): number;
+  /** The replay lane's page reads running and waiting, and its refusals; undefined without a lane. */
+  replayLane(): LaneStats | undefined;
   /** Handshakes refused by admission, by reason. */
   admission(): AdmissionStats;
   state(): RealtimeState;
@@ -181,6 +197,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
   });
 
   const counters = { replayStalls: 0, replayRefusals: 0 };
+  const replayLane = deps.replayLane ? new BoundedLane(deps.replayLane, replayLaneRefusal) : undefined;
   const context: ConnectionContext = {
     stream,
     outbox,
@@ -193,6 +210,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     trustProxyHops: deps.trustProxyHops ?? 0,
     ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
     replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
+    ...(replayLane ? { replayLane } : {}),
     counters,
   };
   const connections = new Map<string, ConnectionHandle>();
@@ -241,6 +259,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     admission: () => admission.stats(),
     replayStalls: () => counters.replayStalls,
     replayRefusals: () => counters.replayRefusals,
+    replayLane: () => replayLane?.stats(),
     state: () => ({
       delivery: local.active() ? "local" : "feed",
       fanoutConnected: deps.fanout.connected(),

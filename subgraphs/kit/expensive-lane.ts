@@ -1,28 +1,15 @@
 import { GraphQLError } from "graphql";
+import { BoundedLane, type LaneOptions, type LaneStats } from "../../core/bounded-lane.ts";
 import { ErrorCode } from "../../core/errors.ts";
 
-// The expensive lane (a bulkhead): statements that may read much of the table — counts and pages
-// no index serves (subgraphs/history/data.ts says which) — run at most `concurrency` at once in
-// this process, so that they can hold only that many connections of the pool; every other read
-// finds the rest free. Beyond it they wait in one FIFO queue, at most `queueTimeoutMs`, then are
-// refused with SERVICE_BUSY and a retry hint. One client (the address the gateway forwards,
-// CLIENT_ADDRESS_HEADER) runs at most `perClient` of them at once and waits with at most
-// MAX_WAITING_PER_CLIENT more: a crowd of one address queues behind itself, never in front of
-// the others.
+// The subgraphs' expensive lane: statements that may read much of the table — counts and pages no
+// index serves (subgraphs/history/data.ts says which) — run in a bounded lane (core/bounded-lane.ts,
+// which owns the rules: concurrency, the per-client cap, the queue and its deadline). The client is
+// the address the gateway forwards (CLIENT_ADDRESS_HEADER); a refusal is SERVICE_BUSY with a retry hint.
 
-/** Statements one client may have waiting beyond those it runs; more are refused at once. */
-export const MAX_WAITING_PER_CLIENT = 8;
-/** Statements waiting in all; more are refused at once (the queue's memory stays bounded). */
-export const MAX_WAITING = 256;
-
-export interface ExpensiveLaneOptions {
-  /** Expensive statements running at once in this process: the pool connections they may hold. */
-  concurrency: number;
-  /** Expensive statements one client runs at once. */
-  perClient: number;
-  /** How long a statement may wait for its turn before SERVICE_BUSY. */
-  queueTimeoutMs: number;
-}
+export { MAX_WAITING, MAX_WAITING_PER_CLIENT } from "../../core/bounded-lane.ts";
+export type ExpensiveLaneOptions = LaneOptions;
+export type ExpensiveLaneStats = LaneStats;
 
 /** An expensive statement refused: the lane stayed full for the queue's deadline, or the client's share of the queue is full. */
 export class ServiceBusyError extends GraphQLError {
@@ -32,114 +19,15 @@ export class ServiceBusyError extends GraphQLError {
   }
 }
 
-interface Share {
-  running: number;
-  waiting: number;
-}
-
-interface Waiting {
-  own: Share;
-  start(): void;
-  refuse(error: ServiceBusyError): void;
-  timer: NodeJS.Timeout;
-}
-
-export interface ExpensiveLaneStats {
-  running: number;
-  waiting: number;
-  /** Refused so far (deadline passed or queue full). */
-  refused: number;
-}
-
-export class ExpensiveLane {
-  private running = 0;
-  private refused = 0;
-  private readonly byClient = new Map<string, Share>();
-  private readonly queue: Waiting[] = [];
-  private readonly retryAfterSeconds: number;
-
-  constructor(private readonly options: ExpensiveLaneOptions) {
-    if (options.concurrency < 1 || options.perClient < 1) throw new RangeError("ExpensiveLane: concurrency and perClient must be at least 1");
-    this.retryAfterSeconds = Math.max(1, Math.ceil(options.queueTimeoutMs / 1000));
-  }
-
-  stats(): ExpensiveLaneStats {
-    return { running: this.running, waiting: this.queue.length, refused: this.refused };
-  }
-
-  /** Runs `work` when the lane and `client`'s share of it have room, in arrival order; refuses it past the queue's deadline. */
-  async run<T>(client: string, work: () => Promise<T>): Promise<T> {
-    const own = this.byClient.get(client) ?? { running: 0, waiting: 0 };
-    this.byClient.set(client, own);
-    if (this.running < this.options.concurrency && own.running < this.options.perClient) {
-      this.running++;
-      own.running++;
-    } else {
-      await this.wait(client, own); // its slot is taken for it (next) before it resumes
-    }
-    try {
-      return await work();
-    } finally {
-      this.running--;
-      own.running--;
-      this.forget(client, own);
-      this.next();
-    }
-  }
-
-  private wait(client: string, own: Share): Promise<void> {
-    if (own.waiting >= MAX_WAITING_PER_CLIENT || this.queue.length >= MAX_WAITING) {
-      this.refused++;
-      this.forget(client, own);
-      return Promise.reject(this.busy("too many expensive statements are waiting"));
-    }
-    own.waiting++;
-    return new Promise<void>((resolve, reject) => {
-      const entry: Waiting = {
-        own,
-        start: () => {
-          clearTimeout(entry.timer);
-          own.waiting--;
-          resolve();
-        },
-        refuse: (error) => {
-          own.waiting--;
-          this.refused++;
-          this.forget(client, own);
-          reject(error);
-        },
-        timer: setTimeout(() => {
-          const at = this.queue.indexOf(entry);
-          if (at >= 0) this.queue.splice(at, 1);
-          entry.refuse(this.busy(`no room for an expensive statement within ${this.options.queueTimeoutMs} ms`));
-        }, this.options.queueTimeoutMs),
-      };
-      this.queue.push(entry);
-    });
-  }
-
-  /** Starts the first waiting statements whose client has room (FIFO among those that may run). */
-  private next(): void {
-    for (let i = 0; i < this.queue.length && this.running < this.options.concurrency; ) {
-      const entry = this.queue[i]!;
-      if (entry.own.running < this.options.perClient) {
-        this.queue.splice(i, 1);
-        // Counted as running now, before its caller resumes: no other statement takes the slot meanwhile.
-        this.running++;
-        entry.own.running++;
-        entry.start();
-      } else i++;
-    }
-  }
-
-  private forget(client: string, own: Share): void {
-    if (own.running === 0 && own.waiting === 0) this.byClient.delete(client);
-  }
-
-  private busy(reason: string): ServiceBusyError {
-    return new ServiceBusyError(
-      `The service is busy with expensive queries (${reason}): retry after ${this.retryAfterSeconds} s, or narrow the filter`,
-      this.retryAfterSeconds,
+export class ExpensiveLane extends BoundedLane {
+  constructor(options: ExpensiveLaneOptions) {
+    super(
+      options,
+      (reason, retryAfterSeconds) =>
+        new ServiceBusyError(
+          `The service is busy with expensive queries (${reason}): retry after ${retryAfterSeconds} s, or narrow the filter`,
+          retryAfterSeconds,
+        ),
     );
   }
 }
