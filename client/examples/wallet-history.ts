@@ -7,7 +7,7 @@
 //   npx tsx client/examples/wallet-history.ts <wallet> --api http://127.0.0.1:4000 --status SETTLED --first 20
 //
 // Imports only the package's entry point ("../index.ts"): the packed package ships a copy that
-// imports it by name (client/pack-examples.mjs), which client/pack.test.ts runs.
+// imports it by name (client/scripts/pack-examples.ts), which client/pack.test.ts runs.
 import { parseArgs } from "node:util";
 import { createGraphQLClient, pageThrough, playerBetsPageQuery, playerBetsPages, type BetStatus } from "../index.ts";
 
