@@ -206,5 +206,10 @@ describe("the client package", () => {
     expect(pages).toBe(history.match(/^page \d+: /gm)?.length);
     expect(history).toMatch(/^read at chain 31337 block \d+ \(0x[0-9a-f]{64}\)$/m);
     expect(history).toMatch(/^not before those heads: \d+ SETTLED bets/m);
+    // A hash-only GET for every request (pages, the two reads); the first missed, and the text went once (POST) to register it.
+    const sent = /^requests: (\d+) hash-only GETs, (\d+) with the query text$/m.exec(history);
+    expect(sent, history).not.toBeNull();
+    expect(Number(sent![1])).toBe(pages! + 2);
+    expect(Number(sent![2])).toBe(1);
   }, 300_000);
 });

@@ -26,7 +26,18 @@ if (!wallet) {
 }
 const status = values.status as BetStatus;
 const first = Number(values.first);
-const api = createGraphQLClient({ url: `${values.api}/graphql`, persistedQueries: true });
+// What went over the wire: a GET whose URL carries no query text is a hash-only one.
+const sent = { hashOnlyGets: 0, withText: 0 };
+const api = createGraphQLClient({
+  url: `${values.api}/graphql`,
+  persistedQueries: true,
+  fetch: (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if ((init?.method ?? "GET") === "GET" && !url.searchParams.has("query")) sent.hashOnlyGets++;
+    else sent.withText++;
+    return fetch(input, init);
+  },
+});
 
 let pages = 0;
 let bets = 0;
@@ -49,3 +60,4 @@ const again = await api.request(playerBetsPageQuery, {
   minBlock: readAt.map(({ chainId, block }) => ({ chainId, block })),
 });
 process.stdout.write(`not before those heads: ${again.playerBets.totalCount} ${status} bets (was ${data.playerBets.totalCount})\n`);
+process.stdout.write(`requests: ${sent.hashOnlyGets} hash-only GETs, ${sent.withText} with the query text\n`);
