@@ -1,11 +1,14 @@
 // The client as a user gets it: `npm pack` the package, install the tarball into an empty project,
-// type-check a copy of examples/follow-wallet.ts that imports the package by name (with the
-// package's own .d.ts checked too: no skipLibCheck), compile it, and run it with Node against
-// `npm start`: it must follow a wallet live (a PLACED and a SETTLED line, the proof verified).
+// type-check the examples the tarball ships (dist/examples/, importing the package by name: only
+// what the tarball contains) under TypeScript strict, with the package's own .d.ts checked too (no
+// skipLibCheck), compile them, bundle the package for browsers (esbuild, and a Vite build), and run
+// the examples with Node against `npm start`: follow-wallet must follow a wallet live (a PLACED and
+// a SETTLED line, the proof verified), wallet-history must page through its history over hash-only
+// GETs without a duplicate. Their output is printed in the test log.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import ts from "typescript";
@@ -24,6 +27,14 @@ const manifest = JSON.parse(readFileSync(join(CLIENT_DIR, "package.json"), "utf8
 };
 const rootManifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
 const TSC = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+// Vite comes with vitest; the Vite build is part of the check whenever it is there.
+const VITE = (() => {
+  try {
+    return join(dirname(createRequire(import.meta.url).resolve("vite/package.json")), "bin", "vite.js");
+  } catch {
+    return undefined;
+  }
+})();
 const wallet = privateKeyToAccount(DEV_PLAYER_KEYS[0]!).address.toLowerCase();
 
 let work: string;
@@ -51,7 +62,7 @@ afterAll(async () => {
 describe("the client package", () => {
   it("imports nothing from outside its folder, and only packages it declares", () => {
     const files = readdirSync(CLIENT_DIR, { recursive: true, encoding: "utf8" }).filter(
-      (file) => file.endsWith(".ts") && !file.endsWith(".test.ts") && !file.startsWith("dist") && !file.startsWith("examples"),
+      (file) => file.endsWith(".ts") && !file.endsWith(".test.ts") && !file.startsWith("dist") && !file.startsWith("examples") && !file.startsWith("scripts"),
     );
     expect(files).toEqual(expect.arrayContaining(["index.ts", "react.ts", join("wire", "events.ts")]));
     const declared = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
@@ -66,7 +77,7 @@ describe("the client package", () => {
     expect(problems).toEqual([]);
   });
 
-  it("installs from its tarball into an empty project, and its example follows a wallet live", async () => {
+  it("installs from its tarball into an empty project, and its examples run: one follows a wallet live, one pages through its history", async () => {
     // The service starts while the package is packed and installed.
     const starting = startService();
     starting.then((running) => (service = running)).catch(() => undefined);
@@ -94,14 +105,29 @@ describe("the client package", () => {
     const installed = join(scratch, "node_modules", ...manifest.name.split("/"));
     const files = readdirSync(join(installed, "dist"), { recursive: true, encoding: "utf8" });
     expect(files).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "react.js", "react.d.ts", "snarkjs.js"]));
-    expect(files.filter((file) => file.endsWith(".test.js") || file.endsWith(".ts") !== file.endsWith(".d.ts"))).toEqual([]);
+    expect(
+      files.filter((file) => file.endsWith(".test.js") || (!file.startsWith(`examples${sep}`) && file.endsWith(".ts") !== file.endsWith(".d.ts"))),
+    ).toEqual([]);
 
-    // The example as a user would write it: the package by name, nothing relative.
-    const source = readFileSync(join(CLIENT_DIR, "examples", "follow-wallet.ts"), "utf8")
-      .replaceAll('from "../index.ts"', `from "${manifest.name}"`)
-      .replaceAll('from "../snarkjs.ts"', `from "${manifest.name}/snarkjs"`);
-    expect(source).not.toMatch(/from "\.\.?\//);
-    writeFileSync(join(scratch, "follow-wallet.ts"), source);
+    // The examples as shipped import only Node's built-ins and what the tarball exports.
+    const examples = readdirSync(join(installed, "dist", "examples")).filter((file) => file.endsWith(".ts"));
+    expect(examples.sort()).toEqual(
+      readdirSync(join(CLIENT_DIR, "examples"))
+        .filter((file) => file.endsWith(".ts"))
+        .sort(),
+    );
+    expect(examples).toEqual(expect.arrayContaining(["follow-wallet.ts", "wallet-history.ts"]));
+    const installedManifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { exports: Record<string, unknown> };
+    const exported = new Set(Object.keys(installedManifest.exports).map((subpath) => join(manifest.name, subpath)));
+    for (const file of examples) {
+      const source = readFileSync(join(installed, "dist", "examples", file), "utf8");
+      const imports = ts.preProcessFile(source, true, true).importedFiles.map(({ fileName }) => fileName);
+      expect(
+        imports.filter((specifier) => !specifier.startsWith("node:") && !exported.has(specifier)),
+        file,
+      ).toEqual([]);
+      writeFileSync(join(scratch, file), source);
+    }
     writeFileSync(
       join(scratch, "tsconfig.json"),
       JSON.stringify({
@@ -115,7 +141,7 @@ describe("the client package", () => {
           types: ["node"],
           outDir: "out",
         },
-        files: ["follow-wallet.ts"],
+        files: examples,
       }),
     );
     await run(process.execPath, [TSC, "-p", scratch], scratch);
@@ -138,6 +164,21 @@ describe("the client package", () => {
     const bundled = bundle.outputFiles[0]!.text;
     expect(bundled).toContain("bets:subscribe");
     expect(bundled).not.toMatch(/from ?"node:|require\("node:|snarkjs"/);
+    if (VITE) {
+      // The same page through Vite's production build (library mode: react stays the app's).
+      writeFileSync(
+        join(scratch, "vite.config.mjs"),
+        `export default { logLevel: "warn", build: { outDir: "vite-out", minify: false, lib: { entry: "page.ts", formats: ["es"], fileName: "page" }, rollupOptions: { external: ["react"] } } };\n`,
+      );
+      await run(process.execPath, [VITE, "build", "--config", "vite.config.mjs"], scratch);
+      const viteBundle = readdirSync(join(scratch, "vite-out"))
+        .filter((file) => file.endsWith(".js"))
+        .map((file) => readFileSync(join(scratch, "vite-out", file), "utf8"))
+        .join("\n");
+      expect(viteBundle).toContain("bets:subscribe");
+      expect(viteBundle).not.toMatch(/from ?"node:|require\("node:|snarkjs"/);
+      console.log(`Vite build of the installed package for browsers: ${viteBundle.length} bytes, no Node built-in, no snarkjs`);
+    }
 
     const running = await starting;
     example = spawnChild({ args: [join(scratch, "out", "follow-wallet.js"), wallet, "--api", running.url], cwd: scratch, name: "follow-wallet" });
@@ -146,5 +187,29 @@ describe("the client package", () => {
     await example.waitForLine((line) => /proof of chain 31337 bet \d+: verified/.test(line), 60_000, "a verified proof");
     // The demo's permissive chain (1337) settles some bad proofs: refused there, and only there.
     expect(example.stdout()).not.toMatch(/proof of chain 31337 bet \d+: NOT verified|refused/);
+    // A few settled bets, so that wallet-history below walks more than one page.
+    await expect
+      .poll(() => example!.stdout().match(/ SETTLED +chain \d+ bet \d+/g)?.length ?? 0, { timeout: 120_000, interval: 1_000 })
+      .toBeGreaterThanOrEqual(3);
+    await example.stop();
+    console.log(`examples/follow-wallet.ts ${wallet} --api ${running.url}:\n${example.stdout()}`);
+
+    // The wallet's settled history, page by page over hash-only GETs, then read "not before" its heads.
+    const history = await run(process.execPath, [join(scratch, "out", "wallet-history.js"), wallet, "--api", running.url, "--first", "2"], scratch);
+    console.log(`examples/wallet-history.ts ${wallet} --api ${running.url} --first 2:\n${history}`);
+    const summary = /^(\d+) SETTLED bets of 0x[0-9a-f]{40} in (\d+) pages \((\d+) distinct\)$/m.exec(history);
+    expect(summary, history).not.toBeNull();
+    const [, walked, pages, distinct] = summary!.map(Number);
+    expect(walked).toBeGreaterThanOrEqual(3);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    expect(distinct).toBe(walked);
+    expect(pages).toBe(history.match(/^page \d+: /gm)?.length);
+    expect(history).toMatch(/^read at chain 31337 block \d+ \(0x[0-9a-f]{64}\)$/m);
+    expect(history).toMatch(/^not before those heads: \d+ SETTLED bets/m);
+    // A hash-only GET for every request (pages, the two reads); the first missed, and the text went once (POST) to register it.
+    const sent = /^requests: (\d+) hash-only GETs, (\d+) with the query text$/m.exec(history);
+    expect(sent, history).not.toBeNull();
+    expect(Number(sent![1])).toBe(pages! + 2);
+    expect(Number(sent![2])).toBe(1);
   }, 300_000);
 });

@@ -7,8 +7,8 @@
 //
 // Defaults: the API of `npm start` (GraphQL and Socket.IO on http://127.0.0.1:4000, path /socket.io).
 // Verifies each newly settled bet's proof with snarkjs, here, against the served verification key.
-// Imports only the package's entry points ("../index.ts", "../snarkjs.ts"): client/pack.test.ts runs
-// a copy of it against the installed package, with those names replaced by the package's.
+// Imports only the package's entry points ("../index.ts", "../snarkjs.ts"): the packed package ships a
+// copy that imports them by name (client/scripts/pack-examples.ts), which client/pack.test.ts runs.
 import { parseArgs } from "node:util";
 import { betWithProofQuery, createGraphQLClient, openBetsFeed, playerBetsQuery, verificationKeyQuery, verifyBetProof } from "../index.ts";
 import { loadGroth16, releaseGroth16 } from "../snarkjs.ts";
