@@ -31,6 +31,8 @@ beforeAll(() => {
     "subgraphs/registry.ts",
     "core/schema.ts",
     "core/config.ts",
+    "core/config-types.ts",
+    "core/config-variables.ts",
   ];
   for (const file of [...sources, "supergraph.graphql", "package.json", ...COMPOSED_SERVICES.map((s) => s.sdl)]) {
     cpSync(join(root, file), join(repo, file), { recursive: true });
