@@ -81,7 +81,11 @@ export function recordedOperations(text: string, source: string): RecordedOperat
 export function withVariablesForLiterals(schema: GraphQLSchema, operation: RecordedOperation): RecordedOperation {
   const typeInfo = new TypeInfo(schema);
   const taken = new Set<string>();
-  visit(operation.document, { Variable: (node) => void taken.add(node.name.value) });
+  visit(operation.document, {
+    enter(node) {
+      if (node.kind === Kind.VARIABLE) taken.add(node.name.value);
+    },
+  });
   const added: VariableDefinitionNode[] = [];
   const replaced = visit(
     operation.document,

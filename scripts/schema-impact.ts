@@ -13,7 +13,7 @@ import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
 import { subgraphNamed } from "../subgraphs/registry.ts";
 import { changeFindings, operationImpacts, recordedOperations, type OperationImpact } from "./plan-impact.ts";
-import { impactOnRecordedTraffic, usageRule } from "./schema-usage-check.ts";
+import { impactOnRecordedTraffic, usageRule, type TrafficImpact } from "./schema-usage-check.ts";
 import { composeSupergraph } from "./supergraph.ts";
 
 const { values, positionals } = parseArgs({
@@ -36,6 +36,14 @@ if (composed.errors) {
 const config = loadConfig(["tooling"]);
 const usageUrl = config.SCHEMA_USAGE_URL;
 const findings = changeFindings(before, composed.supergraphSdl, { usageDecidesBreaks: Boolean(usageUrl) });
+for (const finding of findings) console.error(finding);
+
+/** The usage rule's verdicts, printed with the other findings, before the operations. */
+function noteUsageRule(rule: { findings: readonly string[]; passes: readonly string[] }): void {
+  for (const pass of rule.passes) console.log(pass);
+  for (const finding of rule.findings) console.error(finding);
+  findings.push(...rule.findings);
+}
 
 function printImpact(impact: OperationImpact, requests?: bigint): void {
   const cost =
@@ -49,13 +57,13 @@ if (usageUrl && !values.operations) {
   const db = await openDatabase({ url: usageUrl, poolSize: 1, applicationName: "schema-impact" });
   try {
     const traffic = await impactOnRecordedTraffic({ db, days: config.SCHEMA_USAGE_DAYS, before, after: composed.supergraphSdl });
-    findings.push(...traffic.findings);
-    for (const pass of traffic.passes) console.log(pass);
+    noteUsageRule(traffic);
     for (const impact of traffic.impacts) printImpact(impact, impact.requests);
     for (const skipped of traffic.unplanned) console.log(`unplanned ${skipped.name} (${skipped.requests} requests): ${skipped.why}`);
     const affected = traffic.impacts.filter((impact) => impact.verdict !== "unchanged");
-    const requests = affected.reduce((sum, impact) => sum + impact.requests, 0n);
-    summary = `${traffic.impacts.length} operations recorded in the last ${config.SCHEMA_USAGE_DAYS} days, ${affected.length} affected (${requests} requests)`;
+    const repriced = traffic.impacts.filter((impact) => impact.costAfter !== undefined && impact.costAfter !== impact.costBefore);
+    const requests = (impacts: readonly TrafficImpact[]) => impacts.reduce((sum, impact) => sum + impact.requests, 0n);
+    summary = `${traffic.impacts.length} operations recorded in the last ${config.SCHEMA_USAGE_DAYS} days, ${affected.length} affected (${requests(affected)} requests), ${repriced.length} repriced (${requests(repriced)} requests)`;
   } finally {
     await db.close();
   }
@@ -63,9 +71,7 @@ if (usageUrl && !values.operations) {
   if (usageUrl) {
     const db = await openDatabase({ url: usageUrl, poolSize: 1, applicationName: "schema-impact" });
     try {
-      const rule = await usageRule({ db, days: config.SCHEMA_USAGE_DAYS, before, after: composed.supergraphSdl });
-      findings.push(...rule.findings);
-      for (const pass of rule.passes) console.log(pass);
+      noteUsageRule(await usageRule({ db, days: config.SCHEMA_USAGE_DAYS, before, after: composed.supergraphSdl }));
     } finally {
       await db.close();
     }
@@ -76,6 +82,5 @@ if (usageUrl && !values.operations) {
   for (const impact of impacts) printImpact(impact);
   summary = `${operations.length} operations from ${source}, ${impacts.filter((impact) => impact.verdict !== "unchanged").length} affected`;
 }
-for (const finding of findings) console.error(finding);
 console.log(`${entry.name}: ${summary}; ${findings.length} findings`);
 if (findings.length > 0) process.exit(1);
