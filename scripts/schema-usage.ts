@@ -4,7 +4,8 @@
 //   (default the last SCHEMA_USAGE_DAYS days) from SCHEMA_USAGE_URL;
 // and `checkAgainstUsage`, the usage-aware rule of `npm run schema:check`: a breaking change to
 // anything used in the window is refused, deprecated or not, naming the operations; a change to
-// what nothing used passes; a change that names no coordinate keeps the git-only rule.
+// what nothing used passes; a change that names no coordinate keeps the git-only rule; and
+// `trafficBetween`, the operations recorded in a period with their requests (`npm run schema:impact`).
 import { pathToFileURL } from "node:url";
 import { BreakingChangeType, type BreakingChange } from "graphql";
 import { loadConfig } from "../core/config.ts";
