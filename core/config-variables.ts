@@ -431,9 +431,14 @@ export const CONFIG_VARIABLES = {
     "tooling",
     postgresUrl,
     undefined,
-    "`npm run schema:check` and `npm run schema:usage`: the database the gateways record usage into (a reading role suffices); set, `schema:check` refuses a breaking change to anything used in the last `SCHEMA_USAGE_DAYS` and passes one nothing used; unset: git-only rules",
+    "`npm run schema:check`, `npm run schema:usage` and `npm run schema:impact`: the database the gateways record usage into (a reading role suffices); set, `schema:check` refuses a breaking change to anything used in the last `SCHEMA_USAGE_DAYS` and passes one nothing used, and `schema:impact` plans the operations recorded then; unset: git-only rules",
   ),
-  SCHEMA_USAGE_DAYS: variable("tooling", positiveInt, "30", "the usage window of `schema:check` and the default period of `npm run schema:usage`, in days"),
+  SCHEMA_USAGE_DAYS: variable(
+    "tooling",
+    positiveInt,
+    "30",
+    "the usage window of `schema:check` and `schema:impact` and the default period of `npm run schema:usage`, in days",
+  ),
   SCHEMA_ALLOW_BREAKING: variable("tooling", zeroOne, "0", "`npm run schema:check`: `1` lets a deliberate breaking change through"),
 
   // ------------------------------------------------------------------------------------ test

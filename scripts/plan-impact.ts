@@ -4,12 +4,19 @@ import {
   findBreakingChanges,
   Kind,
   parse,
+  TypeInfo,
   validate,
   visit,
+  visitWithTypeInfo,
+  type ArgumentNode,
   type ASTNode,
+  type BreakingChange,
   type DocumentNode,
   type FragmentDefinitionNode,
+  type GraphQLSchema,
   type OperationDefinitionNode,
+  type TypeNode,
+  type VariableDefinitionNode,
 } from "graphql";
 import { pricedApiSchemaOf } from "../gateway/cost-directives.ts";
 import { DEFAULT_QUERY_LIMITS, measureOperation } from "../gateway/limits.ts";
@@ -64,6 +71,50 @@ export function recordedOperations(text: string, source: string): RecordedOperat
   });
 }
 
+/**
+ * A recorded operation as the gateway stores it (gateway/schema-usage.ts: literals stripped, so
+ * `wallet: ""` or `first: 0`, which may not validate) made plannable again: every literal argument
+ * becomes a variable of the argument's type in `schema`, left unset, so validation, planning and
+ * pricing see what any value of it would get (a slicing argument prices at its default or assumed size).
+ * An argument `schema` does not know keeps its literal (validation then says why).
+ */
+export function withVariablesForLiterals(schema: GraphQLSchema, operation: RecordedOperation): RecordedOperation {
+  const typeInfo = new TypeInfo(schema);
+  const taken = new Set<string>();
+  visit(operation.document, {
+    enter(node) {
+      if (node.kind === Kind.VARIABLE) taken.add(node.name.value);
+    },
+  });
+  const added: VariableDefinitionNode[] = [];
+  const replaced = visit(
+    operation.document,
+    visitWithTypeInfo(typeInfo, {
+      Argument(node): ArgumentNode | undefined {
+        const type = typeInfo.getArgument()?.type;
+        if (node.value.kind === Kind.VARIABLE || !type) return undefined;
+        let name = `literal${added.length + 1}`;
+        while (taken.has(name)) name = `_${name}`;
+        taken.add(name);
+        const variable = { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: name } } as const;
+        added.push({ kind: Kind.VARIABLE_DEFINITION, variable, type: parseTypeReference(String(type)) });
+        return { ...node, value: variable };
+      },
+    }),
+  );
+  if (added.length === 0) return operation;
+  const definitions = replaced.definitions.map((definition) =>
+    definition.kind === Kind.OPERATION_DEFINITION ? { ...definition, variableDefinitions: [...(definition.variableDefinitions ?? []), ...added] } : definition,
+  );
+  return { name: operation.name, document: { ...replaced, definitions } };
+}
+
+/** A type reference (`[Int!]!`) as an AST node. */
+function parseTypeReference(reference: string): TypeNode {
+  const operation = parse(`query ($v: ${reference}) { __typename }`).definitions[0] as OperationDefinitionNode;
+  return operation.variableDefinitions![0]!.type;
+}
+
 /** The fragments an operation spreads, directly or through other fragments, each once. */
 function spreadFragments(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): FragmentDefinitionNode[] {
   const found = new Map<string, FragmentDefinitionNode>();
@@ -114,12 +165,20 @@ export function operationImpacts(before: string, after: string, operations: read
   });
 }
 
-/** The checks of schema:check that concern the change itself: descriptions, list sizes, breaking changes against `before`. */
-export function changeFindings(before: string, after: string): string[] {
+/** The breaking changes of the API schema clients see, from `before` to `after`. */
+export function breakingChanges(before: string, after: string): BreakingChange[] {
+  return findBreakingChanges(pricedApiSchemaOf(before), pricedApiSchemaOf(after));
+}
+
+/**
+ * The checks of schema:check that concern the change itself: descriptions, list sizes and, unless
+ * recorded usage decides them instead (`usageDecidesBreaks`), breaking changes against `before`.
+ */
+export function changeFindings(before: string, after: string, options: { usageDecidesBreaks?: boolean } = {}): string[] {
   const api = pricedApiSchemaOf(after);
   return [
     ...undescribedElements(api).map((element) => `undescribed: ${element} has no description in its subgraph's SDL`),
     ...listSizeFindings(after),
-    ...findBreakingChanges(pricedApiSchemaOf(before), api).map((change) => `breaking change: ${change.type}: ${change.description}`),
+    ...(options.usageDecidesBreaks ? [] : breakingChanges(before, after).map((change) => `breaking change: ${change.type}: ${change.description}`)),
   ];
 }

@@ -4,7 +4,8 @@
 //   (default the last SCHEMA_USAGE_DAYS days) from SCHEMA_USAGE_URL;
 // and `checkAgainstUsage`, the usage-aware rule of `npm run schema:check`: a breaking change to
 // anything used in the window is refused, deprecated or not, naming the operations; a change to
-// what nothing used passes; a change that names no coordinate keeps the git-only rule.
+// what nothing used passes; a change that names no coordinate keeps the git-only rule; and
+// `trafficBetween`, the operations recorded in a period with their requests (`npm run schema:impact`).
 import { pathToFileURL } from "node:url";
 import { BreakingChangeType, type BreakingChange } from "graphql";
 import { loadConfig } from "../core/config.ts";
@@ -82,6 +83,33 @@ export async function usageBetween(db: Database, since: Date, until: Date, coord
     usage.operations.push({ name: row.name ?? "(anonymous)", hash: row.hash, requests });
   }
   return [...byCoordinate.values()];
+}
+
+/** An operation recorded in a period: its literal-free document and how many requests it served. */
+export interface RecordedTraffic {
+  hash: string;
+  name: string | null;
+  /** The normalised document, literals stripped; empty for `other` (operations past the bound). */
+  document: string;
+  requests: bigint;
+}
+
+/**
+ * The operations recorded over [since, until), most requested first. Every request of an operation
+ * counts once on each coordinate it uses, so its requests are its most counted coordinate's.
+ */
+export async function trafficBetween(db: Database, since: Date, until: Date): Promise<RecordedTraffic[]> {
+  const rows = await db.prisma.$queryRawUnsafe<{ hash: string; name: string | null; document: string | null; requests: bigint }[]>(
+    `SELECT per."operationHash" AS hash, o."name", o."document", MAX(per.requests)::bigint AS requests
+       FROM (SELECT "operationHash", "coordinate", SUM("count") AS requests FROM "SchemaUsageHourly"
+              WHERE "hour" >= $1::timestamp AND "hour" < $2::timestamp GROUP BY "operationHash", "coordinate") per
+       LEFT JOIN "SchemaUsageOperation" o ON o."hash" = per."operationHash"
+      GROUP BY per."operationHash", o."name", o."document"
+      ORDER BY requests DESC, hash`,
+    since.toISOString(),
+    until.toISOString(),
+  );
+  return rows.map((row) => ({ hash: row.hash, name: row.name, document: row.document ?? "", requests: BigInt(row.requests) }));
 }
 
 export interface UsageVerdict {
