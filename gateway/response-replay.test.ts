@@ -10,6 +10,7 @@ import { silentLogger } from "../core/logger.ts";
 import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
 import { createServiceMetrics } from "../core/metrics.ts";
 import { cachePolicyPlugin } from "./cache-policy.ts";
+import { attachPrices } from "./cost-directives.ts";
 import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 import { CACHE_HIT_POINTS, createPointsBudget, withoutCostExtension } from "./points-budget.ts";
 import {
@@ -30,10 +31,11 @@ import { createResponseReplay } from "./response-replay.ts";
 const TYPE_DEFS = `#graphql
   enum CacheControlScope { PUBLIC PRIVATE }
   directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
+  directive @listSize(assumedSize: Int) on FIELD_DEFINITION
   type Bet { id: ID! payout: String! proof: String! }
   type Query {
     bet(id: ID!): Bet @cacheControl(maxAge: 3600)
-    bets(ids: [ID!]!): [Bet!]! @cacheControl(maxAge: 3600)
+    bets(ids: [ID!]!): [Bet!]! @cacheControl(maxAge: 3600) @listSize(assumedSize: 10)
     live(id: ID!): Bet @cacheControl(maxAge: 2)
     broken: Bet @cacheControl(maxAge: 3600)
     mine: String @cacheControl(maxAge: 3600, scope: PRIVATE)
@@ -95,7 +97,15 @@ async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; 
     typeDefs: TYPE_DEFS,
     resolvers,
     csrfPrevention: false,
-    plugins: [ApolloServerPluginCacheControl(), cachePolicyPlugin(), metrics.plugin, ...(points ? [points.plugin] : []), ...(cache ? [cache.plugin] : [])],
+    plugins: [
+      // Cost analysis prices from the schema's @cost/@listSize, as the gateway's supergraph has them.
+      { serverWillStart: async ({ schema }) => void attachPrices(schema, TYPE_DEFS) },
+      ApolloServerPluginCacheControl(),
+      cachePolicyPlugin(),
+      metrics.plugin,
+      ...(points ? [points.plugin] : []),
+      ...(cache ? [cache.plugin] : []),
+    ],
     logger: silentLogger(),
   });
   await server.start();
