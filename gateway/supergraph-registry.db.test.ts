@@ -7,7 +7,7 @@ import { NetworkDirectory } from "../core/networks.ts";
 import { startStack, type RunningStack } from "../bin/stack.ts";
 import { SUBGRAPHS } from "../subgraphs/registry.ts";
 import { eventually } from "../test/eventually.ts";
-import { capturingLogger, composeWith, startTestRegistry, type TestRegistry } from "../test/registry.ts";
+import { capturingLogger, composeWith, historyWithoutPendingBetCount, startTestRegistry, type TestRegistry } from "../test/registry.ts";
 import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
 import { createGateway } from "./server.ts";
@@ -22,8 +22,7 @@ import { sha256Hex, type SupergraphRegistrySettings } from "./supergraph-source.
 
 const COMMITTED = readFileSync("supergraph.graphql", "utf8");
 const PENDING = `{ pendingBetCount(wallet: "0x000000000000000000000000000000000000dead") }`;
-const history = readFileSync("subgraphs/history/history.graphql", "utf8");
-const historyWithoutCount = history.replace(/\n {2}"How many of the wallet's bets are PENDING[^\n]*\n {2}pendingBetCount\([\s\S]*?\n {2}\): Int!\n/, "\n");
+const historyWithoutCount = historyWithoutPendingBetCount();
 /** A good new version: the committed subgraphs but history's `pendingBetCount` removed. */
 const WITHOUT_COUNT = composeWith({ replace: { history: historyWithoutCount } });
 

@@ -94,3 +94,9 @@ export function capturingLogger(): { logger: Logger; lines: () => Record<string,
   });
   return { logger: createLogger({ level: "info", name: "test", destination }), lines: () => [...lines] };
 }
+
+/** History's SDL with `pendingBetCount` taken out (its description, arguments and directives): a good new version. */
+export function historyWithoutPendingBetCount(): string {
+  const history = readFileSync("subgraphs/history/history.graphql", "utf8");
+  return history.replace(/\n {2}"How many of the wallet's bets are PENDING[^\n]*\n {2}pendingBetCount\([\s\S]*?\n {2}\): Int![^\n]*\n/, "\n");
+}

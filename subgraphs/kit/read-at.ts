@@ -16,7 +16,7 @@
 //     at least readAt (equal unless a block was indexed during the request).
 import type { ApolloServerPlugin, BaseContext } from "@apollo/server";
 import { GraphQLError, type OperationDefinitionNode } from "graphql";
-import { NotYetIndexedError } from "../../core/errors.ts";
+import { isUnavailableError, NotYetIndexedError, ServiceUnavailableError } from "../../core/errors.ts";
 import { MIN_BLOCK_HEADER, mergeMinBlocks, minBlocksOf, parseMinBlocks, type MinBlocks } from "../../core/min-block.ts";
 import type { Database } from "../../core/db.ts";
 import type { IndexingCursor } from "../../prisma/generated/client.ts";
@@ -61,7 +61,16 @@ function answeredAsRefusal(error: unknown): never {
   throw new GraphQLError(error.message, { originalError: error, extensions: { ...error.extensions, http: { status: 200 } } });
 }
 
-const readCursors = (db: Database) => db.prisma.indexingCursor.findMany();
+/**
+ * The heads, read before any resolver: a database that cannot be reached is SERVICE_UNAVAILABLE, as
+ * a resolver's read would be, answered like the resolvers' errors (an error thrown before execution
+ * is otherwise HTTP 500, which the gateway reports as INTERNAL_SERVER_ERROR).
+ */
+const readCursors = (db: Database) =>
+  db.prisma.indexingCursor.findMany().catch((error: unknown) => {
+    if (!isUnavailableError(error)) throw error;
+    throw new ServiceUnavailableError(undefined, { http: { status: 200 } });
+  });
 
 /** Operations that read no data: introspection and federation's `_service` (the gateway's schema checks). */
 function readsNoData(operation: OperationDefinitionNode): boolean {
