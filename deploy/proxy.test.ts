@@ -289,6 +289,7 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
 
   it("retries a POST that was in flight to a gateway that died on the other gateway: no honest request fails", async () => {
     const query = JSON.stringify({ query: "{ networkConfigs { chainId name confirmations } }" });
+    const failures: string[] = [];
     // From an address of its own: the flood test's nginx budget (limit_req per address) is not this one's.
     const fromOwnAddress = new Agent({ connect: { localAddress: "127.0.0.50" } });
     const sendOne = async () => {
@@ -299,7 +300,10 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
         dispatcher: fromOwnAddress,
       });
       const body = (await response.json().catch(() => ({}))) as { data?: { networkConfigs: unknown[] }; errors?: unknown };
-      return response.status === 200 && body.errors === undefined && (body.data?.networkConfigs.length ?? 0) > 0;
+      const ok = response.status === 200 && body.errors === undefined && (body.data?.networkConfigs.length ?? 0) > 0;
+      // What a failed one answered, for the assertion's message.
+      if (!ok) failures.push(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
+      return ok;
     };
     // gateway-b dies on its 40th request, with that request (and any other it holds) unanswered:
     // its sockets are cut as a killed process's are, and it listens no more.
@@ -329,7 +333,10 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     await Promise.all(workers);
     await fromOwnAddress.close();
     expect(crashedAt).toBeDefined();
-    expect(outcomes.filter((ok) => !ok)).toHaveLength(0);
+    expect(
+      outcomes.filter((ok) => !ok),
+      [...new Set(failures)].join("\n"),
+    ).toHaveLength(0);
     // The request gateway-b held when it died was sent on to gateway-a, and answered there.
     const [portA, portB] = [t.stack.http.port, gatewayB.http.port];
     await eventually(
