@@ -5,10 +5,9 @@
 // trace context pass (or fresh ones are made) and are logged; WebSocket clients stay on one node
 // by address; a gateway that dies with a request in flight costs no honest request.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, Agent as HttpAgent, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
@@ -290,21 +289,46 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   it("retries a POST that was in flight to a gateway that died on the other gateway: no honest request fails", async () => {
     const query = JSON.stringify({ query: "{ networkConfigs { chainId name confirmations } }" });
     const failures: string[] = [];
-    // From an address of its own: the flood test's nginx budget (limit_req per address) is not this one's.
-    const fromOwnAddress = new Agent({ connect: { localAddress: "127.0.0.50" } });
-    const sendOne = async () => {
-      const response = await undiciFetch(`${proxyUrl}/graphql`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: query,
-        dispatcher: fromOwnAddress,
+    // From an address of its own: the flood test's nginx budget (limit_req per address) is not this
+    // one's. node:http binds localAddress (undici's Agent ignored connect.localAddress: every request
+    // came from 127.0.0.1, whose budget the flood had spent, and failed when it had not refilled).
+    const fromOwnAddress = new HttpAgent({ keepAlive: true });
+    const sendOne = () =>
+      new Promise<boolean>((resolve) => {
+        const request = httpRequest(
+          `${proxyUrl}/graphql`,
+          {
+            method: "POST",
+            agent: fromOwnAddress,
+            localAddress: "127.0.0.50",
+            headers: { "content-type": "application/json", "content-length": Buffer.byteLength(query) },
+          },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on("data", (chunk: Buffer) => chunks.push(chunk));
+            response.on("end", () => {
+              const text = Buffer.concat(chunks).toString("utf8");
+              let body: { data?: { networkConfigs: unknown[] }; errors?: unknown } = {};
+              try {
+                body = JSON.parse(text) as typeof body;
+              } catch {}
+              const ok = response.statusCode === 200 && body.errors === undefined && (body.data?.networkConfigs.length ?? 0) > 0;
+              // What a failed one answered, for the assertion's message.
+              if (!ok) failures.push(`${response.statusCode} ${text.slice(0, 200)} (from ${response.socket.localAddress})`);
+              resolve(ok);
+            });
+            response.on("error", (error) => {
+              failures.push(`response: ${error.message}`);
+              resolve(false);
+            });
+          },
+        );
+        request.on("error", (error) => {
+          failures.push(`request: ${error.message}`);
+          resolve(false);
+        });
+        request.end(query);
       });
-      const body = (await response.json().catch(() => ({}))) as { data?: { networkConfigs: unknown[] }; errors?: unknown };
-      const ok = response.status === 200 && body.errors === undefined && (body.data?.networkConfigs.length ?? 0) > 0;
-      // What a failed one answered, for the assertion's message.
-      if (!ok) failures.push(`${response.status} ${JSON.stringify(body).slice(0, 200)}`);
-      return ok;
-    };
     // gateway-b dies on its 40th request, with that request (and any other it holds) unanswered:
     // its sockets are cut as a killed process's are, and it listens no more.
     let servedByB = 0;
@@ -331,7 +355,7 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     await eventually(() => outcomes.length >= sentBeforeCrash + 200, 60_000, "requests after the crash");
     stop = true;
     await Promise.all(workers);
-    await fromOwnAddress.close();
+    fromOwnAddress.destroy();
     expect(crashedAt).toBeDefined();
     expect(
       outcomes.filter((ok) => !ok),
