@@ -1,25 +1,11 @@
 import { createHash } from "node:crypto";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { ApolloServer, HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
-import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
+import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_COMPRESSION } from "../core/compression.ts";
-import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../core/http.ts";
-import { silentLogger } from "../core/logger.ts";
 import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
-import { createServiceMetrics } from "../core/metrics.ts";
-import { cachePolicyPlugin } from "./cache-policy.ts";
-import { attachPrices } from "./cost-directives.ts";
-import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
-import { CACHE_HIT_POINTS, createPointsBudget, withoutCostExtension } from "./points-budget.ts";
-import {
-  createMemoryResponseCacheStore,
-  createResponseCache,
-  type DataGeneration,
-  type ResponseCacheBounds,
-  type ResponseCacheStore,
-} from "./response-cache.ts";
+import { CACHE_HIT_POINTS } from "./points-budget.ts";
+import { createMemoryResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
 import { createResponseReplay } from "./response-replay.ts";
 
 // The response cache's byte path (gateway/response-replay.ts) over a small schema of its own, with
@@ -28,131 +14,7 @@ import { createResponseReplay } from "./response-replay.ts";
 // gateway/response-cache.ts (errors, partial data, short maxAge, private, health) still decide.
 // The same path over the real gateway and Redis: response-cache*.db.test.ts; its key: cache-key.test.ts.
 
-const TYPE_DEFS = `#graphql
-  enum CacheControlScope { PUBLIC PRIVATE }
-  directive @cacheControl(maxAge: Int, scope: CacheControlScope, inheritMaxAge: Boolean) on FIELD_DEFINITION | OBJECT | INTERFACE | UNION
-  directive @listSize(assumedSize: Int) on FIELD_DEFINITION
-  type Bet { id: ID! payout: String! proof: String! }
-  type Query {
-    bet(id: ID!): Bet @cacheControl(maxAge: 3600)
-    bets(ids: [ID!]!): [Bet!]! @cacheControl(maxAge: 3600) @listSize(assumedSize: 10)
-    live(id: ID!): Bet @cacheControl(maxAge: 2)
-    broken: Bet @cacheControl(maxAge: 3600)
-    mine: String @cacheControl(maxAge: 3600, scope: PRIVATE)
-    health: String @cacheControl(maxAge: 3600)
-  }
-`;
-
-let executions = 0;
-const betOf = (id: string) => ({ id, payout: `${id}000`, proof: `proof-of-${id}-`.repeat(40) });
-/** A resolver that counts its runs (a hit runs none). */
-const counted =
-  <A, R>(resolve: (args: A) => R) =>
-  (_: unknown, args: A): R => {
-    executions++;
-    return resolve(args);
-  };
-const resolvers = {
-  Query: {
-    bet: counted(({ id }: { id: string }) => betOf(id)),
-    bets: counted(({ ids }: { ids: string[] }) => ids.map(betOf)),
-    live: counted(({ id }: { id: string }) => betOf(id)),
-    broken: counted(() => {
-      throw new Error("no such bet");
-    }),
-    mine: counted(() => "yours"),
-    health: counted(() => "UP"),
-  },
-};
-
-interface Served {
-  url: string;
-  /** How many requests entered Apollo Server. */
-  entered: () => number;
-  metrics: () => Promise<string>;
-  close(): Promise<void>;
-}
-
-let generation: string | undefined = "0";
-const fakeGeneration: DataGeneration = { current: () => generation, stop: () => undefined };
-
-/** The schema behind core/http.ts, with the response cache (and a points budget of `rateLimit` points, on a frozen clock) when given. */
-async function serve(options: { store?: ResponseCacheStore; rateLimit?: number; bounds?: ResponseCacheBounds; now?: () => number } = {}): Promise<Served> {
-  const metrics = createServiceMetrics("test", { defaultMetrics: false });
-  const cache = options.store
-    ? createResponseCache(options.store, {
-        registry: metrics.registry,
-        generation: fakeGeneration,
-        metrics,
-        storable: withoutCostExtension,
-        bounds: options.bounds,
-        now: options.now,
-      })
-    : undefined;
-  const policy = { capacity: options.rateLimit ?? 1, refillPerSecond: 1 };
-  const points = options.rateLimit
-    ? createPointsBudget({ budget: { store: createMemoryRateLimitStore(policy), policy, trustProxyHops: 0, now: () => 1_000_000 }, logger: silentLogger() })
-    : undefined;
-  const server = new ApolloServer({
-    typeDefs: TYPE_DEFS,
-    resolvers,
-    csrfPrevention: false,
-    plugins: [
-      // Cost analysis prices from the schema's @cost/@listSize, as the gateway's supergraph has them.
-      { serverWillStart: async ({ schema }) => void attachPrices(schema, TYPE_DEFS) },
-      ApolloServerPluginCacheControl(),
-      cachePolicyPlugin(),
-      metrics.plugin,
-      ...(points ? [points.plugin] : []),
-      ...(cache ? [cache.plugin] : []),
-    ],
-    logger: silentLogger(),
-  });
-  await server.start();
-  let entered = 0;
-  const execute = server.executeHTTPGraphQLRequest.bind(server);
-  server.executeHTTPGraphQLRequest = (args) => {
-    entered++;
-    return execute(args);
-  };
-  const running: RunningHttpServer = await listen(
-    createGraphQLRequestListener({
-      server,
-      context: async (req) => points?.context(req) ?? {},
-      maxBodyBytes: 65_536,
-      compression: DEFAULT_COMPRESSION,
-      routes: { "/metrics": metrics.route },
-      admit: points?.admit,
-      beforeGraphQL: cache?.beforeGraphQL,
-    }),
-    "127.0.0.1",
-    0,
-  );
-  return {
-    url: running.url,
-    entered: () => entered,
-    metrics: async () => (await fetch(`${running.url}/metrics`)).text(),
-    async close() {
-      await running.close(0);
-      await server.stop();
-    },
-  };
-}
-
-/** `memory` (default a fresh in-process store) calling `onSet(key, value)` for each write. */
-function recording(
-  onSet: (key: string, value: string) => void,
-  memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
-): ResponseCacheStore {
-  const set: ResponseCacheStore["set"] = (key, value, options) => {
-    onSet(key, value);
-    return memory.set(key, value, options);
-  };
-  return { get: (key) => memory.get(key), delete: (key) => memory.delete(key), set };
-}
-
-const BETS = `query Page($ids: [ID!]!) { bets(ids: $ids) { id payout proof } }`;
-const IDS = Array.from({ length: 20 }, (_, i) => String(i + 1));
+import { BETS, executionCount, IDS, recording, type Served, serve, setGeneration } from "../test/replay-server.ts";
 
 describe("response cache byte path", () => {
   let s: Served;
@@ -161,7 +23,7 @@ describe("response cache byte path", () => {
   });
   afterAll(() => s?.close());
   beforeEach(() => {
-    generation = "0";
+    setGeneration("0");
   });
 
   it("replays a hit as the miss's very bytes and headers, without entering Apollo Server or resolving anything", async () => {
@@ -171,7 +33,7 @@ describe("response cache byte path", () => {
     expect(miss.headers["cache-control"]).toBe("max-age=3600, public");
     expect(miss.body.length).toBeGreaterThan(10_000);
     const entered = s.entered();
-    const executed = executions;
+    const executed = executionCount();
 
     const hit = await ask(s.url, { query: BETS, variables: { ids: IDS } });
     expect(hit.headers["x-cache"]).toBe("HIT");
@@ -179,7 +41,7 @@ describe("response cache byte path", () => {
     expect(hit.body.equals(miss.body)).toBe(true);
     expect(lasting(hit.headers)).toEqual(lasting(miss.headers));
     expect(s.entered()).toBe(entered);
-    expect(executions).toBe(executed);
+    expect(executionCount()).toBe(executed);
   });
 
   it("stores the compressed representation it sent, and adds another the first time a hit asks for it", async () => {
@@ -269,13 +131,13 @@ describe("response cache byte path", () => {
     const variables = { ids: IDS.slice(0, 4) };
     expect((await ask(s.url, { query: BETS, variables })).headers["x-cache"]).toBe("MISS");
     expect((await ask(s.url, { query: BETS, variables })).headers["x-cache"]).toBe("HIT");
-    generation = "1";
+    setGeneration("1");
     const entered = s.entered();
     expect((await ask(s.url, { query: BETS, variables })).headers["x-cache"]).toBe("MISS");
     expect(s.entered()).toBe(entered + 1);
     expect((await ask(s.url, { query: BETS, variables })).headers["x-cache"]).toBe("HIT");
 
-    generation = undefined;
+    setGeneration(undefined);
     for (let i = 0; i < 2; i++) expect((await ask(s.url, { query: BETS, variables: { ids: IDS.slice(0, 5) } })).headers["x-cache"]).toBe("MISS");
     expect(s.entered()).toBe(entered + 3);
   });
@@ -290,11 +152,11 @@ describe("response cache byte path", () => {
     ]) {
       const first = await ask(s.url, { query });
       const entered = s.entered();
-      const executed = executions;
+      const executed = executionCount();
       const second = await ask(s.url, { query });
       expect([query, first.headers["x-cache"], second.headers["x-cache"]]).toEqual([query, "MISS", "MISS"]);
       expect(s.entered()).toBe(entered + 1);
-      expect(executions).toBeGreaterThan(executed);
+      expect(executionCount()).toBeGreaterThan(executed);
     }
   });
 
