@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { eventually } from "./eventually.ts";
 import { spawnChild } from "./spawn.ts";
 
 // A failing `npm start` test must not leave its process tree behind: npm may exit while its children
@@ -48,7 +49,8 @@ describe("spawnChild's stop() of a process group", () => {
     leftovers.push(child.pid);
     const { grandchildPid } = await child.waitForJson<{ grandchildPid: number }>((line) => line.msg === "started");
     leftovers.push(grandchildPid);
-    expect(groupAlive(grandchildPid)).toBe(true);
+    // Its group exists once the detached grandchild has called setsid, a moment after its pid is known.
+    await eventually(() => groupAlive(grandchildPid), 10_000, "the announced group");
     await child.stop({ graceMs: 500 });
     expect(groupAlive(child.pid)).toBe(false);
     expect(groupAlive(grandchildPid)).toBe(false);
