@@ -29,6 +29,7 @@ import {
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { sendInBlocks } from "./mine-in-blocks.ts";
 import { fieldToBytes32, SETTLE_GAS, toSnarkjsProof, publicSignalsOf } from "../chain/betvault.ts";
 import { localChain } from "../chain/clients.ts";
 import { DEV_PRIVATE_KEYS } from "../chain/devAccounts.ts";
@@ -163,14 +164,7 @@ try {
   await test.setBlockGasLimit({ gasLimit: 1_000_000_000n });
   await test.setAutomine(false);
   const vault = { address: sys.betVault, abi: betVaultAbi } as const;
-  async function run(txs: (() => Promise<Hex>)[], perBlock = 100): Promise<void> {
-    for (let i = 0; i < txs.length; i += perBlock) {
-      const hashes: Hex[] = [];
-      for (const send of txs.slice(i, i + perBlock)) hashes.push(await send());
-      await test.mine({ blocks: 1 });
-      for (const hash of hashes) if ((await pub.getTransactionReceipt({ hash })).status !== "success") throw new Error(`transaction ${hash} reverted`);
-    }
-  }
+  const run = (txs: (() => Promise<Hex>)[], perBlock?: number) => sendInBlocks({ pub, test }, txs, perBlock);
   const ids = cached.map((c) => c.betId);
   const commitments = ids.map((id) => fieldToBytes32(serverSeedCommitment(serverSeedOf(id))));
   const operator = wallet(0);

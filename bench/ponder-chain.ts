@@ -21,6 +21,7 @@ import {
   type WalletClient,
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { sendInBlocks } from "./mine-in-blocks.ts";
 import { fieldToBytes32, GAME_IDS, SETTLE_GAS } from "../chain/betvault.ts";
 import { localChain } from "../chain/clients.ts";
 import { DEV_PRIVATE_KEYS } from "../chain/devAccounts.ts";
@@ -67,15 +68,7 @@ export async function buildBenchChain(proofs: readonly CachedProof[], fillerBets
     await test.setAutomine(false);
     const vault = { address: system.betVault, abi: betVaultAbi } as const;
 
-    /** Sends every transaction, mining a block every `perBlock` of them; fails on any revert. */
-    async function run(txs: (() => Promise<Hex>)[], perBlock = 100): Promise<void> {
-      for (let i = 0; i < txs.length; i += perBlock) {
-        const hashes: Hex[] = [];
-        for (const send of txs.slice(i, i + perBlock)) hashes.push(await send());
-        await test.mine({ blocks: 1 });
-        for (const hash of hashes) if ((await pub.getTransactionReceipt({ hash })).status !== "success") throw new Error(`transaction ${hash} reverted`);
-      }
-    }
+    const run = (txs: (() => Promise<Hex>)[], perBlock?: number) => sendInBlocks({ pub, test }, txs, perBlock);
     const chunks = <T>(items: readonly T[], size: number): T[][] =>
       Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
