@@ -18,7 +18,7 @@ const config = loadConfig(GATEWAY_SECTIONS);
 // Read only when this gateway serves Socket.IO itself.
 const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(["shared", ...REALTIME_SECTIONS]) : undefined;
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
-const tracing = startConfiguredTracing(config, "gateway");
+const tracing = await startConfiguredTracing(config, "gateway");
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).

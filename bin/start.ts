@@ -45,7 +45,7 @@ if (secretProblem) {
   process.exit(1);
 }
 const logger = createLogger({ name: "start", level: config.LOG_LEVEL });
-const tracing = startConfiguredTracing(config, "start");
+const tracing = await startConfiguredTracing(config, "start");
 
 /** The networks file, validated before anything starts (a real network without its key is refused): or exit 1 naming every problem. */
 function configuredNetworks(path: string): NetworkConfig[] {

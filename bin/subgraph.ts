@@ -19,7 +19,7 @@ if (secretProblem) {
   process.exit(1);
 }
 const logger = createLogger({ name: entry.name, level: config.LOG_LEVEL });
-const tracing = startConfiguredTracing(config, `subgraph-${entry.name}`);
+const tracing = await startConfiguredTracing(config, `subgraph-${entry.name}`);
 const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 const reads = await openReadReplicas(config, db, logger);
 const subgraph = (await entry.load())(subgraphDeps(db, logger, config, reads));

@@ -330,9 +330,8 @@ export function replayBudget(config: Config<"realtime">, points: RateLimitStore 
   return { take: (key, now) => points.take(key, now, price) };
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
 /** Starts this process's traces when the OTEL_* variables ask for them (core/tracing.ts). */
-export function startConfiguredTracing(config: Config<"shared">, processName: string): Tracing {
+export function startConfiguredTracing(config: Config<"shared">, processName: string): Promise<Tracing> {
   return startTracing(
     {
       exporter: config.OTEL_TRACES_EXPORTER,
@@ -344,6 +343,7 @@ export function startConfiguredTracing(config: Config<"shared">, processName: st
   );
 }
 
+/** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
 export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {

@@ -3,9 +3,6 @@
 // nothing is recorded, sent or injected, and SQL statements are not wrapped at all.
 import type { IncomingHttpHeaders } from "node:http";
 import { context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { Resource } from "@opentelemetry/resources";
-import { BatchSpanProcessor, NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 
 export interface TracingSettings {
   /** `otlp` or `none`; unset: on when an OTLP endpoint is set. */
@@ -42,11 +39,18 @@ export function tracesUrl(settings: TracingSettings): string | undefined {
 
 /**
  * Starts tracing for this process (composition roots only, once): the W3C trace-context propagator,
- * async context across awaits, and a batching OTLP/HTTP (JSON) exporter.
+ * async context across awaits, and a batching OTLP/HTTP (JSON) exporter. The SDK and exporter are
+ * loaded here, only when tracing is on: every process and test imports this module (core/http.ts,
+ * core/db.ts), and loading them costs ~100 ms of start-up.
  */
-export function startTracing(settings: TracingSettings, processName: string): Tracing {
+export async function startTracing(settings: TracingSettings, processName: string): Promise<Tracing> {
   const url = tracesUrl(settings);
   if (!url) return { enabled: false, stop: async () => undefined };
+  const [{ OTLPTraceExporter }, { Resource }, { BatchSpanProcessor, NodeTracerProvider }] = await Promise.all([
+    import("@opentelemetry/exporter-trace-otlp-http"),
+    import("@opentelemetry/resources"),
+    import("@opentelemetry/sdk-trace-node"),
+  ]);
   const provider = new NodeTracerProvider({
     resource: new Resource({ "service.name": settings.serviceName ?? processName }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }))],
