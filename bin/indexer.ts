@@ -14,7 +14,7 @@ import { createIndexer } from "../indexer/indexer.ts";
 import { createIndexerMetrics } from "../indexer/metrics.ts";
 import { indexerReadiness } from "../indexer/readiness.ts";
 import { releaseProverResources } from "../zk/groth16.ts";
-import { openConfiguredDatabase, stopOnSignals } from "./wiring.ts";
+import { openConfiguredDatabase, startConfiguredTracing, stopOnSignals } from "./wiring.ts";
 
 /** The configuration and the networks file, or exit 1 naming every problem. */
 function configure() {
@@ -30,6 +30,8 @@ function configure() {
 const { config, networks } = configure();
 
 const logger = createLogger({ name: "indexer", level: config.LOG_LEVEL });
+// Before the database: its statements are traced only when tracing is on as it opens.
+const tracing = await startConfiguredTracing(config, "indexer");
 const db = await openConfiguredDatabase(config, logger);
 
 const metrics = createIndexerMetrics();
@@ -42,6 +44,7 @@ const shutdown = () => {
     await indexer.stop();
     await releaseProverResources();
     await db.close();
+    await tracing.stop();
   })();
   return stopping;
 };

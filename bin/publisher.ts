@@ -11,7 +11,7 @@ import { createPublisherMetrics } from "../realtime/metrics.ts";
 import { Outbox } from "../core/outbox.ts";
 import { createPublisher } from "../realtime/publisher.ts";
 import { createConfiguredFanout, createConfiguredLock } from "../realtime/runtime.ts";
-import { openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+import { openConfiguredDatabase, REALTIME_SECTIONS, realtimeSettings, startConfiguredTracing, stopOnSignals } from "./wiring.ts";
 
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const settings = realtimeSettings(config);
@@ -20,6 +20,7 @@ if (!config.DATABASE_URL || !config.REDIS_URL) {
   logger.fatal("bin/publisher.ts needs DATABASE_URL and REDIS_URL: without them the publisher runs inside the node (npm start)");
   process.exit(1);
 }
+const tracing = await startConfiguredTracing(config, "publisher");
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 const fanout = createConfiguredFanout({ redisUrl: config.REDIS_URL, prefix: settings.redisPrefix, logger });
 const publisher = createPublisher({
@@ -60,4 +61,5 @@ stopOnSignals(logger, async () => {
   await fanout.close();
   probeRedis.disconnect();
   await db.close();
+  await tracing.stop();
 });

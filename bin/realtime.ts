@@ -12,10 +12,20 @@ import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { createNodeHttpServer } from "../realtime/node-http.ts";
 import { startRealtime } from "../realtime/runtime.ts";
-import { openConfiguredDatabase, pointsRedis, pointsStore, REALTIME_SECTIONS, realtimeSettings, SERVICE_VERSION, stopOnSignals } from "./wiring.ts";
+import {
+  openConfiguredDatabase,
+  pointsRedis,
+  pointsStore,
+  REALTIME_SECTIONS,
+  realtimeSettings,
+  SERVICE_VERSION,
+  startConfiguredTracing,
+  stopOnSignals,
+} from "./wiring.ts";
 
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
+const tracing = await startConfiguredTracing(config, "realtime");
 const db = await openConfiguredDatabase(config, logger, { migrate: false });
 // The node's one command connection: replays pay from the clients' points budgets over it (the
 // buckets the gateways charge, bin/wiring.ts replayBudget), and admission counts sockets across
@@ -58,4 +68,5 @@ stopOnSignals(logger, async () => {
   await closed;
   commandRedis?.disconnect();
   await db.close();
+  await tracing.stop();
 });

@@ -15,6 +15,7 @@ import { Prisma, type Bet, type BetResult, type BetUpdateType } from "../prisma/
 import { betToJson, type BetJson } from "./bet-json.ts";
 import type { Database } from "./db.ts";
 import type { NetworkEntry } from "./networks.ts";
+import { activeTraceparent } from "./tracing.ts";
 
 /** Key of the transaction-level advisory lock that orders outbox writers (any constant unique in the database). */
 export const OUTBOX_LOCK_KEY = 0x6f7574626f78; // "outbox"
@@ -76,6 +77,8 @@ const CHUNK = 5_000;
 export async function appendBetUpdates(tx: Tx, rows: readonly BetUpdateRow[]): Promise<bigint[]> {
   if (rows.length === 0) return [];
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
+  // The writer's trace (its commit span) for the publisher to continue; null when it does not trace.
+  const traceparent = activeTraceparent() ?? null;
   const seqs: bigint[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const doc = JSON.stringify(
@@ -91,9 +94,9 @@ export async function appendBetUpdates(tx: Tx, rows: readonly BetUpdateRow[]): P
       })),
     );
     const inserted = await tx.$queryRaw<{ seq: bigint }[]>`
-      INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet", "createdAt")
+      INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet", "createdAt", "traceparent")
       SELECT (e->>'c')::bigint, (e->>'b')::numeric, (e->>'t')::"BetUpdateType", e->>'p', (e->>'n')::bigint, e->>'h', e->'j',
-        COALESCE((e->>'a')::timestamptz, CURRENT_TIMESTAMP)
+        COALESCE((e->>'a')::timestamptz, CURRENT_TIMESTAMP), ${traceparent}::text
       FROM jsonb_array_elements(${doc}::jsonb) WITH ORDINALITY AS r(e, ord)
       ORDER BY ord
       RETURNING "seq"`;
@@ -234,6 +237,17 @@ export class Outbox {
       FROM "BetUpdate" WHERE ${Prisma.join(conditions, " AND ")}
       ORDER BY "seq" LIMIT ${options.limit}`;
     return rows.map(toStoredUpdate);
+  }
+
+  /**
+   * The publisher's read: rows with seq > `after`, in seq order, each with the trace context its
+   * writer stored (null when it did not trace). Kept apart from the updates, which readers send on.
+   */
+  async afterWithTrace(after: bigint, limit: number): Promise<{ updates: StoredBetUpdate[]; traceparents: (string | null)[] }> {
+    const rows = await this.db.prisma.$queryRaw<(StoredRow & { traceparent: string | null })[]>`
+      SELECT "seq", "chainId", "betId"::text AS "betId", "type"::text AS "type", "player", "bet", "traceparent"
+      FROM "BetUpdate" WHERE "seq" > ${after} ORDER BY "seq" LIMIT ${limit}`;
+    return { updates: rows.map(toStoredUpdate), traceparents: rows.map((row) => row.traceparent) };
   }
 
   /** The oldest seq in the table (null when empty). Pruning only ever raises it. */

@@ -118,9 +118,55 @@ export function callTraced<T>(
   return inSpan(span, () => work(carrier));
 }
 
-/** A client span around one SQL statement (its text, never its parameters). */
+/**
+ * A client span around one SQL statement (its text, never its parameters), only inside a traced
+ * operation: the pollers' reads between operations (the indexer's, the publisher's, health checks)
+ * would each be a trace of one span.
+ */
 export function queryTraced<T>(statement: string, work: () => Promise<T>): Promise<T> {
+  if (!trace.getSpan(context.active())?.isRecording()) return work();
   const operation = /^\s*(\w+)/.exec(statement)?.[1]?.toUpperCase() ?? "SQL";
   const span = tracer().startSpan(operation, { kind: SpanKind.CLIENT, attributes: { "db.system": "postgresql", "db.statement": statement } });
   return inSpan(span, work);
+}
+
+/**
+ * A span of work that starts a trace of its own (the indexer's commit of a block: nothing calls
+ * it), with `work`'s SQL statements under it. Off: `work` alone.
+ */
+export function rootTraced<T>(name: string, attributes: Record<string, string | number>, work: () => Promise<T>): Promise<T> {
+  if (!enabled) return work();
+  return inSpan(tracer().startSpan(name, { kind: SpanKind.INTERNAL, root: true, attributes }), work);
+}
+
+/**
+ * The W3C `traceparent` of the active span, to store or send with what it produced (the outbox
+ * rows of a commit, a feed message); undefined when this process does not trace or no span is active.
+ */
+export function activeTraceparent(): string | undefined {
+  if (!enabled || !trace.getSpan(context.active())?.isRecording()) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
+/** What a span continuing a stored or carried trace context is: the publisher's sending, a node's delivery. */
+export type HandOffKind = "producer" | "consumer";
+
+/**
+ * A span continuing the trace context `traceparent` carries (stored with outbox rows, or sent with
+ * a feed message); `work` gets this span's own `traceparent` to pass on. Without a context, or
+ * when this process does not trace: `work(undefined)`, no span.
+ */
+export function continueTraced<T>(
+  traceparent: string | undefined | null,
+  name: string,
+  kind: HandOffKind,
+  attributes: Record<string, string | number>,
+  work: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  if (!enabled || !traceparent) return work(undefined);
+  const parent = propagation.extract(ROOT_CONTEXT, { traceparent });
+  const span = tracer().startSpan(name, { kind: kind === "producer" ? SpanKind.PRODUCER : SpanKind.CONSUMER, attributes }, parent);
+  return inSpan(span, () => work(activeTraceparent()));
 }

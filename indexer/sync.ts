@@ -21,6 +21,7 @@ import { backfillStartBlock } from "../core/backfill.ts";
 import { finalizedBlockAt } from "../core/finality.ts";
 import type { Logger } from "../core/logger.ts";
 import type { NetworkEntry } from "../core/networks.ts";
+import { rootTraced } from "../core/tracing.ts";
 import type { Bet } from "../prisma/generated/client.ts";
 import { applyEvents, betIdKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
@@ -284,20 +285,11 @@ export class NetworkSync {
     const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network });
     const tokens = await this.tokens.newTokens(applied.bets.map((b) => b.token));
     const prepared = performance.now();
-    const finalized = await store.commit({
-      chainId: this.chainId,
-      from,
-      to,
-      blocks: [to],
-      tokens,
-      bets: applied.bets,
-      results: applied.results,
-      updates: applied.updates,
-      state,
-      network,
-      pruneBelow: min(state.finalizedBlock, to.number),
-      events: events.length,
-    });
+    const input = { chainId: this.chainId, from, to, blocks: [to], tokens, bets: applied.bets, results: applied.results, updates: applied.updates, state };
+    const pruneBelow = min(state.finalizedBlock, to.number);
+    // The commit's trace (when this process traces), stored with its outbox rows for the publisher (core/outbox.ts).
+    const traced = { "chain.id": this.chainId, "block.first": String(from.number + 1n), "block.last": String(to.number), events: events.length, mode };
+    const finalized = await rootTraced("indexer commit", traced, () => store.commit({ ...input, network, pruneBelow, events: events.length }));
     if (events.length > 0) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.deps.logger.debug(
@@ -380,7 +372,9 @@ export class NetworkSync {
     const state = this.cursorState(cursor.number);
     const stale = Date.now() - this.lastWrite >= this.deps.heartbeatMs;
     if (!this.ready || state.finalizedBlock > this.finalized || stale) {
-      const updates = await this.deps.store.touchCursor(this.chainId, { ...state, isReady: true }, this.entry(state));
+      const traced = { "chain.id": this.chainId, "block.finalized": String(state.finalizedBlock) };
+      const touch = () => this.deps.store.touchCursor(this.chainId, { ...state, isReady: true }, this.entry(state));
+      const updates = await rootTraced("indexer finalize", traced, touch);
       this.lastWrite = Date.now();
       if (updates > 0) this.deps.emit({ type: "finalized", chainId: this.chainId, updates });
       this.published({ ...state, isReady: true }, cursor.number);

@@ -16,6 +16,7 @@
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { Outbox } from "../core/outbox.ts";
+import { continueTraced, tracingEnabled } from "../core/tracing.ts";
 import type { FeedUpdate } from "./events.ts";
 import type { Fanout } from "./fanout.ts";
 import type { PublisherLock } from "./lock.ts";
@@ -88,9 +89,9 @@ class FeedCursor {
 
   constructor(private readonly fanout: Fanout) {}
 
-  /** Sends `updates` (none: a heartbeat) after `seq`, and moves past them. */
-  send(updates: FeedUpdate[]): void {
-    if (this.fanout.publish({ prevSeq: this.seq.toString(), updates })) this.messages.sent++;
+  /** Sends `updates` (none: a heartbeat) after `seq`, and moves past them; `traceparent`: the trace the nodes continue. */
+  send(updates: FeedUpdate[], traceparent?: string): void {
+    if (this.fanout.publish({ prevSeq: this.seq.toString(), updates, ...(traceparent ? { traceparent } : {}) })) this.messages.sent++;
     else this.messages.dropped++;
     if (updates.length > 0) this.seq = BigInt(updates[updates.length - 1]!.seq);
     this.lastSent = performance.now();
@@ -98,6 +99,23 @@ class FeedCursor {
 
   idleFor(): number {
     return performance.now() - this.lastSent;
+  }
+}
+
+/**
+ * Sends a batch read from the outbox: one message, or when this process traces and the writers
+ * stored their trace contexts, one message per writer's commit (its rows are consecutive: the
+ * outbox lock), each sent under a span continuing that commit's trace and carrying its own context.
+ */
+async function sendBatch(feed: FeedCursor, updates: FeedUpdate[], traceparents: readonly (string | null)[]): Promise<void> {
+  if (!tracingEnabled() || traceparents.every((t) => t === null)) return feed.send(updates);
+  for (let start = 0; start < updates.length; ) {
+    let end = start + 1;
+    while (end < updates.length && traceparents[end] === traceparents[start]) end++;
+    const run = updates.slice(start, end);
+    const attributes = { "messaging.batch.message_count": run.length, "bets.seq.first": run[0]!.seq, "bets.seq.last": run.at(-1)!.seq };
+    await continueTraced(traceparents[start], "publish bets:feed", "producer", attributes, async (traceparent) => feed.send(run, traceparent));
+    start = end;
   }
 }
 
@@ -130,10 +148,10 @@ export function createPublisher(deps: PublisherDeps): Publisher {
     try {
       while (!abort.signal.aborted && !lost) {
         wakeup.reset();
-        const rows = await outbox.after(feed.seq, { limit: batchSize });
+        const { updates: rows, traceparents } = await outbox.afterWithTrace(feed.seq, batchSize);
         if (lost || abort.signal.aborted) break;
         if (rows.length > 0) {
-          feed.send(rows);
+          await sendBatch(feed, rows, traceparents);
           if (rows.length === batchSize) continue;
         } else if (feed.idleFor() >= heartbeatMs) {
           feed.send([]);

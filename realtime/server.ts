@@ -6,6 +6,7 @@ import { BoundedLane, type LaneOptions, type LaneStats } from "../core/bounded-l
 import type { Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
+import { continueTraced } from "../core/tracing.ts";
 import { answerRefusal, installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
 import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
 import {
@@ -177,9 +178,15 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
   // Feed messages wait for the networks' heads (in order, and never long), so that what they carry
   // is delivered with its depth at the current head.
   let feedQueue: Promise<void> = Promise.resolve();
+  // A traced message (the publisher's context with it) gets one delivery span on this node, from its
+  // arrival to the fan-out of its updates to the rooms: per message, not per socket.
   const stopFeed = deps.fanout.onFeed(io, (message) => {
     lastFeedAt = performance.now();
-    feedQueue = feedQueue.then(() => depth.refreshWithin(HEADS_WAIT_MS)).then(() => stream.onMessage(message));
+    const queued = feedQueue;
+    const attributes = { "messaging.batch.message_count": message.updates?.length ?? 0 };
+    feedQueue = continueTraced(message.traceparent, "deliver bets:update", "consumer", attributes, () =>
+      queued.then(() => depth.refreshWithin(HEADS_WAIT_MS)).then(() => stream.onMessage(message)),
+    );
   });
   const local = watchFeed({
     logger: deps.logger,

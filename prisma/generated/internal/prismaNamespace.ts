@@ -1572,7 +1572,8 @@ export const BetUpdateScalarFieldEnum = {
   blockNumber: 'blockNumber',
   blockHash: 'blockHash',
   bet: 'bet',
-  createdAt: 'createdAt'
+  createdAt: 'createdAt',
+  traceparent: 'traceparent'
 } as const
 
 export type BetUpdateScalarFieldEnum = (typeof BetUpdateScalarFieldEnum)[keyof typeof BetUpdateScalarFieldEnum]

@@ -50,6 +50,7 @@ export type BetUpdateMinAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   createdAt: Date | null
+  traceparent: string | null
 }
 
 export type BetUpdateMaxAggregateOutputType = {
@@ -61,6 +62,7 @@ export type BetUpdateMaxAggregateOutputType = {
   blockNumber: bigint | null
   blockHash: string | null
   createdAt: Date | null
+  traceparent: string | null
 }
 
 export type BetUpdateCountAggregateOutputType = {
@@ -73,6 +75,7 @@ export type BetUpdateCountAggregateOutputType = {
   blockHash: number
   bet: number
   createdAt: number
+  traceparent: number
   _all: number
 }
 
@@ -100,6 +103,7 @@ export type BetUpdateMinAggregateInputType = {
   blockNumber?: true
   blockHash?: true
   createdAt?: true
+  traceparent?: true
 }
 
 export type BetUpdateMaxAggregateInputType = {
@@ -111,6 +115,7 @@ export type BetUpdateMaxAggregateInputType = {
   blockNumber?: true
   blockHash?: true
   createdAt?: true
+  traceparent?: true
 }
 
 export type BetUpdateCountAggregateInputType = {
@@ -123,6 +128,7 @@ export type BetUpdateCountAggregateInputType = {
   blockHash?: true
   bet?: true
   createdAt?: true
+  traceparent?: true
   _all?: true
 }
 
@@ -222,6 +228,7 @@ export type BetUpdateGroupByOutputType = {
   blockHash: string
   bet: runtime.JsonValue
   createdAt: Date
+  traceparent: string | null
   _count: BetUpdateCountAggregateOutputType | null
   _avg: BetUpdateAvgAggregateOutputType | null
   _sum: BetUpdateSumAggregateOutputType | null
@@ -257,6 +264,7 @@ export type BetUpdateWhereInput = {
   blockHash?: Prisma.StringFilter<"BetUpdate"> | string
   bet?: Prisma.JsonFilter<"BetUpdate">
   createdAt?: Prisma.DateTimeFilter<"BetUpdate"> | Date | string
+  traceparent?: Prisma.StringNullableFilter<"BetUpdate"> | string | null
 }
 
 export type BetUpdateOrderByWithRelationInput = {
@@ -269,6 +277,7 @@ export type BetUpdateOrderByWithRelationInput = {
   blockHash?: Prisma.SortOrder
   bet?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  traceparent?: Prisma.SortOrderInput | Prisma.SortOrder
 }
 
 export type BetUpdateWhereUniqueInput = Prisma.AtLeast<{
@@ -284,6 +293,7 @@ export type BetUpdateWhereUniqueInput = Prisma.AtLeast<{
   blockHash?: Prisma.StringFilter<"BetUpdate"> | string
   bet?: Prisma.JsonFilter<"BetUpdate">
   createdAt?: Prisma.DateTimeFilter<"BetUpdate"> | Date | string
+  traceparent?: Prisma.StringNullableFilter<"BetUpdate"> | string | null
 }, "seq">
 
 export type BetUpdateOrderByWithAggregationInput = {
@@ -296,6 +306,7 @@ export type BetUpdateOrderByWithAggregationInput = {
   blockHash?: Prisma.SortOrder
   bet?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  traceparent?: Prisma.SortOrderInput | Prisma.SortOrder
   _count?: Prisma.BetUpdateCountOrderByAggregateInput
   _avg?: Prisma.BetUpdateAvgOrderByAggregateInput
   _max?: Prisma.BetUpdateMaxOrderByAggregateInput
@@ -316,6 +327,7 @@ export type BetUpdateScalarWhereWithAggregatesInput = {
   blockHash?: Prisma.StringWithAggregatesFilter<"BetUpdate"> | string
   bet?: Prisma.JsonWithAggregatesFilter<"BetUpdate">
   createdAt?: Prisma.DateTimeWithAggregatesFilter<"BetUpdate"> | Date | string
+  traceparent?: Prisma.StringNullableWithAggregatesFilter<"BetUpdate"> | string | null
 }
 
 export type BetUpdateCreateInput = {
@@ -328,6 +340,7 @@ export type BetUpdateCreateInput = {
   blockHash: string
   bet: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  traceparent?: string | null
 }
 
 export type BetUpdateUncheckedCreateInput = {
@@ -340,6 +353,7 @@ export type BetUpdateUncheckedCreateInput = {
   blockHash: string
   bet: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  traceparent?: string | null
 }
 
 export type BetUpdateUpdateInput = {
@@ -352,6 +366,7 @@ export type BetUpdateUpdateInput = {
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   bet?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  traceparent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type BetUpdateUncheckedUpdateInput = {
@@ -364,6 +379,7 @@ export type BetUpdateUncheckedUpdateInput = {
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   bet?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  traceparent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type BetUpdateCreateManyInput = {
@@ -376,6 +392,7 @@ export type BetUpdateCreateManyInput = {
   blockHash: string
   bet: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Date | string
+  traceparent?: string | null
 }
 
 export type BetUpdateUpdateManyMutationInput = {
@@ -388,6 +405,7 @@ export type BetUpdateUpdateManyMutationInput = {
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   bet?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  traceparent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type BetUpdateUncheckedUpdateManyInput = {
@@ -400,6 +418,7 @@ export type BetUpdateUncheckedUpdateManyInput = {
   blockHash?: Prisma.StringFieldUpdateOperationsInput | string
   bet?: Prisma.JsonNullValueInput | runtime.InputJsonValue
   createdAt?: Prisma.DateTimeFieldUpdateOperationsInput | Date | string
+  traceparent?: Prisma.NullableStringFieldUpdateOperationsInput | string | null
 }
 
 export type BetUpdateCountOrderByAggregateInput = {
@@ -412,6 +431,7 @@ export type BetUpdateCountOrderByAggregateInput = {
   blockHash?: Prisma.SortOrder
   bet?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  traceparent?: Prisma.SortOrder
 }
 
 export type BetUpdateAvgOrderByAggregateInput = {
@@ -430,6 +450,7 @@ export type BetUpdateMaxOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  traceparent?: Prisma.SortOrder
 }
 
 export type BetUpdateMinOrderByAggregateInput = {
@@ -441,6 +462,7 @@ export type BetUpdateMinOrderByAggregateInput = {
   blockNumber?: Prisma.SortOrder
   blockHash?: Prisma.SortOrder
   createdAt?: Prisma.SortOrder
+  traceparent?: Prisma.SortOrder
 }
 
 export type BetUpdateSumOrderByAggregateInput = {
@@ -466,6 +488,7 @@ export type BetUpdateSelect<ExtArgs extends runtime.Types.Extensions.InternalArg
   blockHash?: boolean
   bet?: boolean
   createdAt?: boolean
+  traceparent?: boolean
 }, ExtArgs["result"]["betUpdate"]>
 
 export type BetUpdateSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -478,6 +501,7 @@ export type BetUpdateSelectCreateManyAndReturn<ExtArgs extends runtime.Types.Ext
   blockHash?: boolean
   bet?: boolean
   createdAt?: boolean
+  traceparent?: boolean
 }, ExtArgs["result"]["betUpdate"]>
 
 export type BetUpdateSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetSelect<{
@@ -490,6 +514,7 @@ export type BetUpdateSelectUpdateManyAndReturn<ExtArgs extends runtime.Types.Ext
   blockHash?: boolean
   bet?: boolean
   createdAt?: boolean
+  traceparent?: boolean
 }, ExtArgs["result"]["betUpdate"]>
 
 export type BetUpdateSelectScalar = {
@@ -502,9 +527,10 @@ export type BetUpdateSelectScalar = {
   blockHash?: boolean
   bet?: boolean
   createdAt?: boolean
+  traceparent?: boolean
 }
 
-export type BetUpdateOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"seq" | "chainId" | "betId" | "type" | "player" | "blockNumber" | "blockHash" | "bet" | "createdAt", ExtArgs["result"]["betUpdate"]>
+export type BetUpdateOmit<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = runtime.Types.Extensions.GetOmit<"seq" | "chainId" | "betId" | "type" | "player" | "blockNumber" | "blockHash" | "bet" | "createdAt" | "traceparent", ExtArgs["result"]["betUpdate"]>
 
 export type $BetUpdatePayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = runtime.Types.Extensions.DefaultArgs> = {
   name: "BetUpdate"
@@ -522,6 +548,11 @@ export type $BetUpdatePayload<ExtArgs extends runtime.Types.Extensions.InternalA
      */
     bet: runtime.JsonValue
     createdAt: Date
+    /**
+     * The W3C traceparent of the commit that wrote the row (core/tracing.ts), null when the writer
+     * did not trace: the publisher continues that trace. Never sent to clients.
+     */
+    traceparent: string | null
   }, ExtArgs["result"]["betUpdate"]>
   composites: {}
 }
@@ -954,6 +985,7 @@ export interface BetUpdateFieldRefs {
   readonly blockHash: Prisma.FieldRef<"BetUpdate", 'String'>
   readonly bet: Prisma.FieldRef<"BetUpdate", 'Json'>
   readonly createdAt: Prisma.FieldRef<"BetUpdate", 'DateTime'>
+  readonly traceparent: Prisma.FieldRef<"BetUpdate", 'String'>
 }
     
 
