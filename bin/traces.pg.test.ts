@@ -1,12 +1,13 @@
-// Traces across processes (issue 23 item 5): a gateway and two subgraphs, each its own process as an
-// operator starts them (bin/gateway.ts, bin/subgraph.ts), export to an OTLP/HTTP (JSON) collector
-// in this test. One request, sent with a caller's `traceparent` (what nginx passes on or creates),
-// yields one trace: the gateway's server span under the caller's, a client span per subgraph fetch
-// (under @apollo/gateway's own plan and fetch spans),
-// each subgraph's server span under its fetch, and a span per SQL statement under those.
+// Traces across processes (issue 23 item 5), through the production proxy: Debian's nginx running
+// deploy/nginx.conf (test/nginx.ts) in front of a gateway and two subgraphs, each its own process as
+// an operator starts them (bin/gateway.ts, bin/subgraph.ts), exporting to an OTLP/HTTP (JSON)
+// collector in this test (test/otlp-collector.ts). One request, sent with a caller's `traceparent`
+// and `X-Request-Id`, yields one trace under the caller's span: the gateway's server span (carrying
+// the request id), a client span per subgraph fetch (under @apollo/gateway's own plan and fetch
+// spans), each subgraph's server span under its fetch, and a span per SQL statement under those.
+// Without a caller's context, nginx makes one whose trace id is its request id: the trace is found
+// by the id in its access log.
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { seedFixtures, type FixtureSummary } from "../fixtures/seed.ts";
@@ -14,92 +15,24 @@ import { readProofCache } from "../fixtures/proof-cache.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { eventually } from "../test/eventually.ts";
 import { type Spawned, spawnTsx } from "../test/spawn.ts";
+import { nginxBinary, startNginx, type RunningNginx } from "../test/nginx.ts";
+import { attribute, type CollectedSpan, type Collector, otelEnv, printTree, SPAN_KIND, startCollector } from "../test/otlp-collector.ts";
+import { describeWith } from "../test/services.ts";
 
 const onPostgres = loadConfig(["test"]).TEST_DB === "postgres";
 
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  arrayValue?: { values: OtlpValue[] };
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: { key: string; value: OtlpValue }[];
-}
-interface OtlpExport {
-  resourceSpans?: { resource?: { attributes?: { key: string; value: OtlpValue }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
-}
-interface CollectedSpan extends OtlpSpan {
-  service: string;
-}
-
-const SPAN_KIND = { SERVER: 2, CLIENT: 3 } as const;
-
-function attribute(span: OtlpSpan, key: string): string | undefined {
-  const value = span.attributes?.find((a) => a.key === key)?.value;
-  if (!value) return undefined;
-  if (value.arrayValue) return value.arrayValue.values.map((v) => v.stringValue ?? String(v.intValue)).join(",");
-  return value.stringValue ?? (value.intValue === undefined ? undefined : String(value.intValue));
-}
-
-/** An OTLP/HTTP JSON collector on loopback: keeps every span it is sent, with its service's name. */
-async function startCollector(): Promise<{ url: string; spans: CollectedSpan[]; close(): Promise<void> }> {
-  const spans: CollectedSpan[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      if (req.method === "POST" && req.url === "/v1/traces") {
-        const body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as OtlpExport;
-        for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = resourceSpans.resource?.attributes?.find((a) => a.key === "service.name")?.value.stringValue ?? "?";
-          for (const scope of resourceSpans.scopeSpans ?? []) for (const span of scope.spans ?? []) spans.push({ ...span, service });
-        }
-      }
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-/** The trace as an indented tree, children under their parent, for the test's output. */
-function printTree(spans: CollectedSpan[], rootParent: string): string {
-  const lines: string[] = [];
-  const walk = (parent: string, depth: number) => {
-    for (const span of spans.filter((s) => (s.parentSpanId ?? "") === parent)) {
-      const detail = attribute(span, "db.statement")?.replace(/\s+/g, " ").slice(0, 80) ?? attribute(span, "http.request.header.x-request-id") ?? "";
-      lines.push(`${"  ".repeat(depth)}${span.service}: ${span.name}${detail ? `  [${detail}]` : ""}`);
-      walk(span.spanId, depth + 1);
-    }
-  };
-  walk(rootParent, 0);
-  return lines.join("\n");
-}
-
 describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (OTLP/HTTP)", () => {
+  describeWith(nginxBinary, "through the production proxy (deploy/nginx.conf)", traceSuite);
+});
+
+function traceSuite(): void {
   let db: TestDatabase;
   let fixtures: FixtureSummary;
-  let collector: Awaited<ReturnType<typeof startCollector>>;
+  let collector: Collector;
+  let nginx: RunningNginx;
   const children: Spawned[] = [];
 
-  const otel = () => ({
-    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-    OTEL_TRACES_EXPORTER: undefined,
-    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: undefined,
-    OTEL_SERVICE_NAME: undefined,
-    // The SDK's batch delay (default 5 s): spans reach the collector soon after the request.
-    OTEL_BSP_SCHEDULE_DELAY: "100",
-  });
+  const otel = () => otelEnv(collector);
 
   const startSubgraph = async (name: string): Promise<string> => {
     const child = spawnTsx("bin/subgraph.ts", {
@@ -116,7 +49,7 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
       },
     });
     children.push(child);
-    const ready = await child.waitForJson<{ url: string }>((line) => line.subgraph === name && typeof line.url === "string", 60_000, `${name} listening`);
+    const ready = await child.waitForJson<{ url: string }>((line) => line.subgraph === name && typeof line.url === "string", 150_000, `${name} listening`);
     return ready.url;
   };
 
@@ -124,14 +57,6 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
     db = await createTestDatabase();
     fixtures = await seedFixtures(db, { bets: 20, proofCache: readProofCache() });
     collector = await startCollector();
-  }, 120_000);
-  afterAll(async () => {
-    await Promise.all(children.map((child) => child.stop()));
-    await collector?.close();
-    await db?.close();
-  });
-
-  it("one request is one trace: gateway -> subgraph fetches -> subgraph requests -> SQL statements", async () => {
     const [networksUrl, historyUrl] = await Promise.all([startSubgraph("networks"), startSubgraph("history")]);
     const gateway = spawnTsx("bin/gateway.ts", {
       env: {
@@ -145,25 +70,33 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
         GATEWAY_SOCKETIO: undefined,
         NETWORKS_SUBGRAPH_URL: networksUrl,
         HISTORY_SUBGRAPH_URL: historyUrl,
-        // Not asked by the request below: nothing listens there.
+        // Not asked by the requests below: nothing listens there.
         RESULTS_SUBGRAPH_URL: "http://127.0.0.1:9/graphql",
       },
     });
     children.push(gateway);
     const { url } = await gateway.waitForJson<{ url: string }>(
       (line) => typeof line.url === "string" && String(line.msg) === "gateway listening",
-      60_000,
+      150_000,
       "gateway listening",
     );
+    // Both of the proxy's gateways are this one; no realtime node is asked (port 9: nothing listens).
+    const port = Number(new URL(url).port);
+    nginx = await startNginx({ gatewayPorts: [port, port], realtimePorts: [9, 9] });
+  }, 420_000);
+  afterAll(async () => {
+    await nginx?.stop();
+    await Promise.all(children.map((child) => child.stop()));
+    await collector?.close();
+    await db?.close();
+  });
 
-    // The caller's trace context, as nginx passes it on.
-    const traceId = randomBytes(16).toString("hex");
-    const callerSpanId = randomBytes(8).toString("hex");
-    const requestId = `trace-test-${randomBytes(4).toString("hex")}`;
+  /** Asks both subgraphs, through nginx, with these headers; resolves to nginx's X-Request-Id answer. */
+  const query = async (headers: Record<string, string>): Promise<string> => {
     const chainId = fixtures.networks[0]!.chainId;
-    const response = await fetch(url, {
+    const response = await fetch(`${nginx.url}/graphql`, {
       method: "POST",
-      headers: { "content-type": "application/json", traceparent: `00-${traceId}-${callerSpanId}-01`, "x-request-id": requestId },
+      headers: { "content-type": "application/json", ...headers },
       body: JSON.stringify({
         query:
           "query ($c: ChainId, $w: Address!) { networkConfigs(chainId: $c) { indexing { indexedBlock } } playerBets(wallet: $w, first: 1) { totalCount } }",
@@ -172,6 +105,15 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
     });
     const body = (await response.json()) as { data?: unknown; errors?: unknown[] };
     expect(body.errors, JSON.stringify(body.errors)).toBeUndefined();
+    return response.headers.get("x-request-id") ?? "";
+  };
+
+  it("one request through nginx is one trace under the caller's: gateway -> subgraph fetches -> subgraph requests -> SQL", async () => {
+    // The caller's trace context and request id, which nginx passes on as they are valid.
+    const traceId = randomBytes(16).toString("hex");
+    const callerSpanId = randomBytes(8).toString("hex");
+    const requestId = `trace-test-${randomBytes(4).toString("hex")}`;
+    expect(await query({ traceparent: `00-${traceId}-${callerSpanId}-01`, "x-request-id": requestId })).toBe(requestId);
 
     const inTrace = () => collector.spans.filter((span) => span.traceId === traceId);
     const childrenOf = (span: CollectedSpan) => inTrace().filter((s) => s.parentSpanId === span.spanId);
@@ -189,7 +131,7 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
       () => `the trace's spans (so far:\n${printTree(inTrace(), callerSpanId)})`,
     );
     const tree = printTree(inTrace(), callerSpanId);
-    process.stdout.write(`trace ${traceId}:\n${tree}\n`);
+    process.stdout.write(`trace ${traceId} (caller's span ${callerSpanId}, through nginx):\n${tree}\n`);
 
     // The gateway's server span continues the caller's trace and carries the request id.
     const roots = inTrace().filter((s) => s.parentSpanId === callerSpanId);
@@ -217,5 +159,23 @@ describe.runIf(onPostgres)("traces across a gateway and two subgraph processes (
     // Every span of the trace hangs under the caller's: nothing detached.
     const ids = new Set([callerSpanId, ...inTrace().map((s) => s.spanId)]);
     expect(inTrace().filter((s) => !ids.has(s.parentSpanId ?? ""))).toEqual([]);
+    // nginx logged the same request id and trace context.
+    await eventually(() => nginx.accessLog().some((line) => line.requestId === requestId), 10_000, "nginx's access log line");
+    expect(nginx.accessLog().find((line) => line.requestId === requestId)?.traceparent).toBe(`00-${traceId}-${callerSpanId}-01`);
   }, 180_000);
-});
+
+  it("without a caller's context, nginx starts the trace: its id is the request id in nginx's access log", async () => {
+    const requestId = await query({});
+    expect(requestId).toMatch(/^[0-9a-f]{32}$/);
+    const logged = () => nginx.accessLog().find((line) => line.requestId === requestId);
+    await eventually(() => logged() !== undefined, 10_000, "nginx's access log line");
+    const [, traceId, parentId] = logged()!.traceparent.split("-");
+    expect(traceId).toBe(requestId);
+    const gatewaySpan = () => collector.spans.find((s) => s.traceId === traceId && s.service === "gateway" && s.kind === SPAN_KIND.SERVER);
+    await eventually(() => gatewaySpan() !== undefined, 30_000, "the gateway's server span in nginx's trace");
+    expect(gatewaySpan()!.parentSpanId).toBe(parentId);
+    expect(attribute(gatewaySpan()!, "http.request.header.x-request-id")).toBe(requestId);
+    const inTrace = collector.spans.filter((s) => s.traceId === traceId);
+    expect(inTrace.filter((s) => s.service.startsWith("subgraph-") && s.kind === SPAN_KIND.SERVER).length).toBe(2);
+  }, 120_000);
+}

@@ -4,18 +4,15 @@
 // /health and Socket.IO WebSockets go through it; /metrics does not. A caller's request id and
 // trace context pass (or fresh ones are made) and are logged; WebSocket clients stay on one node
 // by address; a gateway that dies with a request in flight costs no honest request.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, Agent as HttpAgent, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { startRealtime, type RunningRealtime } from "../realtime/runtime.ts";
 import { insertUpdates, wallet } from "../test/outbox.ts";
 import { attemptConnect, connectClient, type TestClient } from "../test/realtime.ts";
-import { freePort } from "../test/private-postgres.ts";
-import { binaryService, describeWith } from "../test/services.ts";
-import { spawnChild, type Spawned } from "../test/spawn.ts";
+import { describeWith } from "../test/services.ts";
+import { nginxBinary, startNginx, type RunningNginx } from "../test/nginx.ts";
 import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 import { startStack, type RunningStack } from "../bin/stack.ts";
 import { NetworkDirectory } from "../core/networks.ts";
@@ -24,32 +21,10 @@ import { testRealtimeSettings } from "../test/config.ts";
 import { loadCompose } from "../test/compose.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 
-const NGINX = "/usr/sbin/nginx";
 /** The realtime node's allowance per client address in this suite (small: quick to reach). */
 const SOCKETS_PER_ADDRESS = 3;
 /** The Socket.IO path of the compose file's realtime nodes. */
 const REALTIME_NODE_PATH = loadCompose().services["realtime-a"]!.environment!.REALTIME_PATH!;
-// CI installs nginx (.ci/run); elsewhere the suite is skipped with SKIPPED and the install command in its title.
-const nginxBinary = binaryService(NGINX, "apt-get install -y nginx-light");
-
-/** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
-function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPorts: [number, number]; realtimePorts: [number, number] }): string {
-  const rewritten = conf
-    .replace("server gateway-a:4000", `server 127.0.0.1:${options.gatewayPorts[0]}`)
-    .replace("server gateway-b:4000", `server 127.0.0.1:${options.gatewayPorts[1]}`)
-    .replace("server realtime-a:4100", `server 127.0.0.1:${options.realtimePorts[0]}`)
-    .replace("server realtime-b:4100", `server 127.0.0.1:${options.realtimePorts[1]}`)
-    .replace("listen 8080;", `listen 127.0.0.1:${options.port};`)
-    .replace("worker_processes auto;", "worker_processes 1;")
-    .replace("worker_connections 16384;", "worker_connections 4096;")
-    .replace("/var/log/nginx/access.log", `${options.dir}/access.log`)
-    .replace(
-      "http {",
-      ["http {", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
-    );
-  if (/server (gateway|realtime)-/.test(rewritten)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
-  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\n${rewritten}`;
-}
 
 /** The headers a gateway received, as a test route on both gateways answers them. */
 const ECHO_PATH = "/test-echo-headers";
@@ -59,25 +34,14 @@ const echoHeaders = (req: IncomingMessage, res: ServerResponse) => {
     .end(JSON.stringify({ requestId: req.headers["x-request-id"], traceparent: req.headers.traceparent }));
 };
 
-interface AccessLogLine {
-  method: string;
-  uri: string;
-  status: number;
-  upstream: string;
-  upstreamStatus: string;
-  requestId: string;
-  traceparent: string;
-}
-
 describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   let t: TestStack;
   /** gateway-b: a second gateway of its own over the same database and subgraphs (gateway-a is t's). */
   let gatewayB: RunningStack;
   const realtimeHttp: Server[] = [];
   const realtime: RunningRealtime[] = [];
-  let nginx: Spawned;
+  let nginx: RunningNginx;
   let proxyUrl: string;
-  let dir: string;
   const clients: TestClient[] = [];
 
   beforeAll(async () => {
@@ -107,41 +71,20 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
       );
     }
 
-    dir = mkdtempSync(join(tmpdir(), "nginx-"));
-    chmodSync(dir, 0o777); // nginx's workers drop root for nobody
-    const port = await freePort();
-    const conf = join(dir, "nginx.conf");
-    writeFileSync(
-      conf,
-      loopbackNginxConf(readFileSync("deploy/nginx.conf", "utf8"), {
-        dir,
-        port,
-        gatewayPorts: [t.stack.http.port, gatewayB.http.port],
-        realtimePorts: realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number],
-      }),
-    );
-    nginx = spawnChild({ command: NGINX, args: ["-c", conf, "-p", dir, "-g", "daemon off;"], stdout: "ignore" });
-    proxyUrl = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    while (
-      (await fetch(`${proxyUrl}/health`).then(
-        (r) => r.status,
-        () => 0,
-      )) !== 200
-    ) {
-      if (Date.now() > deadline || !nginx.running()) throw new Error(`nginx did not come up: ${nginx.stderr()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    nginx = await startNginx({
+      gatewayPorts: [t.stack.http.port, gatewayB.http.port],
+      realtimePorts: realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number],
+    });
+    proxyUrl = nginx.url;
   });
 
   afterAll(async () => {
     for (const client of clients) client.close();
-    await nginx?.stop({ signal: "SIGQUIT" }); // nginx's graceful stop
+    await nginx?.stop();
     for (const node of realtime) await node.stop();
     for (const server of realtimeHttp) await new Promise((resolve) => server.close(resolve));
     await gatewayB?.stop().catch(() => undefined); // already crashed by the failover test
     await t?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it("serves GraphQL, /health and the schema through the proxy", async () => {
@@ -202,12 +145,7 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     expect((await from("127.0.0.4", "198.51.100.0")).admitted).toBe(true);
   });
 
-  /** The access log's lines so far (nginx writes each when its request ends). */
-  const accessLog = (): AccessLogLine[] =>
-    readFileSync(join(dir, "access.log"), "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .map((line) => JSON.parse(line) as AccessLogLine);
+  const accessLog = () => nginx.accessLog();
 
   it("keeps a caller's valid X-Request-Id and traceparent, makes fresh ones otherwise, and logs both", async () => {
     const echo = async (headers: Record<string, string>) => {
