@@ -1,7 +1,7 @@
 // Traces are off unless the standard OTEL_* variables ask for them (core/config.ts declares them).
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "./config.ts";
-import { type TracingSettings, tracesUrl } from "./tracing.ts";
+import { activeTraceparent, continueTraced, rootTraced, type TracingSettings, tracesUrl } from "./tracing.ts";
 
 /** The tracing settings bin/wiring.ts reads from this environment. */
 function settingsOf(env: Record<string, string>): TracingSettings {
@@ -38,5 +38,14 @@ describe("tracesUrl", () => {
 
   it("refuses an exporter it does not speak, at start-up", () => {
     expect(() => settingsOf({ OTEL_TRACES_EXPORTER: "jaeger" })).toThrow(/OTEL_TRACES_EXPORTER/);
+  });
+});
+
+describe("with tracing off (the default)", () => {
+  it("stores and carries no trace context, and runs the work as is", async () => {
+    expect(activeTraceparent()).toBeUndefined();
+    const stored = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect(await continueTraced(stored, "publish bets:feed", "producer", {}, async (traceparent) => traceparent)).toBeUndefined();
+    expect(await rootTraced("indexer commit", {}, async () => activeTraceparent())).toBeUndefined();
   });
 });
