@@ -23,33 +23,14 @@ import { eventually } from "../test/eventually.ts";
 import { testRealtimeSettings } from "../test/config.ts";
 import { loadCompose } from "../test/compose.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
+import { loopbackNginxConf, NGINX } from "../test/nginx.ts";
 
-const NGINX = "/usr/sbin/nginx";
 /** The realtime node's allowance per client address in this suite (small: quick to reach). */
 const SOCKETS_PER_ADDRESS = 3;
 /** The Socket.IO path of the compose file's realtime nodes. */
 const REALTIME_NODE_PATH = loadCompose().services["realtime-a"]!.environment!.REALTIME_PATH!;
 // CI installs nginx (.ci/run); elsewhere the suite is skipped with SKIPPED and the install command in its title.
 const nginxBinary = binaryService(NGINX, "apt-get install -y nginx-light");
-
-/** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
-function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPorts: [number, number]; realtimePorts: [number, number] }): string {
-  const rewritten = conf
-    .replace("server gateway-a:4000", `server 127.0.0.1:${options.gatewayPorts[0]}`)
-    .replace("server gateway-b:4000", `server 127.0.0.1:${options.gatewayPorts[1]}`)
-    .replace("server realtime-a:4100", `server 127.0.0.1:${options.realtimePorts[0]}`)
-    .replace("server realtime-b:4100", `server 127.0.0.1:${options.realtimePorts[1]}`)
-    .replace("listen 8080;", `listen 127.0.0.1:${options.port};`)
-    .replace("worker_processes auto;", "worker_processes 1;")
-    .replace("worker_connections 16384;", "worker_connections 4096;")
-    .replace("/var/log/nginx/access.log", `${options.dir}/access.log`)
-    .replace(
-      "http {",
-      ["http {", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
-    );
-  if (/server (gateway|realtime)-/.test(rewritten)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
-  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\n${rewritten}`;
-}
 
 /** The headers a gateway received, as a test route on both gateways answers them. */
 const ECHO_PATH = "/test-echo-headers";
