@@ -6,21 +6,21 @@
 /** The figures the model uses (docs/guides/operating.md). Change them together with the doc. */
 export const MODEL = {
   /** Gateway CPU per request of the mix, every answer computed (response cache off or missing). */
-  gatewayCpuMsMiss: 6,
+  gatewayCpuMsMiss: 10,
   /** Gateway CPU per request of the mix answered from the response cache. */
-  gatewayCpuMsHit: 2,
+  gatewayCpuMsHit: 3,
   /** All three subgraphs' CPU per gateway request of the mix that misses the cache (hits cost them nothing). */
-  subgraphCpuMsMiss: 6,
+  subgraphCpuMsMiss: 15,
   /** PostgreSQL CPU per gateway request that misses the cache. */
-  postgresCpuMsMiss: 1,
+  postgresCpuMsMiss: 4,
   /** Realtime node CPU per delivered update (one socket, one update). */
-  realtimeCpuMsPerDelivery: 0.04,
+  realtimeCpuMsPerDelivery: 0.05,
   /** Resident memory per idle subscribed socket on a realtime node. */
-  bytesPerSocket: 50 * 1024,
+  bytesPerSocket: 32 * 1024,
   /** Redis memory per cached answer of the mix (key, value, overhead). */
-  redisBytesPerCachedAnswer: 40 * 1024,
+  redisBytesPerCachedAnswer: 64 * 1024,
   /** Redis memory per client address with a points bucket. */
-  redisBytesPerLimiterKey: 200,
+  redisBytesPerLimiterKey: 128,
   /** The most a streaming replica may trail the primary under the indexer's write load. */
   replicaReplayLagMsMax: 1_000,
 } as const;
@@ -46,8 +46,12 @@ export const ASSUMPTIONS = {
   addressesPerRps: 10,
   /** Cores of one PostgreSQL server (primary or replica). */
   postgresCores: 16,
-  /** DATABASE_POOL_SIZE of a subgraph (compose: 10) and the connections each other process holds (operating.md's budget). */
-  connections: { subgraph: 10, gateway: 4, realtime: 5, publisher: 4, indexer: 5 },
+  /**
+   * DATABASE_POOL_SIZE of a subgraph as the plan sets it (compose: 10; a subgraph at half a core
+   * keeps under one statement in flight on average, so 3 leaves room for bursts), and the
+   * connections each other process holds (operating.md's connection budget).
+   */
+  connections: { subgraph: 3, gateway: 4, realtime: 5, publisher: 4, indexer: 5 },
 } as const;
 
 export interface Figures {
@@ -71,7 +75,10 @@ export interface Sizing {
   replicas: number;
   redisCacheMb: number;
   redisLimiterMb: number;
-  postgresConnections: number;
+  /** Connections to the primary: every process's pool and dedicated connections (the subgraphs' head check only, with replicas). */
+  primaryConnections: number;
+  /** Connections to each replica: every subgraph's pool and its check connection. */
+  replicaConnections: number;
 }
 
 /**
@@ -96,7 +103,8 @@ export function sizeDeployment(f: Figures, rps: number, sockets: number): Sizing
   const redisCacheMb = ((rps / 1000) * a.cachedAnswersPerThousandRps * f.redisBytesPerCachedAnswer) / 1024 / 1024;
   const redisLimiterMb = (rps * a.addressesPerRps * f.redisBytesPerLimiterKey) / 1024 / 1024;
   const c = a.connections;
-  const postgresConnections =
-    subgraphProcesses * c.subgraph * Math.max(1, replicas) + gateways * c.gateway + realtimeNodes * c.realtime + 2 * c.publisher + c.indexer;
-  return { rps, sockets, gateways, subgraphProcesses, realtimeNodes, postgresCores, replicas, redisCacheMb, redisLimiterMb, postgresConnections };
+  const others = gateways * c.gateway + realtimeNodes * c.realtime + 2 * c.publisher + c.indexer;
+  const primaryConnections = others + subgraphProcesses * (replicas > 0 ? 1 : c.subgraph);
+  const replicaConnections = replicas > 0 ? subgraphProcesses * (c.subgraph + 1) : 0;
+  return { rps, sockets, gateways, subgraphProcesses, realtimeNodes, postgresCores, replicas, redisCacheMb, redisLimiterMb, primaryConnections, replicaConnections };
 }

@@ -12,7 +12,7 @@
 // private Redis (also the gateways' limiter), a second private Redis for the response cache. CPU
 // figures come from /proc (utime + stime deltas over a run, divided by the requests nginx answered):
 // they survive a loaded machine far better than req/s, which is printed for reference only.
-// Bounded by a watchdog (8 minutes); every child is stopped by its pid.
+// Bounded by a watchdog (12 minutes); every child is stopped by its pid.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,8 +30,8 @@ import { spawnChild, spawnTsx, type Spawned } from "../test/spawn.ts";
 import { ASSUMPTIONS, type Figures, MODEL, sizeDeployment, TOLERANCE } from "./capacity-model.ts";
 import { measureRealtime, type RealtimeFigures } from "./capacity-realtime.ts";
 import { measureReplicaLag, type ReplicaFigures } from "./capacity-replica.ts";
-import { benchConfig, fmt, log, requestBody, table } from "./common.ts";
-import { backendPids, checkResponse, errorCount, runBenchmark, runLoad, type RunStats } from "./load.ts";
+import { benchConfig, fmt, log, processCpuMs, requestBody, table } from "./common.ts";
+import { backendPids, checkResponse, type CpuGroups, errorCount, runBenchmark, runLoad, type RunStats } from "./load.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -171,10 +171,48 @@ async function mixBodies(url: string): Promise<string[]> {
 interface GraphQLPhase {
   cache: "off" | "on";
   stats: RunStats;
+  /** CPU ms per second each group spends with no request at all (timers, probes, polling), measured just before. */
+  idle: Record<string, number>;
+  /** The gateways' response cache outcomes during the measured run (graphql_response_cache_total). */
+  outcomes: Record<string, number>;
+  /** Bodies of the mix whose second request through nginx said X-Cache: HIT. */
+  cacheableBodies: number;
+  /** Cache on: a run of only the bodies the cache answers (every request a hit). */
+  hitsOnly?: RunStats;
   cacheKeys?: number;
   cacheBytesPerKey?: number;
   cacheUsedBytesPerKey?: number;
   limiterBytesPerKey?: number;
+}
+
+/** CPU ms per second of each group over `seconds` without traffic. */
+async function idleCpu(groups: CpuGroups, seconds: number): Promise<Record<string, number>> {
+  const read = async () => {
+    const out: Record<string, Map<number, number>> = {};
+    for (const [name, pids] of Object.entries(groups)) out[name] = new Map((await pids()).map((pid) => [pid, processCpuMs(pid) ?? 0]));
+    return out;
+  };
+  const before = await read();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const after = await read();
+  return Object.fromEntries(
+    Object.entries(after).map(([name, pids]) => [name, [...pids].reduce((sum, [pid, ms]) => sum + ms - (before[name]!.get(pid) ?? ms), 0) / seconds]),
+  );
+}
+
+/** The gateways' graphql_response_cache_total by outcome, summed. */
+async function cacheOutcomes(ports: number[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const port of ports) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    for (const m of text.matchAll(/^graphql_response_cache_total\{[^}]*result="(\w+)"[^}]*\} (\S+)$/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+/** Net of idle: what a request adds to a group's CPU. */
+function netCpuMs(p: GraphQLPhase, group: string, stats: RunStats = p.stats): number {
+  return stats.cpuMs[group]! - (p.idle[group]! * DURATION) / Math.max(1, stats.responses);
 }
 
 async function main(): Promise<boolean> {
@@ -291,14 +329,32 @@ async function main(): Promise<boolean> {
   try {
     for (const cache of ["off", "on"] as const) {
       if (cache === "on") await startGateways("on");
+      let cacheableBodies = 0;
       for (const body of bodies) {
         const problem = await checkResponse(`${proxy}/graphql`, body, () => null);
         if (problem) throw new Error(`check through nginx (cache ${cache}): ${problem}`);
+        const again = await fetch(`${proxy}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body });
+        await again.arrayBuffer();
+        if (again.headers.get("x-cache") === "HIT") cacheableBodies++;
       }
       const load = { url: `${proxy}/graphql`, bodies, connections: CONNECTIONS, cpu: cpuGroups() };
       await runLoad({ ...load, seconds: WARMUP });
+      const idle = await idleCpu(load.cpu, 6);
+      const outcomes0 = await cacheOutcomes(gatewayPorts);
       const stats = await runLoad({ ...load, seconds: DURATION });
-      const phase: GraphQLPhase = { cache, stats };
+      const outcomes1 = await cacheOutcomes(gatewayPorts);
+      const outcomes = Object.fromEntries(Object.entries(outcomes1).map(([k, v]) => [k, v - (outcomes0[k] ?? 0)]));
+      const phase: GraphQLPhase = { cache, stats, idle, outcomes, cacheableBodies };
+      if (cache === "on") {
+        // Only the bodies the cache answers: every request a hit, so this is the gateway's CPU per hit.
+        const hitBodies: string[] = [];
+        for (const body of bodies) {
+          const response = await fetch(`${proxy}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body });
+          await response.arrayBuffer();
+          if (response.headers.get("x-cache") === "HIT") hitBodies.push(body);
+        }
+        if (hitBodies.length > 0) phase.hitsOnly = await runLoad({ ...load, bodies: hitBodies, seconds: DURATION });
+      }
       if (cache === "on") {
         const keys = await cacheClient.keys("responsecache:*");
         const sizes = await Promise.all(keys.map((k) => cacheClient.memory("USAGE", k)));
@@ -311,7 +367,10 @@ async function main(): Promise<boolean> {
         phase.limiterBytesPerKey = limiterSizes.reduce<number>((s, n) => s + Number(n ?? 0), 0) / Math.max(1, limiterKeys.length);
       }
       phases.push(phase);
-      log(`  GraphQL mix, response cache ${cache}: ${fmt.rps(stats.rps)} req/s, ${fmt.int(stats.responses)} responses, ${errorCount(stats)} errors, loadavg ${stats.load1.toFixed(1)}`);
+      log(
+        `  GraphQL mix, response cache ${cache}: ${fmt.rps(stats.rps)} req/s, ${fmt.int(stats.responses)} responses, ${errorCount(stats)} errors, loadavg ${stats.load1.toFixed(1)}; ` +
+          `cache outcomes ${JSON.stringify(outcomes)}; ${cacheableBodies} of ${bodies.length} bodies HIT on a second request`,
+      );
     }
   } finally {
     cacheClient.disconnect();
@@ -338,25 +397,41 @@ async function main(): Promise<boolean> {
 function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFigures | undefined, wallS: number): boolean {
   const off = phases.find((p) => p.cache === "off")!;
   const on = phases.find((p) => p.cache === "on")!;
-  const subgraphMs = (s: RunStats) => ["subgraph networks", "subgraph results", "subgraph history"].reduce((sum, k) => sum + (s.cpuMs[k] ?? 0), 0);
+  const subgraphMs = (p: GraphQLPhase) => ["subgraph networks", "subgraph results", "subgraph history"].reduce((sum, k) => sum + netCpuMs(p, k), 0);
   const measured: Figures = {
-    gatewayCpuMsMiss: off.stats.cpuMs.gateways!,
-    gatewayCpuMsHit: on.stats.cpuMs.gateways!,
-    subgraphCpuMsMiss: subgraphMs(off.stats),
-    postgresCpuMsMiss: off.stats.cpuMs.postgres!,
+    gatewayCpuMsMiss: netCpuMs(off, "gateways"),
+    gatewayCpuMsHit: on.hitsOnly ? netCpuMs(on, "gateways", on.hitsOnly) : Number.NaN,
+    subgraphCpuMsMiss: subgraphMs(off),
+    postgresCpuMsMiss: netCpuMs(off, "postgres"),
     realtimeCpuMsPerDelivery: (rt.cpuMsPerDeliveryPerNode[0]! + rt.cpuMsPerDeliveryPerNode[1]!) / 2,
     bytesPerSocket: rt.bytesPerSocket,
     redisBytesPerCachedAnswer: on.cacheBytesPerKey ?? Number.NaN,
     redisBytesPerLimiterKey: on.limiterBytesPerKey ?? Number.NaN,
   };
   log();
-  log("Per request of the mix (CPU ms from /proc over the measured run ÷ requests nginx answered):");
+  log("Per request of the mix: CPU ms from /proc over the measured run ÷ requests nginx answered (raw), and net of each process's idle CPU (measured 6 s just before, no traffic):");
   const groups = Object.keys(off.stats.cpuMs);
   log(
     table(
-      ["response cache", "req/s (wall)", "responses", "errors", ...groups],
-      phases.map((p) => [p.cache, fmt.rps(p.stats.rps), fmt.int(p.stats.responses), String(errorCount(p.stats)), ...groups.map((g) => fmt.ms(p.stats.cpuMs[g]!))]),
-      [false, true, true, true, ...groups.map(() => true)],
+      ["response cache", "", "req/s (wall)", "responses", "errors", ...groups],
+      phases.flatMap((p) => [
+        [p.cache, "raw", fmt.rps(p.stats.rps), fmt.int(p.stats.responses), String(errorCount(p.stats)), ...groups.map((g) => fmt.ms(p.stats.cpuMs[g]!))],
+        [p.cache, "net", "", "", "", ...groups.map((g) => fmt.ms(netCpuMs(p, g)))],
+        [p.cache, "idle ms/s", "", "", "", ...groups.map((g) => fmt.ms(p.idle[g]!))],
+        ...(p.hitsOnly
+          ? [
+              [
+                "on, hits only",
+                "net",
+                fmt.rps(p.hitsOnly.rps),
+                fmt.int(p.hitsOnly.responses),
+                String(errorCount(p.hitsOnly)),
+                ...groups.map((g) => fmt.ms(netCpuMs(p, g, p.hitsOnly))),
+              ],
+            ]
+          : []),
+      ]),
+      [false, false, true, true, true, ...groups.map(() => true)],
     ),
   );
   log(
@@ -377,7 +452,7 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
   type Row = [string, number, number, "±" | "≤"];
   const rows: Row[] = [
     ["gateway CPU ms/request, cache off (miss)", measured.gatewayCpuMsMiss, MODEL.gatewayCpuMsMiss, "±"],
-    ["gateway CPU ms/request, cache on (hit)", measured.gatewayCpuMsHit, MODEL.gatewayCpuMsHit, "±"],
+    ["gateway CPU ms/request answered by the cache", measured.gatewayCpuMsHit, MODEL.gatewayCpuMsHit, "±"],
     ["subgraphs CPU ms/request, cache off", measured.subgraphCpuMsMiss, MODEL.subgraphCpuMsMiss, "±"],
     ["PostgreSQL CPU ms/request, cache off", measured.postgresCpuMsMiss, MODEL.postgresCpuMsMiss, "±"],
     ["realtime CPU ms/delivery", measured.realtimeCpuMsPerDelivery, MODEL.realtimeCpuMsPerDelivery, "±"],
@@ -408,7 +483,7 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
   ].map(([rps, sockets]) => sizeDeployment(measured, rps!, sockets!));
   log(
     table(
-      ["req/s", "sockets", "gateways", "subgraph procs", "PG cores", "replicas", "realtime nodes", "Redis cache MiB", "Redis limiter MiB", "PG connections"],
+      ["req/s", "sockets", "gateways", "subgraph procs", "PG cores", "replicas", "realtime nodes", "Redis cache MiB", "Redis limiter MiB", "PG conns primary", "per replica"],
       plans.map((p) => [
         fmt.int(p.rps),
         fmt.int(p.sockets),
@@ -419,16 +494,17 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
         String(p.realtimeNodes),
         fmt.int(p.redisCacheMb),
         fmt.int(p.redisLimiterMb),
-        fmt.int(p.postgresConnections),
+        fmt.int(p.primaryConnections),
+        fmt.int(p.replicaConnections),
       ]),
-      Array(10).fill(true) as boolean[],
+      Array(11).fill(true) as boolean[],
     ),
   );
-  const errors = phases.reduce((s, p) => s + errorCount(p.stats), 0);
+  const errors = phases.reduce((s, p) => s + errorCount(p.stats) + (p.hitsOnly ? errorCount(p.hitsOnly) : 0), 0);
   const allMatch = rows.every((r) => verdict(r) === "matches");
   log();
   log(`${errors} failed requests; ${rt.lost} deliveries missing; ${allMatch ? "every figure matches the model" : "NOT every figure matches the model"}; ${fmt.s(wallS * 1000)} in all; loadavg ${loadavg()[0]!.toFixed(1)}`);
   return allMatch && errors === 0 && rt.lost === 0;
 }
 
-await runBenchmark(main, cleanup, { watchdogMs: 8 * 60_000 });
+await runBenchmark(main, cleanup, { watchdogMs: 12 * 60_000 });
