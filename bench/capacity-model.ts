@@ -41,7 +41,7 @@ export const ASSUMPTIONS = {
   /** Node's own resident memory before sockets, MiB. */
   realtimeBaseMb: 150,
   /** Cached answers worth keeping (the cache Redis's maxmemory is sized for these). */
-  cachedAnswersPerThousandRps: 20_000,
+  cachedAnswersPerThousandRps: 10_000,
   /** Distinct client addresses with a points bucket per request per second. */
   addressesPerRps: 10,
   /** Cores of one PostgreSQL server (primary or replica). */
@@ -106,5 +106,17 @@ export function sizeDeployment(f: Figures, rps: number, sockets: number): Sizing
   const others = gateways * c.gateway + realtimeNodes * c.realtime + 2 * c.publisher + c.indexer;
   const primaryConnections = others + subgraphProcesses * (replicas > 0 ? 1 : c.subgraph);
   const replicaConnections = replicas > 0 ? subgraphProcesses * (c.subgraph + 1) : 0;
-  return { rps, sockets, gateways, subgraphProcesses, realtimeNodes, postgresCores, replicas, redisCacheMb, redisLimiterMb, primaryConnections, replicaConnections };
+  return {
+    rps,
+    sockets,
+    gateways,
+    subgraphProcesses,
+    realtimeNodes,
+    postgresCores,
+    replicas,
+    redisCacheMb,
+    redisLimiterMb,
+    primaryConnections,
+    replicaConnections,
+  };
 }

@@ -34,7 +34,13 @@ function rssMb(pid: number): number {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Opens `count` subscribed sockets to `url`, `perAddress` from each loopback address from 127.0.0.`firstAddress` on, in parallel batches. */
-async function openSockets(url: string, count: number, perAddress: number, firstAddress: number, subscribe: (i: number) => SubscribeRequest): Promise<TestClient[]> {
+async function openSockets(
+  url: string,
+  count: number,
+  perAddress: number,
+  firstAddress: number,
+  subscribe: (i: number) => SubscribeRequest,
+): Promise<TestClient[]> {
   const clients: TestClient[] = [];
   const batch = 50;
   for (let first = 0; first < count; first += batch) {

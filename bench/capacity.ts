@@ -12,7 +12,7 @@
 // private Redis (also the gateways' limiter), a second private Redis for the response cache. CPU
 // figures come from /proc (utime + stime deltas over a run, divided by the requests nginx answered):
 // they survive a loaded machine far better than req/s, which is printed for reference only.
-// Bounded by a watchdog (12 minutes); every child is stopped by its pid.
+// Bounded by a watchdog (15 minutes); every child is stopped by its pid.
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,14 +73,14 @@ async function cleanup(): Promise<void> {
 }
 
 async function waitHttp(url: string, what: string, child: Spawned): Promise<void> {
-  const deadline = performance.now() + 90_000;
+  const deadline = performance.now() + 240_000;
   for (;;) {
     if (!child.running()) throw new Error(`${what} exited: ${child.stderr().slice(-2000)}`);
     try {
       await fetch(url, { signal: AbortSignal.timeout(2_000) });
       return;
     } catch {
-      if (performance.now() > deadline) throw new Error(`${what} not listening after 90 s`);
+      if (performance.now() > deadline) throw new Error(`${what} not listening after 240 s`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
@@ -309,7 +309,11 @@ async function main(): Promise<boolean> {
   const proxy = `http://127.0.0.1:${nginxPort}`;
   const nginxProcess = nginx;
   await waitHttp(`${proxy}/livez`, "nginx", nginxProcess);
-  log(`  topology: nginx ${proxy} → gateways :${gatewayPorts.join(", :")} → subgraphs ${Object.values(subgraphs).map((s) => s.url).join(" ")} → ${DB_NAME}`);
+  log(
+    `  topology: nginx ${proxy} → gateways :${gatewayPorts.join(", :")} → subgraphs ${Object.values(subgraphs)
+      .map((s) => s.url)
+      .join(" ")} → ${DB_NAME}`,
+  );
   log(`            realtime ${cluster.nodes.map((n) => n.url).join(" ")} + publisher on redis ${limiterRedis.url}; response cache redis ${cacheRedis.url}`);
 
   // GraphQL: the mix through nginx, response cache off then on -----------------------------------
@@ -409,7 +413,9 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
     redisBytesPerLimiterKey: on.limiterBytesPerKey ?? Number.NaN,
   };
   log();
-  log("Per request of the mix: CPU ms from /proc over the measured run ÷ requests nginx answered (raw), and net of each process's idle CPU (measured 6 s just before, no traffic):");
+  log(
+    "Per request of the mix: CPU ms from /proc over the measured run ÷ requests nginx answered (raw), and net of each process's idle CPU (measured 6 s just before, no traffic):",
+  );
   const groups = Object.keys(off.stats.cpuMs);
   log(
     table(
@@ -462,7 +468,15 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
   ];
   if (replica) rows.push(["replica replay lag max, ms", replica.replayLagMsMax, MODEL.replicaReplayLagMsMax, "≤"]);
   const verdict = ([, m, model, kind]: Row) =>
-    !Number.isFinite(m) ? "NOT MEASURED" : kind === "≤" ? (m <= model ? "matches" : "EXCEEDS") : Math.abs(m - model) <= TOLERANCE * model ? "matches" : "DIFFERS";
+    !Number.isFinite(m)
+      ? "NOT MEASURED"
+      : kind === "≤"
+        ? m <= model
+          ? "matches"
+          : "EXCEEDS"
+        : Math.abs(m - model) <= TOLERANCE * model
+          ? "matches"
+          : "DIFFERS";
   log();
   log(`The model's figures beside the measured ones (CPU and memory match within ±${TOLERANCE * 100} %; lag matches at or below the model's bound):`);
   log(
@@ -483,7 +497,19 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
   ].map(([rps, sockets]) => sizeDeployment(measured, rps!, sockets!));
   log(
     table(
-      ["req/s", "sockets", "gateways", "subgraph procs", "PG cores", "replicas", "realtime nodes", "Redis cache MiB", "Redis limiter MiB", "PG conns primary", "per replica"],
+      [
+        "req/s",
+        "sockets",
+        "gateways",
+        "subgraph procs",
+        "PG cores",
+        "replicas",
+        "realtime nodes",
+        "Redis cache MiB",
+        "Redis limiter MiB",
+        "PG conns primary",
+        "per replica",
+      ],
       plans.map((p) => [
         fmt.int(p.rps),
         fmt.int(p.sockets),
@@ -503,8 +529,10 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
   const errors = phases.reduce((s, p) => s + errorCount(p.stats) + (p.hitsOnly ? errorCount(p.hitsOnly) : 0), 0);
   const allMatch = rows.every((r) => verdict(r) === "matches");
   log();
-  log(`${errors} failed requests; ${rt.lost} deliveries missing; ${allMatch ? "every figure matches the model" : "NOT every figure matches the model"}; ${fmt.s(wallS * 1000)} in all; loadavg ${loadavg()[0]!.toFixed(1)}`);
+  log(
+    `${errors} failed requests; ${rt.lost} deliveries missing; ${allMatch ? "every figure matches the model" : "NOT every figure matches the model"}; ${fmt.s(wallS * 1000)} in all; loadavg ${loadavg()[0]!.toFixed(1)}`,
+  );
   return allMatch && errors === 0 && rt.lost === 0;
 }
 
-await runBenchmark(main, cleanup, { watchdogMs: 12 * 60_000 });
+await runBenchmark(main, cleanup, { watchdogMs: 15 * 60_000 });

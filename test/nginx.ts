@@ -5,7 +5,10 @@
 export const NGINX = "/usr/sbin/nginx";
 
 /** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
-export function loopbackNginxConf(conf: string, options: { dir: string; port: number; gatewayPorts: [number, number]; realtimePorts: [number, number] }): string {
+export function loopbackNginxConf(
+  conf: string,
+  options: { dir: string; port: number; gatewayPorts: [number, number]; realtimePorts: [number, number] },
+): string {
   const rewritten = conf
     .replace("server gateway-a:4000", `server 127.0.0.1:${options.gatewayPorts[0]}`)
     .replace("server gateway-b:4000", `server 127.0.0.1:${options.gatewayPorts[1]}`)
