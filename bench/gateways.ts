@@ -237,6 +237,8 @@ async function startServer(name: string, role: string, env: Record<string, strin
     env,
     nodeFlags: [...SERVER_NODE_FLAGS, ...profiling],
     ready: (line) => line.role === role,
+    // Start-up compiles the TypeScript (tsx); on a machine loaded by other work it has taken over a minute.
+    timeoutMs: 240_000,
   });
   children.set(name, child);
   return info;
