@@ -3,6 +3,9 @@ import type { DocumentNode, FragmentDefinitionNode, OperationDefinitionNode, Sel
 
 /** Whether an operation asks for `health` at its root (through fragments too): never cached anywhere. */
 export function asksHealth(operation: OperationDefinitionNode | undefined, document: DocumentNode | undefined): boolean {
+  // Most operations never name it: no walk (nor fragment map) for them.
+  const source = document?.loc?.source.body;
+  if (source !== undefined && !source.includes("health")) return false;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document?.definitions ?? []) if (definition.kind === "FragmentDefinition") fragments.set(definition.name.value, definition);
   const seen = new Set<string>();

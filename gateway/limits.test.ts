@@ -248,3 +248,20 @@ describe("depth and aliases", () => {
     expect(() => measure(`{ ${thirty} ...F } fragment F on Query { extra: __typename }`)).toThrow(/aliases 31 exceeds the limit of 30/);
   });
 });
+
+describe("a repeated operation", () => {
+  it("is priced by the schema it is measured against, the same parsed document across a supergraph reload", () => {
+    const sdl = readFileSync("supergraph.graphql", "utf8");
+    const pricier = sdl.replace(/(\): BetConnection! @join__field\(graph: HISTORY\)) @cost\(weight: 10\)/, "$1 @cost(weight: 50)");
+    expect(pricier).not.toBe(sdl);
+    const reloaded = pricedApiSchemaOf(pricier);
+    // Apollo Server hands every request of one operation the same parsed document.
+    const document = parse(`query ($n: Int) { playerBets(wallet: "${WALLET}", first: $n) { totalCount nodes { betId } } }`);
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const cost = (of: typeof schema, n: number) => measureOperation(of, document, operation, { n }, DEFAULT_QUERY_LIMITS).cost;
+    const before = cost(schema, 7);
+    expect(cost(reloaded, 7)).toBe(before + 40);
+    expect(cost(schema, 7)).toBe(before);
+    expect(cost(schema, 70)).toBeGreaterThan(before);
+  });
+});

@@ -284,6 +284,51 @@ function declaredSize(
   return sliced.length > 0 ? Math.max(...sliced) : listSize.assumedSize;
 }
 
+/** What a field's price owes to the schema and the document alone, whatever the variables and the lists around it. */
+interface StaticPrice {
+  prices: SchemaPrices;
+  parent: GraphQLNamedType;
+  /** The field's `@cost`, and the `@cost` of the arguments the selection gives. */
+  fieldWeight: number;
+  argumentWeight: number;
+  shape: ((filter: unknown) => { page: number; count: number }) | undefined;
+  named: GraphQLNamedType;
+  composite: boolean;
+  list: boolean;
+  weight: number;
+  listSize: ListSize | undefined;
+  sizedFields: ReadonlySet<string> | undefined;
+  idList: string | undefined;
+}
+// By selection node: Apollo Server keeps the parsed document of a repeated operation, so each of its requests reads these nodes.
+const staticPrices = new WeakMap<FieldNode, StaticPrice>();
+
+function staticPriceOf(parent: GraphQLNamedType, selection: FieldNode, definition: GraphQLField<unknown, unknown>, prices: SchemaPrices): StaticPrice {
+  const known = staticPrices.get(selection);
+  if (known?.prices === prices && known.parent === parent) return known;
+  const coordinate = `${parent.name}.${selection.name.value}`;
+  let argumentWeight = 0;
+  for (const given of selection.arguments ?? []) argumentWeight += prices.argumentWeights.get(`${coordinate}(${given.name.value}:)`) ?? 0;
+  const named = getNamedType(definition.type);
+  const listSize = prices.listSizes.get(coordinate);
+  const price: StaticPrice = {
+    prices,
+    parent,
+    fieldWeight: prices.fieldWeights.get(coordinate) ?? 0,
+    argumentWeight,
+    shape: FILTER_SHAPE_PRICES[coordinate],
+    named,
+    composite: isCompositeType(named),
+    list: isListType(getNullableType(definition.type)),
+    weight: prices.typeWeights.get(named.name) ?? 1,
+    listSize,
+    sizedFields: listSize?.sizedFields ? new Set(listSize.sizedFields) : undefined,
+    idList: ID_LIST_ARGUMENTS.get(coordinate),
+  };
+  staticPrices.set(selection, price);
+  return price;
+}
+
 /**
  * The price model of one field (docs/reference/limits.md#query-cost), shared by the estimate
  * before the operation runs (measureOperation) and the settlement after it (gateway/actual-cost.ts).
@@ -298,19 +343,16 @@ export function priceField(
   prices: SchemaPrices,
 ): FieldPrice {
   const name = selection.name.value;
-  const coordinate = `${parent.name}.${name}`;
-  const shape = FILTER_SHAPE_PRICES[coordinate]?.(argument(selection, "filter", values));
-  let statement = prices.fieldWeights.get(coordinate) ?? 0;
+  const known = staticPriceOf(parent, selection, definition, prices);
+  const { listSize, idList } = known;
+  const shape = known.shape?.(argument(selection, "filter", values));
+  let statement = known.fieldWeight;
   if (name === COUNT_FIELD && scope?.countCost) statement = scope.countCost;
   if (shape?.page) statement = shape.page;
-  for (const given of selection.arguments ?? []) statement += prices.argumentWeights.get(`${coordinate}(${given.name.value}:)`) ?? 0;
-  const named = getNamedType(definition.type);
-  const list = isListType(getNullableType(definition.type));
-  const listSize = prices.listSizes.get(coordinate);
-  const idList = ID_LIST_ARGUMENTS.get(coordinate);
+  statement += known.argumentWeight;
   const ids = idList ? argument(selection, idList, values) : undefined;
   let size = 1;
-  if (list) {
+  if (known.list) {
     if (Array.isArray(ids)) size = Math.max(1, new Set(ids.map(String)).size);
     else if (listSize && !listSize.sizedFields) size = declaredSize(listSize, selection, definition, values) ?? UNSIZED_LIST_SIZE;
     else if (scope?.sizedFields.has(name)) size = scope.size;
@@ -318,15 +360,15 @@ export function priceField(
   }
   return {
     statement,
-    composite: isCompositeType(named),
-    list,
+    composite: known.composite,
+    list: known.list,
     size,
-    weight: prices.typeWeights.get(named.name) ?? 1,
-    named,
-    ...(listSize?.sizedFields
+    weight: known.weight,
+    named: known.named,
+    ...(listSize && known.sizedFields
       ? {
           connection: {
-            sizedFields: new Set(listSize.sizedFields),
+            sizedFields: known.sizedFields,
             size: declaredSize(listSize, selection, definition, values) ?? UNSIZED_LIST_SIZE,
             countCost: shape?.count ?? 0,
           },

@@ -75,6 +75,9 @@ function project(pointers: readonly Pointer[], selectionSet: SelectionSetNode | 
 
 /** Replaces each root `readAt` field of the answer (one subgraph's heads) with the request's. */
 function rewriteReadAtFields(data: Record<string, unknown>, document: DocumentNode, root: SelectionSetNode, pointers: readonly Pointer[]): void {
+  // Most operations never select it: no walk (nor fragment map) for them.
+  const source = document.loc?.source.body;
+  if (source !== undefined && !source.includes("readAt")) return;
   const fragments = new Map(document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
   const visit = (set: SelectionSetNode | undefined) => {
     for (const selection of set?.selections ?? []) {

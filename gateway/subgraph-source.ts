@@ -26,11 +26,27 @@ export function createSubgraphAgent(): Agent {
 
 const JSON_TYPE = /^application\/(graphql-response\+)?json/;
 
+type CacheHint = Readonly<{ maxAge: number; scope?: "PUBLIC" | "PRIVATE" }>;
+
+/** Hints by header value: subgraphs answer a handful of distinct `Cache-Control` values, each read once. */
+const cacheHints = new Map<string, CacheHint>();
+const CACHE_HINTS_KEPT = 256;
+
 /** `Cache-Control` → the hint Apollo's cache control plugin merges (what RemoteGraphQLDataSource does). */
-function cacheHintOf(header: string | string[] | undefined): { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } {
-  const hint: { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } = { maxAge: 0 };
+function cacheHintOf(header: string | string[] | undefined): CacheHint {
   const value = Array.isArray(header) ? header.join(",") : header;
-  if (!value) return hint;
+  if (!value) return { maxAge: 0 };
+  let hint = cacheHints.get(value);
+  if (!hint) {
+    if (cacheHints.size >= CACHE_HINTS_KEPT) cacheHints.clear();
+    hint = Object.freeze(parseCacheControl(value));
+    cacheHints.set(value, hint);
+  }
+  return hint;
+}
+
+function parseCacheControl(value: string): { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } {
+  const hint: { maxAge: number; scope?: "PUBLIC" | "PRIVATE" } = { maxAge: 0 };
   for (const part of value.trim().split(/\s*,\s*/)) {
     const [key, raw] = part.split(/\s*=\s*/, 2);
     if (key === "max-age" && raw && /^"?[0-9]+"?$/.test(raw)) hint.maxAge = Number(raw.replace(/"/g, ""));
