@@ -238,14 +238,16 @@ async function main(): Promise<boolean> {
     const at = phase;
     void Promise.all([
       fetch(`${subgraphUrls.history}/metrics`).then((r) => r.text()),
+      fetch(`${subgraphUrls.results}/metrics`).then((r) => r.text()),
       cacheClient.info("memory"),
       readFile(`/proc/${node.pid}/status`, "utf8"),
       readFile("/proc/net/sockstat", "utf8").catch(() => ""),
     ]).then(
-      ([history, memory, status, sockstat]) =>
+      ([history, results, memory, status, sockstat]) =>
         samples.push({
           phase: at,
           poolWaiting: metric(history, "db_pool_waiting"),
+          resultsPoolWaiting: metric(results, "db_pool_waiting"),
           laneWaiting: metric(history, "expensive_lane_waiting"),
           realtimeRssMb: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024,
           cacheUsed: Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),

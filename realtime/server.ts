@@ -18,7 +18,14 @@ import {
   type ReplayBudget,
 } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
-import { ConnectErrorCode, type ConnectErrorData, REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
+import {
+  ConnectErrorCode,
+  type ConnectErrorData,
+  REALTIME_PATH,
+  type ClientToServerEvents,
+  type InterServerEvents,
+  type ServerToClientEvents,
+} from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
 import { DEFAULT_RETENTION, Outbox, type Retention } from "../core/outbox.ts";
 import { UpdateStream } from "./stream.ts";
