@@ -93,6 +93,8 @@ export interface AttackerReport {
 }
 
 const MAX_IN_FLIGHT = 512;
+/** Seconds after the attack's end when a child reports, whatever is still out. */
+export const REPORT_GRACE_S = 45;
 
 const body = (query: string, variables: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ query, variables }));
 
@@ -371,9 +373,18 @@ export async function attackerMain(config: AttackerConfig): Promise<void> {
     const t0 = performance.now();
     const until = t0 + command.seconds * 1000;
     const contexts = config.kinds.map((kind): Ctx => ({ config, t0, stop: () => performance.now() >= until, report: emptyReport(kind), pending: new Set() }));
-    await Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx)));
-    // Answers still out are waited for (each has its own deadline: 15 s, or its hold time).
-    await Promise.race([Promise.all(contexts.flatMap((ctx) => [...ctx.pending])), new Promise((resolve) => setTimeout(resolve, 35_000))]);
+    // Answers still out are waited for (each has its own deadline: 15 s, or its hold time), but the
+    // report goes out REPORT_GRACE_S after the attack whatever is still out: on a loaded machine a
+    // late report must not lose the run. What is still out then is counted as no answer.
+    const attacks = Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx))).then(() =>
+      Promise.all(contexts.flatMap((ctx) => [...ctx.pending])),
+    );
+    await Promise.race([attacks, new Promise((resolve) => setTimeout(resolve, (command.seconds + REPORT_GRACE_S) * 1000))]);
+    for (const ctx of contexts) {
+      if (ctx.pending.size === 0) continue;
+      ctx.report.noAnswer += ctx.pending.size;
+      ctx.report.outcomes["still out at the report"] = ctx.pending.size;
+    }
     const cpu = process.cpuUsage(cpuBefore);
     const report: AttackerReport = { kinds: contexts.map((c) => c.report), cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0 };
     process.stdout.write(`${JSON.stringify(report)}\n`);

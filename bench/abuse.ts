@@ -30,7 +30,7 @@ import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
-import { ATTACK_KINDS, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
+import { ATTACK_KINDS, REPORT_GRACE_S, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
 import { printReport, type Sample } from "./abuse-report.ts";
 import { benchConfig, cpuStallUs, log, processCpuMs } from "./common.ts";
@@ -130,7 +130,7 @@ async function main(): Promise<boolean> {
     log(`  generated in ${((t.loadMs + t.indexMs + t.vacuumMs) / 1000).toFixed(0)} s`);
   }
   const url = databaseUrl(DB_NAME, SERVER_URL);
-  db = await openDatabase({ url, poolSize: 2 });
+  db = await openDatabase({ url, poolSize: 4 });
   const outbox = new Outbox(db);
   const [counted] = await db.prisma.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM "Bet"`;
   const settled = (
@@ -310,14 +310,22 @@ async function main(): Promise<boolean> {
   // 6. The run -----------------------------------------------------------------------------------
   const written: { seq: bigint; player: string; phase: string }[] = [];
   let writing = true;
+  let writeFailures = 0;
   const writer = (async () => {
     const t0 = performance.now();
     for (let i = 0; writing; i++) {
       const due = t0 + (i * 1000) / OUTBOX_RATE;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
       const p = player(i);
-      const [seq] = await outbox.append([testUpdateRow({ chainId: CHAIN_ID, betId: String(betId++), player: p, type: i % 3 === 0 ? "PLACED" : "SETTLED" })]);
-      written.push({ seq: seq!, player: p, phase });
+      try {
+        const [seq] = await outbox.append([testUpdateRow({ chainId: CHAIN_ID, betId: String(betId++), player: p, type: i % 3 === 0 ? "PLACED" : "SETTLED" })]);
+        written.push({ seq: seq!, player: p, phase });
+      } catch (error) {
+        // A loaded machine: the transaction may not start in time (Prisma's P2028). Nothing was
+        // written then; the update is skipped, and said, rather than the run lost.
+        writeFailures++;
+        if (writeFailures === 1) log(`outbox writer: an append failed (${error instanceof Error ? error.message.slice(0, 120) : String(error)}); skipped`);
+      }
     }
   })();
   honest.start();
@@ -339,7 +347,7 @@ async function main(): Promise<boolean> {
 
   phase = "B";
   const attackStarted = performance.now();
-  const reports = attackers.map((a) => a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + 120) * 1000, "attack report"));
+  const reports = attackers.map((a) => a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"));
   for (const a of attackers) a.child.stdin!.write(`${JSON.stringify({ cmd: "attack", seconds: DURATION })}\n`);
   const windowB = honest.window("B");
   const selfCpu1 = process.cpuUsage();
@@ -358,6 +366,7 @@ async function main(): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, 3_000)); // the last updates reach the sockets
   clearInterval(sampler);
   clearInterval(activity);
+  if (writeFailures > 0) log(`outbox writer: ${writeFailures} appends failed and were skipped (not counted as expected)`);
   log(`PostgreSQL at the busiest moment of B: ${busiest.active} statements not idle`);
   for (const line of busiest.lines) log(`  ${line}`);
   cacheClient.disconnect();
