@@ -376,9 +376,7 @@ export async function attackerMain(config: AttackerConfig): Promise<void> {
     // Answers still out are waited for (each has its own deadline: 15 s, or its hold time), but the
     // report goes out REPORT_GRACE_S after the attack whatever is still out: on a loaded machine a
     // late report must not lose the run. What is still out then is counted as no answer.
-    const attacks = Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx))).then(() =>
-      Promise.all(contexts.flatMap((ctx) => [...ctx.pending])),
-    );
+    const attacks = Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx))).then(() => Promise.all(contexts.flatMap((ctx) => [...ctx.pending])));
     await Promise.race([attacks, new Promise((resolve) => setTimeout(resolve, (command.seconds + REPORT_GRACE_S) * 1000))]);
     for (const ctx of contexts) {
       if (ctx.pending.size === 0) continue;

@@ -347,7 +347,9 @@ async function main(): Promise<boolean> {
 
   phase = "B";
   const attackStarted = performance.now();
-  const reports = attackers.map((a) => a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"));
+  const reports = attackers.map((a) =>
+    a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"),
+  );
   for (const a of attackers) a.child.stdin!.write(`${JSON.stringify({ cmd: "attack", seconds: DURATION })}\n`);
   const windowB = honest.window("B");
   const selfCpu1 = process.cpuUsage();
