@@ -79,7 +79,14 @@ export function printReport(r: ReportInput): boolean {
   const rows = r.honest.map((h) => {
     const bound = 2 * h.A.p99 + 20;
     const ok = h.B.p99 <= bound && h.A.errors === 0 && h.B.errors === 0;
-    verdicts.push([`${h.op}: B p99 ≤ 2 × A p99 + 20 ms, 0 errors`, verdict(ok)]);
+    // Phase A has no attacker: when it already went unanswered, and every error of both phases is
+    // an unanswered request (no 5xx, no refusal), the machine could not run the baseline.
+    const unanswered = (kinds: Record<string, number>) => Object.keys(kinds).every((key) => key.startsWith("no response"));
+    const baselineLost = h.A.errors > 0 && unanswered(h.A.errorKinds) && unanswered(h.B.errorKinds);
+    verdicts.push([
+      `${h.op}: B p99 ≤ 2 × A p99 + 20 ms, 0 errors${baselineLost ? " (A alone went unanswered: the machine)" : ""}`,
+      ok ? "PASS" : baselineLost ? "INCONCLUSIVE" : "FAIL",
+    ]);
     return [
       h.op,
       h.address,
@@ -257,7 +264,7 @@ export function printReport(r: ReportInput): boolean {
   for (const [name, v] of verdicts) log(`  ${v.padEnd(12)}  ${name}`);
   const count = (v: Verdict) => verdicts.filter(([, x]) => x === v).length;
   log(
-    `${count("PASS")} of ${verdicts.length} targets passed, ${count("FAIL")} failed, ${count("INCONCLUSIVE")} inconclusive (attackers that got no answer: not a verdict on the limits; run again on a quieter machine)`,
+    `${count("PASS")} of ${verdicts.length} targets passed, ${count("FAIL")} failed, ${count("INCONCLUSIVE")} inconclusive (no answers, even alone: not a verdict on the service; run again on a quieter machine)`,
   );
   return count("PASS") === verdicts.length;
 }
