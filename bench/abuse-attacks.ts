@@ -6,10 +6,13 @@
 // what it sent, how it was answered, and when and how it was first refused; and its own CPU.
 import http from "node:http";
 import { createInterface } from "node:readline";
-import { ackError, exchange, type Exchange, outcomeOf, pace, RawSocketIo, type ReadMode } from "./abuse-clients.ts";
+import { ackError, closedLoop, exchange, type Exchange, outcomeOf, pace, RawSocketIo, type ReadMode } from "./abuse-clients.ts";
 
 export const ATTACK_KINDS = ["aggregates", "replays", "sockets", "churn", "repeated-ids", "csv-flood", "slow-readers", "flood", "spread"] as const;
 export type AttackKind = (typeof ATTACK_KINDS)[number];
+
+/** Requests a closed-loop attacker keeps in flight: as fast as the server answers it. */
+const CLOSED_LOOP_WORKERS = 32;
 
 export interface AttackFixtures {
   whale: string;
@@ -45,7 +48,11 @@ export const ATTACKS: Record<AttackKind, { address: string; rate: string; what: 
     rate: "200 req/s",
     what: "betResult of a new final bet each time, plus an unused variable and a comment that change every time",
   },
-  "repeated-ids": { address: "127.0.0.15", rate: "50 req/s", what: "betResults with one id repeated 100 times, proofs selected" },
+  "repeated-ids": {
+    address: "127.0.0.15",
+    rate: `closed loop, ${CLOSED_LOOP_WORKERS} at once`,
+    what: "betResults with one id repeated 100 times, proofs selected; as fast as its limits allow (each loop waits the Retry-After it is given)",
+  },
   "csv-flood": { address: "127.0.0.16", rate: "20 req/s", what: "GET the whale's CSV export (~550 000 rows), never read, held 30 s" },
   "slow-readers": { address: "127.0.0.17", rate: "20 req/s", what: "playerBets(whale, first: 100) with proofs (~150 KB), read 64 B/s, held 30 s" },
   flood: { address: "127.0.0.18", rate: "400 req/s", what: "a cheap cacheable betResult, keep-alive" },
@@ -68,6 +75,10 @@ export interface KindReport {
   refused: number;
   /** Answers the server ended early (write deadline) or sockets it closed. */
   cut: number;
+  /** Sent but never answered: no HTTP response (timeout, socket error), a handshake or acknowledgement that never came. */
+  noAnswer: number;
+  /** The lowest `RateLimit-Remaining` an answer carried (HTTP attacks): how far into its budget it got. */
+  minRemaining?: number;
   /** ms from the attack's start to its first refusal, and that refusal's code. */
   firstRefusalMs?: number;
   firstRefusalCode?: string;
@@ -82,6 +93,8 @@ export interface AttackerReport {
 }
 
 const MAX_IN_FLIGHT = 512;
+/** Seconds after the attack's end when a child reports, whatever is still out. */
+export const REPORT_GRACE_S = 45;
 
 const body = (query: string, variables: Record<string, unknown> = {}) => Buffer.from(JSON.stringify({ query, variables }));
 
@@ -108,11 +121,12 @@ interface Ctx {
   pending: Set<Promise<unknown>>;
 }
 
-function note(ctx: Ctx, key: string, refusedCode: string | undefined, served: boolean, cut = false): void {
+function note(ctx: Ctx, key: string, refusedCode: string | undefined, served: boolean, cut = false, noAnswer = false): void {
   const r = ctx.report;
   r.outcomes[key] = (r.outcomes[key] ?? 0) + 1;
   if (served) r.served++;
   if (cut) r.cut++;
+  if (noAnswer) r.noAnswer++;
   if (refusedCode !== undefined) {
     r.refused++;
     if (r.firstRefusalMs === undefined) {
@@ -125,6 +139,14 @@ function note(ctx: Ctx, key: string, refusedCode: string | undefined, served: bo
 function track(ctx: Ctx, promise: Promise<unknown>): void {
   ctx.pending.add(promise);
   void promise.finally(() => ctx.pending.delete(promise));
+}
+
+/** Records one HTTP answer (or its absence). */
+function noteExchange(ctx: Ctx, e: Exchange): void {
+  const o = outcomeOf(e);
+  if (e.rateLimitRemaining !== undefined && Number.isFinite(e.rateLimitRemaining))
+    ctx.report.minRemaining = Math.min(ctx.report.minRemaining ?? Number.POSITIVE_INFINITY, e.rateLimitRemaining);
+  note(ctx, o.key, o.refused ? o.code : undefined, !o.refused && e.status !== 0 && !e.cut, e.cut, e.status === 0);
 }
 
 /** An HTTP attack: `request(i)` at `rate`, each answer recorded. */
@@ -140,14 +162,30 @@ async function httpAttack(ctx: Ctx, rate: number, request: (i: number) => Parame
         ctx,
         exchange(request(i)).then((e: Exchange) => {
           inFlight--;
-          const o = outcomeOf(e);
-          note(ctx, o.key, o.refused ? o.code : undefined, !o.refused && e.status !== 0 && !e.cut, e.cut);
+          noteExchange(ctx, e);
         }),
       );
     },
     ctx.stop,
   );
 }
+
+/** An HTTP attack as fast as its limits allow: CLOSED_LOOP_WORKERS loops, each honouring the Retry-After it is given. */
+function closedLoopAttack(ctx: Ctx, request: (i: number) => Parameters<typeof exchange>[0]): Promise<void> {
+  return closedLoop(
+    CLOSED_LOOP_WORKERS,
+    async (i) => {
+      ctx.report.sent++;
+      const e = await exchange(request(i));
+      noteExchange(ctx, e);
+      return e;
+    },
+    ctx.stop,
+  );
+}
+
+/** A socket's refusal or silence: "closed", "socket error (…)" and "ack timeout" are no answer, not a refusal. */
+const NO_ANSWER = /^(closed|socket error|ack timeout)/;
 
 /** A socket attack: `rate` handshakes a second while fewer than `maxOpen` are open; `onAdmitted` decides each admitted socket's life. */
 async function socketAttack(
@@ -177,6 +215,7 @@ async function socketAttack(
           if (!outcome.admitted) {
             mine.delete(socket);
             socket.close();
+            if (NO_ANSWER.test(outcome.code)) return note(ctx, `no answer (${outcome.code})`, undefined, false, false, true);
             return note(ctx, `refused ${outcome.code}`, outcome.code, false);
           }
           ctx.report.admitted!++;
@@ -188,6 +227,13 @@ async function socketAttack(
     ctx.stop,
   );
   return all;
+}
+
+/** Records a `bets:subscribe` acknowledgement: subscribed, refused with a code, or never answered. */
+function noteSubscribe(ctx: Ctx, code: string | undefined, subscribed: string): void {
+  if (code === undefined) note(ctx, subscribed, undefined, true);
+  else if (NO_ANSWER.test(code)) note(ctx, `subscribe: no answer (${code})`, undefined, false, false, true);
+  else note(ctx, `subscribe refused ${code}`, code, false);
 }
 
 async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
@@ -218,8 +264,8 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
       });
     }
     case "repeated-ids": {
-      const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-      return httpAttack(ctx, 50, (i) => {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: CLOSED_LOOP_WORKERS });
+      return closedLoopAttack(ctx, (i) => {
         const bet = f.settled[i % f.settled.length]!;
         const ids = Array.from({ length: 100 }, () => bet.betId);
         const query = `query Repeated($chainId: ChainId!, $ids: [UInt256!]!) { betResults(chainId: $chainId, betIds: $ids) { ${BET_FIELDS} ${PROOF} } }`;
@@ -252,6 +298,10 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
         async (socket) => {
           const ack = await socket.emitWithAck("bets:subscribe", { all: true, sinceSeq: f.deepSinceSeq });
           const code = ackError(ack);
+          if (code && NO_ANSWER.test(code)) {
+            socket.close();
+            return note(ctx, `subscribe: no answer (${code})`, undefined, false, false, true);
+          }
           if (code) {
             socket.close();
             return note(ctx, `subscribe refused ${code}`, code, false);
@@ -274,8 +324,7 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
         () => address,
         () => Number.POSITIVE_INFINITY,
         async (socket) => {
-          const code = ackError(await socket.emitWithAck("bets:subscribe", { all: true }));
-          note(ctx, code ? `subscribe refused ${code}` : "admitted, subscribed", code, !code);
+          noteSubscribe(ctx, ackError(await socket.emitWithAck("bets:subscribe", { all: true })), "admitted, subscribed");
         },
       );
       for (const s of sockets) s.close();
@@ -298,8 +347,7 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
           spreadAddress,
           () => 10,
           async (socket) => {
-            const code = ackError(await socket.emitWithAck("bets:subscribe", { all: true }));
-            note(ctx, code ? `subscribe refused ${code}` : "socket admitted, subscribed", code, !code);
+            noteSubscribe(ctx, ackError(await socket.emitWithAck("bets:subscribe", { all: true })), "socket admitted, subscribed");
           },
         ).then((s) => sockets.push(...s)),
       ]);
@@ -310,7 +358,7 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
 }
 
 function emptyReport(kind: AttackKind): KindReport {
-  return { kind, sent: 0, skipped: 0, outcomes: {}, served: 0, refused: 0, cut: 0 };
+  return { kind, sent: 0, skipped: 0, outcomes: {}, served: 0, refused: 0, cut: 0, noAnswer: 0 };
 }
 
 /** The attacker child's main: attacks on command, reports, exits when told or when its parent goes. */
@@ -325,9 +373,16 @@ export async function attackerMain(config: AttackerConfig): Promise<void> {
     const t0 = performance.now();
     const until = t0 + command.seconds * 1000;
     const contexts = config.kinds.map((kind): Ctx => ({ config, t0, stop: () => performance.now() >= until, report: emptyReport(kind), pending: new Set() }));
-    await Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx)));
-    // Answers still out are waited for (each has its own deadline: 15 s, or its hold time).
-    await Promise.race([Promise.all(contexts.flatMap((ctx) => [...ctx.pending])), new Promise((resolve) => setTimeout(resolve, 35_000))]);
+    // Answers still out are waited for (each has its own deadline: 15 s, or its hold time), but the
+    // report goes out REPORT_GRACE_S after the attack whatever is still out: on a loaded machine a
+    // late report must not lose the run. What is still out then is counted as no answer.
+    const attacks = Promise.all(contexts.map((ctx) => runKind(ctx.report.kind, ctx))).then(() => Promise.all(contexts.flatMap((ctx) => [...ctx.pending])));
+    await Promise.race([attacks, new Promise((resolve) => setTimeout(resolve, (command.seconds + REPORT_GRACE_S) * 1000))]);
+    for (const ctx of contexts) {
+      if (ctx.pending.size === 0) continue;
+      ctx.report.noAnswer += ctx.pending.size;
+      ctx.report.outcomes["still out at the report"] = ctx.pending.size;
+    }
     const cpu = process.cpuUsage(cpuBefore);
     const report: AttackerReport = { kinds: contexts.map((c) => c.report), cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0 };
     process.stdout.write(`${JSON.stringify(report)}\n`);

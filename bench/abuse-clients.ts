@@ -18,6 +18,9 @@ export interface Exchange {
   /** The answer's body ended before its end (the server cut it, or a socket error). */
   cut: boolean;
   error?: string;
+  /** The answer's `RateLimit-Remaining` (points left in the client's budget) and `Retry-After` (seconds), when it had them. */
+  rateLimitRemaining?: number;
+  retryAfterSeconds?: number;
 }
 
 /** How the client reads the answer: all of it; nothing (holds the response open `holdMs`); or `slowBytesPerSecond`. */
@@ -43,11 +46,12 @@ export function exchange(spec: RequestSpec): Promise<Exchange> {
   const read = spec.read ?? { kind: "all" };
   return new Promise((resolve) => {
     let settled = false;
+    let budget: Pick<Exchange, "rateLimitRemaining" | "retryAfterSeconds"> = {};
     const finish = (status: number, text: string, cut: boolean, error?: string) => {
       if (settled) return;
       settled = true;
       const doneAt = performance.now();
-      resolve({ status, text, ms: doneAt - sentAt, sentAt, doneAt, cut, error });
+      resolve({ status, text, ms: doneAt - sentAt, sentAt, doneAt, cut, error, ...budget });
     };
     const headers: http.OutgoingHttpHeaders = spec.body ? { "content-type": "application/json", "content-length": spec.body.length } : {};
     const req = http.request(
@@ -62,6 +66,8 @@ export function exchange(spec: RequestSpec): Promise<Exchange> {
       },
       (res) => {
         const status = res.statusCode ?? 0;
+        const header = (name: string) => (typeof res.headers[name] === "string" ? Number(res.headers[name]) : undefined);
+        budget = { rateLimitRemaining: header("ratelimit-remaining"), retryAfterSeconds: header("retry-after") };
         const chunks: Buffer[] = [];
         if (read.kind === "all" || status < 200 || status >= 300) {
           res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -144,6 +150,23 @@ export function pace(rate: number, fire: (i: number) => void, stop: () => boolea
     };
     tick();
   });
+}
+
+/**
+ * `workers` loops, each sending `fire(i)` as soon as its previous answer came (closed loop: as
+ * fast as the server answers), and after a refusal waiting the `Retry-After` it was given (as fast
+ * as its limits allow: a client that honours the hint gets the most the budget lets through).
+ * Resolves when every loop has seen `stop()`.
+ */
+export function closedLoop(workers: number, fire: (i: number) => Promise<{ retryAfterSeconds?: number }>, stop: () => boolean): Promise<void> {
+  let i = 0;
+  const loop = async () => {
+    while (!stop()) {
+      const { retryAfterSeconds } = await fire(i++);
+      if (retryAfterSeconds !== undefined && retryAfterSeconds > 0 && !stop()) await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1000));
+    }
+  };
+  return Promise.all(Array.from({ length: workers }, loop)).then(() => undefined);
 }
 
 /** Nearest-rank percentile of an ascending array. */

@@ -30,7 +30,7 @@ import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
-import { ATTACK_KINDS, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
+import { ATTACK_KINDS, REPORT_GRACE_S, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
 import { printReport, type Sample } from "./abuse-report.ts";
 import { benchConfig, cpuStallUs, log, processCpuMs } from "./common.ts";
@@ -59,6 +59,8 @@ const SCALE = { bets: BETS, pendingTail: DEFAULT_PENDING_TAIL };
 const PREFILL_UPDATES = 20_000;
 const OUTBOX_RATE = 5;
 const CHAIN_ID = 31337;
+/** How long a server or an attacker child may take to start: generous, a loaded machine's tsx start-up takes minutes. */
+const STARTUP_MS = 180_000;
 /** The attackers, three per child process. */
 const ATTACKER_GROUPS: AttackKind[][] = [
   ["flood", "churn", "repeated-ids"],
@@ -94,14 +96,14 @@ async function checkLoopback(): Promise<void> {
 }
 
 async function waitHttp(url: string, what: string, child: Spawned): Promise<void> {
-  const deadline = performance.now() + 90_000;
+  const deadline = performance.now() + STARTUP_MS;
   for (;;) {
     if (!child.running()) throw new Error(`${what} exited: ${child.stderr().slice(-2000)}`);
     try {
       await fetch(url, { signal: AbortSignal.timeout(2_000) });
       return;
     } catch {
-      if (performance.now() > deadline) throw new Error(`${what} not listening after 90 s`);
+      if (performance.now() > deadline) throw new Error(`${what} not listening after ${STARTUP_MS / 1000} s`);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
@@ -128,7 +130,7 @@ async function main(): Promise<boolean> {
     log(`  generated in ${((t.loadMs + t.indexMs + t.vacuumMs) / 1000).toFixed(0)} s`);
   }
   const url = databaseUrl(DB_NAME, SERVER_URL);
-  db = await openDatabase({ url, poolSize: 2 });
+  db = await openDatabase({ url, poolSize: 4 });
   const outbox = new Outbox(db);
   const [counted] = await db.prisma.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM "Bet"`;
   const settled = (
@@ -194,6 +196,7 @@ async function main(): Promise<boolean> {
     nodes: 1,
     publishers: 1,
     env: { NODE_ENV: "production", TRUST_PROXY_HOPS: "0", REALTIME_POLL_INTERVAL_MS: "200" },
+    readyTimeoutMs: STARTUP_MS,
   });
   const node = cluster.nodes[0]!;
   log(
@@ -213,7 +216,7 @@ async function main(): Promise<boolean> {
     children.push(child);
     return child;
   });
-  await Promise.all(attackers.map((a) => a.waitForJson((line) => line.ready === true, 60_000, "attacker ready")));
+  await Promise.all(attackers.map((a) => a.waitForJson((line) => line.ready === true, STARTUP_MS, "attacker ready")));
 
   const honest = new HonestClients({
     gateway,
@@ -238,14 +241,16 @@ async function main(): Promise<boolean> {
     const at = phase;
     void Promise.all([
       fetch(`${subgraphUrls.history}/metrics`).then((r) => r.text()),
+      fetch(`${subgraphUrls.results}/metrics`).then((r) => r.text()),
       cacheClient.info("memory"),
       readFile(`/proc/${node.pid}/status`, "utf8"),
       readFile("/proc/net/sockstat", "utf8").catch(() => ""),
     ]).then(
-      ([history, memory, status, sockstat]) =>
+      ([history, results, memory, status, sockstat]) =>
         samples.push({
           phase: at,
           poolWaiting: metric(history, "db_pool_waiting"),
+          resultsPoolWaiting: metric(results, "db_pool_waiting"),
           laneWaiting: metric(history, "expensive_lane_waiting"),
           realtimeRssMb: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024,
           cacheUsed: Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
@@ -305,14 +310,22 @@ async function main(): Promise<boolean> {
   // 6. The run -----------------------------------------------------------------------------------
   const written: { seq: bigint; player: string; phase: string }[] = [];
   let writing = true;
+  let writeFailures = 0;
   const writer = (async () => {
     const t0 = performance.now();
     for (let i = 0; writing; i++) {
       const due = t0 + (i * 1000) / OUTBOX_RATE;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
       const p = player(i);
-      const [seq] = await outbox.append([testUpdateRow({ chainId: CHAIN_ID, betId: String(betId++), player: p, type: i % 3 === 0 ? "PLACED" : "SETTLED" })]);
-      written.push({ seq: seq!, player: p, phase });
+      try {
+        const [seq] = await outbox.append([testUpdateRow({ chainId: CHAIN_ID, betId: String(betId++), player: p, type: i % 3 === 0 ? "PLACED" : "SETTLED" })]);
+        written.push({ seq: seq!, player: p, phase });
+      } catch (error) {
+        // A loaded machine: the transaction may not start in time (Prisma's P2028). Nothing was
+        // written then; the update is skipped, and said, rather than the run lost.
+        writeFailures++;
+        if (writeFailures === 1) log(`outbox writer: an append failed (${error instanceof Error ? error.message.slice(0, 120) : String(error)}); skipped`);
+      }
     }
   })();
   honest.start();
@@ -334,7 +347,9 @@ async function main(): Promise<boolean> {
 
   phase = "B";
   const attackStarted = performance.now();
-  const reports = attackers.map((a) => a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + 120) * 1000, "attack report"));
+  const reports = attackers.map((a) =>
+    a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"),
+  );
   for (const a of attackers) a.child.stdin!.write(`${JSON.stringify({ cmd: "attack", seconds: DURATION })}\n`);
   const windowB = honest.window("B");
   const selfCpu1 = process.cpuUsage();
@@ -353,6 +368,7 @@ async function main(): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, 3_000)); // the last updates reach the sockets
   clearInterval(sampler);
   clearInterval(activity);
+  if (writeFailures > 0) log(`outbox writer: ${writeFailures} appends failed and were skipped (not counted as expected)`);
   log(`PostgreSQL at the busiest moment of B: ${busiest.active} statements not idle`);
   for (const line of busiest.lines) log(`  ${line}`);
   cacheClient.disconnect();
@@ -388,7 +404,7 @@ async function main(): Promise<boolean> {
 if (args.role === "attacker") {
   await attackerMain(JSON.parse(benchConfig.BENCH_ABUSE_ATTACKER ?? "{}") as AttackerConfig);
 } else {
-  // Bounded: 12 minutes, plus 15 for generating the data set when it is not there yet.
-  const watchdogMs = ((await isGenerated(SERVER_URL, DB_NAME, SCALE)) ? 12 : 27) * 60_000;
+  // Bounded: 20 minutes (start-up on a loaded machine takes several), plus 15 for generating the data set when it is not there yet.
+  const watchdogMs = ((await isGenerated(SERVER_URL, DB_NAME, SCALE)) ? 20 : 35) * 60_000;
   await runBenchmark(main, cleanup, { watchdogMs });
 }

@@ -196,6 +196,22 @@ describe("refusals at the engine's handshake (the backstop)", () => {
     expect(JSON.parse((outcomes[2] as { body: string }).body)).toMatchObject({ code: "NODE_FULL", retryAfterSeconds: expect.any(Number) });
     expect(node.realtime.admission().refusals.node_connections).toBe(1);
   });
+
+  it.each(["websocket", "polling"] as const)(
+    "over %s: a draining node answers new handshakes HTTP 503 with a retry hint and the same JSON, not engine.io's bare 400/403",
+    async (transport) => {
+      const node = await startNode();
+      await node.realtime.drain(1_000);
+      const answer = await rawHandshake(node, "127.0.0.8", transport);
+      expect(answer).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) });
+      const body = JSON.parse((answer as { body: string }).body) as ConnectErrorData;
+      expect(body).toMatchObject({
+        code: "NODE_FULL",
+        message: expect.stringMatching(/shutting down/),
+        retryAfterSeconds: Number((answer as { retryAfter: string }).retryAfter),
+      });
+    },
+  );
 });
 
 describe("the node's own bounds", () => {

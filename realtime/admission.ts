@@ -231,17 +231,21 @@ export function installAdmission(io: RealtimeServer, options: AdmissionOptions):
   };
 }
 
+/** The status lines a handshake refusal answers with: a client over its allowance, or a node that cannot take it. */
+const REFUSAL_STATUS = { 429: "Too Many Requests", 503: "Service Unavailable" } as const;
+
 /**
- * Answers a handshake the backstop refused, before engine.io closes it: HTTP 429, `Retry-After` and
- * the refusal as JSON, over long-polling (the request's response) or WebSocket (the upgrade's
- * socket, written out before `done`, so the client reads it rather than a bare close).
+ * Answers a handshake the backstop refused, before engine.io closes it: HTTP `status` (429: over an
+ * allowance; 503: a draining node), `Retry-After` and the refusal as JSON, over long-polling (the
+ * request's response) or WebSocket (the upgrade's socket, written out before `done`, so the client
+ * reads it rather than a bare close).
  */
-export function answerRefusal(req: IncomingMessage, refusal: ConnectErrorData, done: () => void): void {
+export function answerRefusal(req: IncomingMessage, refusal: ConnectErrorData, done: () => void, status: keyof typeof REFUSAL_STATUS = 429): void {
   const body = JSON.stringify(refusal);
   const res = (req as IncomingMessage & { res?: unknown }).res;
   if (res instanceof ServerResponse) {
     if (!res.headersSent) {
-      res.writeHead(429, { "content-type": "application/json", "retry-after": String(refusal.retryAfterSeconds), "cache-control": "no-store" });
+      res.writeHead(status, { "content-type": "application/json", "retry-after": String(refusal.retryAfterSeconds), "cache-control": "no-store" });
       res.end(body);
     }
     done();
@@ -253,7 +257,7 @@ export function answerRefusal(req: IncomingMessage, refusal: ConnectErrorData, d
     return;
   }
   const head = [
-    "HTTP/1.1 429 Too Many Requests",
+    `HTTP/1.1 ${status} ${REFUSAL_STATUS[status]}`,
     "Connection: close",
     "Content-Type: application/json",
     `Retry-After: ${refusal.retryAfterSeconds}`,

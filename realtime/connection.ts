@@ -306,8 +306,7 @@ class SocketSubscription {
       try {
         // 3. Replay from the table, each page charged, each update sent only while the socket takes them.
         for (;;) {
-          await this.chargeReplayPage(cursor === since);
-          const rows = await this.readReplayPage(cursor, next);
+          const rows = await this.readReplayPage(cursor, next, cursor === since);
           if (!socket.connected) return stateToPayload(next, cursor);
           // The publisher prunes from the oldest row up: if it passed the cursor while this replay
           // ran (the resume aged out of the window meanwhile), rows may be missing from this page.
@@ -340,11 +339,15 @@ class SocketSubscription {
 
   /**
    * One replay page from the outbox, in the node's replay lane when it has one: only the read holds
-   * a slot (sending waits for the socket outside it, so a stalled socket never holds the lane).
+   * a slot (sending waits for the socket outside it, so a stalled socket never holds the lane). The
+   * page is charged once the lane admits it: a page the lane refuses was never read, so costs nothing.
    */
-  private readReplayPage(after: bigint, filter: SubscriptionState): Promise<StoredBetUpdate[]> {
+  private readReplayPage(after: bigint, filter: SubscriptionState, first: boolean): Promise<StoredBetUpdate[]> {
     const { ctx } = this;
-    const read = () => ctx.outbox.after(after, { filter, limit: ctx.replayPageSize });
+    const read = async () => {
+      await this.chargeReplayPage(first);
+      return ctx.outbox.after(after, { filter, limit: ctx.replayPageSize });
+    };
     return ctx.replayLane ? ctx.replayLane.run(clientAddress(this.socket.request, ctx.trustProxyHops), read) : read();
   }
 

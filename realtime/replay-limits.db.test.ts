@@ -227,4 +227,31 @@ describe("the replay lane", () => {
     const metrics = createNodeMetrics(node.realtime, { kind: "memory", connected: () => true }, { defaultMetrics: false });
     expect((await metrics.registry.getSingleMetric("realtime_replay_lane_refused_total")!.get()).values[0]!.value).toBe(9);
   });
+
+  it("charges a replay page only once the lane admits its read: the refused replays have paid nothing", async () => {
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: PAGE }, (_, i) => ({ chainId: 1, betId: String(400_000 + i), player: wallet(i % 3) })),
+    );
+    const since = String(written[0]! - 1n);
+    const held = heldReplayReads(db);
+    const store = createMemoryRateLimitStore({ capacity: 1_000, refillPerSecond: 1_000 / 3_600 });
+    let charged = 0;
+    const replayBudget = {
+      take: (key: string, _now: number, cost?: number) => {
+        charged++;
+        return store.take(key, 0, cost);
+      },
+    };
+    const node = await startNode({ db: held.db, replayBudget, replayLane: { concurrency: 1, perClient: 1, queueTimeoutMs: 500 } });
+
+    const crowd = await Promise.all(Array.from({ length: 10 }, () => client(node.url)));
+    const answers = crowd.map((member) => member.subscribe({ all: true, sinceSeq: since }));
+    cleanups.push(async () => held.release());
+    await eventually(() => node.realtime.replayLane()?.refused === 9, 10_000, "nine refusals");
+    held.release();
+    expect((await Promise.all(answers)).filter(isErrorResponse)).toHaveLength(9);
+    // The one admitted replay: a full page, then the empty page that ends it.
+    expect(charged).toBe(2);
+  });
 });

@@ -19,7 +19,14 @@ import {
   type ReplayBudget,
 } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
-import { REALTIME_PATH, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents } from "./events.ts";
+import {
+  ConnectErrorCode,
+  type ConnectErrorData,
+  REALTIME_PATH,
+  type ClientToServerEvents,
+  type InterServerEvents,
+  type ServerToClientEvents,
+} from "./events.ts";
 import type { Fanout, RealtimeServer, SocketData } from "./fanout.ts";
 import { DEFAULT_RETENTION, Outbox, type Retention } from "../core/outbox.ts";
 import { UpdateStream } from "./stream.ts";
@@ -121,6 +128,15 @@ export interface Realtime {
 const HEADS_WAIT_MS = 250;
 
 const DRAINING_MESSAGE = "This node is shutting down: reconnect and resume with the last seq as sinceSeq";
+/**
+ * A handshake that reaches a draining node (the balancer has not taken it out yet): 503 with the
+ * other refusals' JSON, NODE_FULL (another node has room), retry at once.
+ */
+const DRAINING_REFUSAL: ConnectErrorData = {
+  code: ConnectErrorCode.NodeFull,
+  message: "This node is shutting down: connect again (to another node) and resume with the last seq as sinceSeq",
+  retryAfterSeconds: 1,
+};
 
 export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps): Promise<Realtime> {
   const limits: RealtimeLimits = { ...DEFAULT_LIMITS, ...deps.limits };
@@ -147,7 +163,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     // New handshakes only (engine.io asks for connections without a session id): refused while
     // draining, and past admission's backstop (its middleware below answers with a code).
     allowRequest: (req, callback) => {
-      if (draining) return callback("draining", false);
+      if (draining) return answerRefusal(req, DRAINING_REFUSAL, () => callback(DRAINING_REFUSAL.message, false), 503);
       const refusal = admission.allowRequest(req);
       if (refusal) answerRefusal(req, refusal, () => callback(refusal.message, false));
       else callback(null, true);

@@ -177,10 +177,10 @@ export async function startCluster(options: {
   nodes: number;
   publishers: number;
   env?: Record<string, string>;
-  /** How long a node or publisher may take to report ready (a loaded machine's benchmark gives more). */
+  /** How long each child may take to say it is ready (default 30 s; a benchmark on a loaded machine gives more). */
   readyTimeoutMs?: number;
 }): Promise<Cluster> {
-  const readyMs = options.readyTimeoutMs ?? 30_000;
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const env = {
     DATABASE_URL: options.databaseUrl,
     REDIS_URL: options.redisUrl,
@@ -206,7 +206,7 @@ export async function startCluster(options: {
     async startNode() {
       const child = spawnLogging("bin/realtime.ts", env);
       children.push(child);
-      const ready = await child.waitFor("realtime node ready", readyMs);
+      const ready = await child.waitFor("realtime node ready", readyTimeoutMs);
       const node = Object.assign(child, { url: String(ready.url) });
       cluster.nodes.push(node);
       return node;
@@ -224,7 +224,7 @@ export async function startCluster(options: {
   for (let i = 0; i < options.publishers; i++) cluster.startPublisher();
   try {
     await Promise.all(Array.from({ length: options.nodes }, () => cluster.startNode()));
-    await Promise.any(cluster.publishers.map((p) => p.waitFor("publisher active", readyMs)));
+    await Promise.any(cluster.publishers.map((p) => p.waitFor("publisher active", readyTimeoutMs)));
   } catch (error) {
     await cluster.stop();
     throw error;
