@@ -1,8 +1,8 @@
 # deploy/prometheus/prometheus.yml under deploy/compose.host.yml: the same jobs and rules, each
 # target rewritten from its compose service name and port to the override's loopback port (the
 # port plan at the top of compose.host.yml). The publisher's DNS discovery becomes the two
-# publishers' metrics ports (no Docker DNS on the host's network). deploy/containers.test.ts checks
-# that Prometheus scrapes every one of them, up.
+# publishers' metrics ports (no Docker DNS on the host's network). deploy/prometheus.test.ts checks
+# the rewrite, deploy/containers.test.ts that Prometheus scrapes every one of them, up.
 s/"gateway-a:4000"/"127.0.0.1:14000"/
 s/"gateway-b:4000"/"127.0.0.1:14010"/
 s/"networks:4001"/"127.0.0.1:14001"/
