@@ -37,8 +37,8 @@ FROM deps AS page
 COPY . .
 RUN npm run build
 
-# ---- the image: the base, node and npm (compose's commands are `npx tsx …`), the app. Layers from
-# the least to the most often changed, so a source change rebuilds only the last two.
+# ---- the image: the base, node and npm, the app. Layers from the least to the most often changed,
+# so a source change rebuilds only the last two.
 FROM ${BASE}
 COPY --from=toolchain /opt/node /opt/node
 # The `node` user (uid 1000, as in the official Node images): the services never run as root.
@@ -54,4 +54,8 @@ COPY . .
 COPY --from=page /app/web/dist /app/web/dist
 USER node
 EXPOSE 4000
-CMD ["npx", "tsx", "bin/gateway.ts"]
+# node itself is the main process (PID 1), with tsx as an import hook in the same process: `docker
+# stop`'s SIGTERM reaches the service's own handler, which drains and exits 0. Through `npx tsx` it
+# went to npm, which passed it to a shell and left node to die with the container, undrained.
+# Every compose and Kubernetes command has this form (deploy/containers.test.ts stops one).
+CMD ["node", "--import=tsx", "bin/gateway.ts"]

@@ -1,14 +1,18 @@
 // docker-compose.yml in real containers: the images of deploy/images/build.sh, Debian's
 // docker-compose 1.29 with deploy/compose.host.yml (host networking on loopback, ports apart from
-// the machine's own PostgreSQL and Redis), both optional profiles (local-chain, replica). The suite
+// the machine's own PostgreSQL and Redis), the optional profiles local-chain, replica and
+// host-monitoring (Prometheus on loopback). The suite
 // brings the topology up, proves the traffic reaches the containers, runs black-box checks
-// through nginx, then faults with honest traffic running, and tears everything down.
+// through nginx and Prometheus's view of every service, then faults with honest traffic running
+// (SIGKILL, docker stop, rolling restarts), and tears everything down.
 // Without a Docker daemon and the built images the suite says SKIPPED and why (CI runs it: .ci/run).
+import { basename } from "node:path";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEV_PLAYER_KEYS } from "../chain/devAccounts.ts";
 import {
   ComposeProject,
+  commandLine,
   containerPids,
   containerState,
   docker,
@@ -18,6 +22,7 @@ import {
   hostSockets,
   MACHINE_PORTS,
   portOf,
+  SCRAPED,
 } from "../test/containers.ts";
 import { eventually } from "../test/eventually.ts";
 import { deliveryOf, graphqlLoop, socketClients } from "../test/honest-traffic.ts";
@@ -60,6 +65,24 @@ async function untilAllHealthy(timeoutMs = 300_000): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
+/** A process's argv, or none once it has exited (a healthcheck's exec is short-lived). */
+function argvOf(pid: number): string[] {
+  try {
+    return commandLine(pid);
+  } catch {
+    return [];
+  }
+}
+
+/** One pino line of a container's log (other output: none). */
+function logLine(line: string): { msg?: string; signal?: string }[] {
+  try {
+    return [JSON.parse(line) as { msg?: string; signal?: string }];
+  } catch {
+    return [];
+  }
+}
+
 const dockerDaemon = await dockerService();
 
 describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loopback)", () => {
@@ -79,7 +102,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
       Size: number;
     }[];
     expect(config!.Config.User).toBe("node");
-    expect(config!.Config.Cmd).toEqual(["npx", "tsx", "bin/gateway.ts"]);
+    expect(config!.Config.Cmd).toEqual(["node", "--import=tsx", "bin/gateway.ts"]);
     expect(config!.Config.WorkingDir).toBe("/app");
     // Production dependencies only keep it near 0.9 GB (measured 915 MB); dev dependencies would double it.
     expect(config!.Size).toBeLessThan(1_200_000_000);
@@ -89,7 +112,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
     await docker([
       ...["run", "-d", "--name", name, "--network", "host"],
       ...["-e", "HOST=127.0.0.1", "-e", `PORT=${port}`, "-e", `DATABASE_URL=postgresql://bets_reader:reader@127.0.0.1:${HOST_PORTS.postgres}/bets`],
-      ...["bet-results-api:latest", "npx", "tsx", "bin/subgraph.ts", "networks"],
+      ...["bet-results-api:latest", "node", "--import=tsx", "bin/subgraph.ts", "networks"],
     ]);
     try {
       await eventually(
@@ -166,6 +189,26 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
     }
   });
 
+  it("has Prometheus scraping every service on its loopback port, every target up", async () => {
+    const expected = Object.entries(SCRAPED)
+      .flatMap(([job, services]) => services.map((service) => `${job} 127.0.0.1:${HOST_PORTS[service]}`))
+      .sort();
+    let seen: string[] = [];
+    // A scrape every 15 s: wait until each target has been scraped, and scraped up.
+    await eventually(
+      async () => {
+        const response = await fetch(`http://127.0.0.1:${HOST_PORTS["prometheus-host"]}/api/v1/query?query=up`);
+        const { data } = (await response.json()) as { data: { result: { metric: { job: string; instance: string }; value: [number, string] }[] } };
+        seen = data.result.map(({ metric, value }) => `${metric.job} ${metric.instance} up=${value[1]}`).sort();
+        return seen.length === expected.length && seen.every((line) => line.endsWith(" up=1"));
+      },
+      180_000,
+      () => `every target up, seen: ${seen.join(", ")}`,
+      2_000,
+    );
+    expect(seen).toEqual(expected.map((target) => `${target} up=1`));
+  }, 240_000);
+
   describe("faults with honest traffic (GraphQL and sockets through nginx)", () => {
     const rows: string[] = [];
 
@@ -237,9 +280,34 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
       }
     };
 
+    /**
+     * docker stop (compose's: SIGTERM, SIGKILL after the service's grace period). The signal must
+     * reach node itself, the container's main process, which drains (its log line), exits 0 within
+     * the grace period, and compose starts the service again.
+     */
+    const stop = (service: HostService, entry: string, drainMessage: string) => async () => {
+      const container = project.container(service);
+      const before = await containerState(container);
+      const main = commandLine(before.pid);
+      expect(basename(main[0]!), main.join(" ")).toBe("node");
+      expect(main.slice(1)).toEqual(["--import=tsx", entry]);
+      // No other process of the container runs the service (through npx it was a grandchild).
+      const argvs = [...(await containerPids(container))].map((pid) => ({ pid, argv: argvOf(pid) }));
+      expect(argvs.filter(({ pid, argv }) => pid !== before.pid && argv.includes(entry))).toEqual([]);
+      await project.compose(["stop", service]);
+      const after = await containerState(container);
+      expect([after.status, after.exitCode], `${service}: status and exit code`).toEqual(["exited", 0]);
+      const messages = (await docker(["logs", "--since", before.startedAt, container])).split("\n").flatMap(logLine);
+      expect(messages).toContainEqual(expect.objectContaining({ msg: "shutting down", signal: "SIGTERM" }));
+      expect(messages.map((line) => line.msg)).toContain(drainMessage);
+      await project.compose(["start", service]);
+    };
+
     const faults: [string, () => Promise<void>][] = [
       ["SIGKILL gateway-a", sigkill("gateway-a")],
       ["SIGKILL realtime-a", sigkill("realtime-a")],
+      ["docker stop gateway-a, then start", stop("gateway-a", "bin/gateway.ts", "shutting down")],
+      ["docker stop realtime-a, then start", stop("realtime-a", "bin/realtime.ts", "draining realtime connections")],
       ["SIGKILL postgres-replica", sigkill("postgres-replica")],
       ["SIGKILL redis", sigkill("redis")],
       ["SIGKILL indexer", sigkill("indexer")],

@@ -54,6 +54,12 @@ describe("the production image", () => {
     expect(readFileSync(".dockerignore", "utf8").split("\n")).toEqual(expect.arrayContaining(["node_modules", ".git", ".data", ".env"]));
   });
 
+  it("runs node itself as the main process, as every compose service does", () => {
+    // Not `npx tsx`: npm got docker stop's SIGTERM and node died with the container, undrained.
+    expect(dockerfile).toContain('CMD ["node", "--import=tsx", "bin/gateway.ts"]');
+    expect(dockerfile).not.toMatch(/^(CMD|ENTRYPOINT) .*npx/m);
+  });
+
   it.each(programs)("%s imports only production dependencies", async (program) => {
     const imported = await packagesImportedBy(program);
     const missing = [...imported].filter(([name]) => !(name in pkg.dependencies)).map(([name, file]) => `${name} (imported by ${file})`);

@@ -4,7 +4,7 @@
  * images of deploy/images/build.sh, and what the host sees of them (which process listens where).
  */
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import type { Service } from "./services.ts";
 
@@ -16,6 +16,7 @@ export const IMAGES = [
   "bet-results/postgres:15",
   "bet-results/redis:7",
   "bet-results/nginx:1.22",
+  "bet-results/prometheus:2",
   "bet-results/anvil:1.7.1",
 ] as const;
 
@@ -37,6 +38,7 @@ export const HOST_PORTS = {
   redis: 16379,
   "redis-cache": 16380,
   anvil: 18545,
+  "prometheus-host": 19090,
 } as const;
 export type HostService = keyof typeof HOST_PORTS;
 
@@ -63,7 +65,16 @@ export async function dockerService(): Promise<Service> {
   return { missing: undefined, install };
 }
 
-/** One compose project over both files, with both optional profiles the test runs. */
+/** The services Prometheus scrapes under the host override (deploy/prometheus/host.sed), by job. */
+export const SCRAPED: Record<string, HostService[]> = {
+  gateway: ["gateway-a", "gateway-b"],
+  subgraphs: ["networks", "results", "history"],
+  realtime: ["realtime-a", "realtime-b"],
+  indexer: ["indexer"],
+  publisher: ["publisher", "publisher-b"],
+};
+
+/** One compose project over both files, with the optional profiles the test runs. */
 export class ComposeProject {
   constructor(
     readonly name: string,
@@ -71,7 +82,10 @@ export class ComposeProject {
   ) {}
 
   private args(rest: string[]): string[] {
-    return ["-p", this.name, "-f", "docker-compose.yml", "-f", "deploy/compose.host.yml", "--profile", "local-chain", "--profile", "replica", ...rest];
+    return [
+      ...["-p", this.name, "-f", "docker-compose.yml", "-f", "deploy/compose.host.yml"],
+      ...["--profile", "local-chain", "--profile", "replica", "--profile", "host-monitoring", ...rest],
+    ];
   }
 
   async compose(rest: string[], timeoutMs = 600_000): Promise<string> {
@@ -99,16 +113,33 @@ export async function docker(args: string[], timeoutMs = 60_000): Promise<string
   return stdout;
 }
 
-/** A container's health (healthy, unhealthy, starting, or its state when it has no healthcheck) and its restart count. */
-export async function containerState(container: string): Promise<{ health: string; restarts: number; pid: number }> {
+export interface ContainerState {
+  /** healthy, unhealthy, starting, or its status when it has no healthcheck. */
+  health: string;
+  /** running, exited, restarting… */
+  status: string;
+  restarts: number;
+  /** Host pid of the main process (0 when not running). */
+  pid: number;
+  /** The main process's exit code, once it has exited. */
+  exitCode: number;
+  startedAt: string;
+}
+
+export async function containerState(container: string): Promise<ContainerState> {
   const out = await docker([
     "inspect",
     "-f",
-    "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}} {{.RestartCount}} {{.State.Pid}}",
+    "{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}} {{.State.Status}} {{.RestartCount}} {{.State.Pid}} {{.State.ExitCode}} {{.State.StartedAt}}",
     container,
   ]);
-  const [health, restarts, pid] = out.trim().split(" ");
-  return { health: health!, restarts: Number(restarts), pid: Number(pid) };
+  const [health, status, restarts, pid, exitCode, startedAt] = out.trim().split(" ");
+  return { health: health!, status: status!, restarts: Number(restarts), pid: Number(pid), exitCode: Number(exitCode), startedAt: startedAt! };
+}
+
+/** A host process's argv, as the kernel holds it (/proc/<pid>/cmdline). */
+export function commandLine(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
 }
 
 /** Host pids of every process of a container. */
