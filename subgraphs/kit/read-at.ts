@@ -100,8 +100,8 @@ export function readAtPlugin<TContext extends BaseContext>(options: {
   const headsOf = new Map<Database, IndexedHeads>();
   /** Heads of `db` that reach `minimum`, held ones when they do (and `fresh` is not asked), else read now. */
   const headsAt = async (db: Database, minimum: MinBlocks, fresh: boolean): Promise<IndexingCursor[]> => {
-    let heads = headsOf.get(db);
-    if (!heads) headsOf.set(db, (heads = new IndexedHeads(db, options.headsTtlMs)));
+    const heads = headsOf.get(db) ?? new IndexedHeads(db, options.headsTtlMs);
+    headsOf.set(db, heads);
     if (fresh) return heads.read();
     const held = await heads.current();
     return missing(held, minimum) ? heads.read() : held;
