@@ -4,15 +4,12 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { PrismaPg } from "@prisma/adapter-pg";
-import pg from "pg";
 import { startStack, type RunningStack } from "../bin/stack.ts";
 import { GATEWAY_SECTIONS, gatewaySettings, type GatewaySettings } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
-import type { Database } from "../core/db.ts";
+import { openDatabase, type Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { PrismaClient } from "../prisma/generated/client.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
 
@@ -146,25 +143,27 @@ export interface CapturedQuery {
  * Runs `fn` with a Prisma client that records every statement it sends to `url` (one connection),
  * and returns the statements. This is how the benchmarks EXPLAIN what a resolver really sends.
  */
-export async function captureSql(url: string, fn: (prisma: PrismaClient) => Promise<unknown>): Promise<CapturedQuery[]> {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] });
+export async function captureSql(url: string, fn: (db: Database) => Promise<unknown>): Promise<CapturedQuery[]> {
   const captured: CapturedQuery[] = [];
-  prisma.$on("query", (event) => {
-    let params: unknown[] = [];
-    try {
-      params = JSON.parse(event.params) as unknown[];
-    } catch {
-      // keep none
-    }
-    captured.push({ sql: event.query, params });
+  // A whole Database seam: Prisma's statements and the driver's (Database.read) are both recorded.
+  const db = await openDatabase({
+    url,
+    poolSize: 1,
+    onQuery(sql, params) {
+      let values: unknown[] = [];
+      try {
+        values = JSON.parse(params) as unknown[];
+      } catch {
+        // keep none
+      }
+      captured.push({ sql, params: values });
+    },
   });
   try {
-    await fn(prisma);
+    await fn(db);
     return captured;
   } finally {
-    await prisma.$disconnect().catch(() => undefined);
-    await pool.end().catch(() => undefined);
+    await db.close();
   }
 }
 

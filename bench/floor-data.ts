@@ -61,7 +61,7 @@ export async function openDataFloor(url: string, logger: Logger): Promise<Floor>
     checkPageSize(first);
     const conditions = betFilterConditions({ wallet });
     const fingerprint = queryFingerprint([wallet, null, null, null, null, null, "DESC"], BENCH_CURSOR_KEY);
-    const [page, totalCount] = await Promise.all([betPage(db, conditions.where, { direction: "DESC", take: first + 1 }), countBets(db, conditions)]);
+    const [page, totalCount] = await Promise.all([betPage(db, conditions.filter, { direction: "DESC", take: first + 1 }), countBets(db, conditions)]);
     const rows = page.slice(0, first);
     const chainIds = [...new Set(rows.map((r) => Number(r.chainId)))];
     const [results, nets] = await Promise.all([

@@ -12,7 +12,7 @@ import { availableParallelism, cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { openDatabase, type Database } from "../core/db.ts";
+import { openDatabase } from "../core/db.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { readProofCache, writeProofCache, type ProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
@@ -272,9 +272,7 @@ async function capturePlayerBetsSql(url: string, wallet: string, after: string |
   try {
     const { playerBets } = await import("../subgraphs/history/resolvers/Query/playerBets.ts");
     const resolver = playerBets as unknown as (parent: unknown, args: unknown, ctx: unknown, info: unknown) => Promise<unknown>;
-    const captured = await captureSql(url, async (prisma) => {
-      // Only `prisma` is used on this path; the rest of the Database seam is not needed here.
-      const db = { prisma } as unknown as Database;
+    const captured = await captureSql(url, async (db) => {
       await resolver({}, { wallet, first: PAGE_SIZE, after, orderDirection: "DESC" }, { db, networks: new NetworkDirectory(db) }, {});
     });
     return captured.find((q) => /FROM\s+"public"\."Bet"|FROM\s+"Bet"/i.test(q.sql)) ?? null;

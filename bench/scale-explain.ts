@@ -4,7 +4,6 @@ import pg from "pg";
 import type { Database } from "../core/db.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { betKey } from "../subgraphs/kit/bet-key.ts";
-import type { PrismaClient } from "../prisma/generated/client.ts";
 import { BetConnection } from "../subgraphs/history/resolvers/BetConnection.ts";
 import { pendingBetCount } from "../subgraphs/history/resolvers/Query/pendingBetCount.ts";
 import { bets } from "../subgraphs/history/resolvers/Query/bets.ts";
@@ -36,9 +35,8 @@ export interface Explained {
 
 type Resolver = (parent: unknown, args: unknown, ctx: unknown, info: unknown) => Promise<unknown>;
 
-/** Only `prisma` (and what NetworkDirectory reads through it) is used on these paths. */
-function contextOf(prisma: PrismaClient) {
-  const db = { prisma } as unknown as Database;
+/** The database and what NetworkDirectory reads through it are all these paths use. */
+function contextOf(db: Database) {
   return { db, networks: new NetworkDirectory(db), logger: undefined, production: true };
 }
 
@@ -58,8 +56,8 @@ export async function capturePage(
   withCount = false,
   filter?: { game?: string; chainId?: number; status?: string[] },
 ): Promise<CapturedQuery> {
-  const captured = await captureSql(url, async (prisma) => {
-    const ctx = contextOf(prisma);
+  const captured = await captureSql(url, async (db) => {
+    const ctx = contextOf(db);
     const page = (await (playerBets as unknown as Resolver)({}, { wallet, first, after, orderDirection: "DESC", filter }, ctx, {})) as BetConnectionModel;
     if (withCount) await (BetConnection.totalCount as unknown as Resolver)(page, {}, ctx, {});
   });
@@ -73,8 +71,8 @@ export async function captureExplorerPage(
   args: { first: number; after?: string | null; filter?: Record<string, unknown>; orderDirection?: "ASC" | "DESC" },
   withCount = false,
 ): Promise<CapturedQuery> {
-  const captured = await captureSql(url, async (prisma) => {
-    const ctx = contextOf(prisma);
+  const captured = await captureSql(url, async (db) => {
+    const ctx = contextOf(db);
     const page = (await (bets as unknown as Resolver)({}, { orderDirection: "DESC", ...args }, ctx, {})) as BetConnectionModel;
     if (withCount) await (BetConnection.totalCount as unknown as Resolver)(page, {}, ctx, {});
   });
@@ -84,8 +82,8 @@ export async function captureExplorerPage(
 /** The endCursor after the first `rows` bets of `bets` under `filter` (whole pages of 100, newest first). */
 export async function explorerCursorAfter(url: string, filter: Record<string, unknown> | undefined, rows: number): Promise<string | null> {
   let after: string | null = null;
-  await captureSql(url, async (prisma) => {
-    const ctx = contextOf(prisma);
+  await captureSql(url, async (db) => {
+    const ctx = contextOf(db);
     for (let read = 0; read < rows; read += 100) {
       const page = (await (bets as unknown as Resolver)(
         {},
@@ -102,13 +100,13 @@ export async function explorerCursorAfter(url: string, filter: Record<string, un
 }
 
 async function capturePending(url: string, wallet: string, chainId: number | null): Promise<CapturedQuery> {
-  const captured = await captureSql(url, (prisma) => (pendingBetCount as unknown as Resolver)({}, { wallet, chainId }, contextOf(prisma), {}));
+  const captured = await captureSql(url, (db) => (pendingBetCount as unknown as Resolver)({}, { wallet, chainId }, contextOf(db), {}));
   return betStatement(captured);
 }
 
 async function captureResults(url: string, chainId: number, betIds: string[]): Promise<CapturedQuery> {
-  const captured = await captureSql(url, async (prisma) => {
-    const ctx = createResultsContext({ ...contextOf(prisma), logger: undefined as never });
+  const captured = await captureSql(url, async (db) => {
+    const ctx = createResultsContext({ ...contextOf(db), logger: undefined as never });
     await ctx.betWithResult.loadMany(betIds.map((id) => betKey(chainId, id)));
   });
   return betStatement(captured);

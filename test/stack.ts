@@ -45,6 +45,8 @@ export async function startTestStack(
     supergraphPath?: string;
     onQuery?: (sql: string, params: string) => void;
     networkTtlMs?: number;
+    /** How long the subgraphs hold a database's indexed heads (kit/indexed-heads.ts); default theirs. */
+    headsTtlMs?: number;
     redis?: GatewaySettings["redis"];
     protection?: Pick<GatewaySettings, "limits" | "rateLimit">;
     responseCache?: GatewaySettings["responseCache"];
@@ -60,7 +62,13 @@ export async function startTestStack(
   const summary = await seedFixtures(db, { bets: 120, ...fixtures, proofCache: readProofCache() });
   const production = options.production ?? false;
   const stack = await startStack({
-    deps: { db, logger: options.logger ?? silentLogger(), networks: new NetworkDirectory(db, options.networkTtlMs), production },
+    deps: {
+      db,
+      logger: options.logger ?? silentLogger(),
+      networks: new NetworkDirectory(db, options.networkTtlMs),
+      production,
+      ...(options.headsTtlMs !== undefined ? { headsTtlMs: options.headsTtlMs } : {}),
+    },
     host: "127.0.0.1",
     port: 0,
     gateway: {

@@ -19,6 +19,8 @@ export interface SubgraphDeps {
   reads?: ReadRouter;
   /** The indexed heads the request being served reads at, set per request before its resolvers run (kit/read-at.ts). */
   readAt?: ReadAt;
+  /** How long a database's indexed heads, once read, are answered at without reading them again (kit/indexed-heads.ts); unset: its default. */
+  headsTtlMs?: number;
   /** The read pin of the request being served (READ_PIN_HEADER), set per request with its `db`; for `reads.observe`. */
   readPin?: string;
   /** The process's lane for statements that may read much of the table (kit/expensive-lane.ts); unset: they run unbounded. */

@@ -7,6 +7,9 @@
 //     MIN_BLOCK_HEADER for the whole client request): then a replica whose checked head reaches it
 //     (core/read-replicas.ts), else the primary. Heads only grow, so a head read before the data
 //     statements is a lower bound of what they see: an answer is never older than what it says.
+//   - The heads: those this process read last on that database while they are young enough
+//     (kit/indexed-heads.ts: no statement per request in steady state); read afresh when they are
+//     below the minimum, or when the operation asks for `readAt` itself.
 //   - A minimum that the chosen server has not indexed: the primary is asked (a replica may lag
 //     behind its last check's view of the primary); if the primary has not indexed it either, the
 //     request is refused with NOT_YET_INDEXED before any data is read.
@@ -16,11 +19,12 @@
 //     at least readAt (equal unless a block was indexed during the request).
 import type { ApolloServerPlugin, BaseContext } from "@apollo/server";
 import { GraphQLError, type OperationDefinitionNode } from "graphql";
-import { isUnavailableError, NotYetIndexedError, ServiceUnavailableError } from "../../core/errors.ts";
+import { NotYetIndexedError } from "../../core/errors.ts";
 import { MIN_BLOCK_HEADER, mergeMinBlocks, minBlocksOf, parseMinBlocks, type MinBlocks } from "../../core/min-block.ts";
 import type { Database } from "../../core/db.ts";
 import type { IndexingCursor } from "../../prisma/generated/client.ts";
 import type { SubgraphDeps } from "./deps.ts";
+import { IndexedHeads } from "./indexed-heads.ts";
 
 /** The indexed heads one subgraph request read at, filled before its resolvers run. */
 export interface ReadAt {
@@ -61,21 +65,19 @@ function answeredAsRefusal(error: unknown): never {
   throw new GraphQLError(error.message, { originalError: error, extensions: { ...error.extensions, http: { status: 200 } } });
 }
 
-/**
- * The heads, read before any resolver: a database that cannot be reached is SERVICE_UNAVAILABLE, as
- * a resolver's read would be, answered like the resolvers' errors (an error thrown before execution
- * is otherwise HTTP 500, which the gateway reports as INTERNAL_SERVER_ERROR).
- */
-const readCursors = (db: Database) =>
-  db.prisma.indexingCursor.findMany().catch((error: unknown) => {
-    if (!isUnavailableError(error)) throw error;
-    throw new ServiceUnavailableError(undefined, { http: { status: 200 } });
-  });
-
 /** Operations that read no data: introspection and federation's `_service` (the gateway's schema checks). */
 function readsNoData(operation: OperationDefinitionNode): boolean {
   return operation.selectionSet.selections.every(
     (selection) => selection.kind === "Field" && (selection.name.value.startsWith("__") || selection.name.value === "_service"),
+  );
+}
+
+/** Whether the operation asks for Query.readAt: a client polling the head is answered with the head as it is now. */
+function asksForReadAt(operation: OperationDefinitionNode): boolean {
+  return operation.selectionSet.selections.some(
+    (selection) =>
+      (selection.kind === "Field" && selection.name.value === "readAt") ||
+      (selection.kind === "InlineFragment" && selection.selectionSet.selections.some((inner) => inner.kind === "Field" && inner.name.value === "readAt")),
   );
 }
 
@@ -91,7 +93,19 @@ export function readAtPlugin<TContext extends BaseContext>(options: {
   /** The request's own deps: its database, read pin and ReadAt. */
   depsOf(context: TContext): SubgraphDeps & { readAt: ReadAt };
   rebuild(context: TContext, db: Database): void;
+  /** How long heads read on a database are answered at without reading them again (kit/indexed-heads.ts). */
+  headsTtlMs?: number;
 }): ApolloServerPlugin<TContext> {
+  /** Per database (the primary, each replica): the heads this subgraph read there last. */
+  const headsOf = new Map<Database, IndexedHeads>();
+  /** Heads of `db` that reach `minimum`, held ones when they do (and `fresh` is not asked), else read now. */
+  const headsAt = async (db: Database, minimum: MinBlocks, fresh: boolean): Promise<IndexingCursor[]> => {
+    const heads = headsOf.get(db) ?? new IndexedHeads(db, options.headsTtlMs);
+    headsOf.set(db, heads);
+    if (fresh) return heads.read();
+    const held = await heads.current();
+    return missing(held, minimum) ? heads.read() : held;
+  };
   return {
     async requestDidStart() {
       return {
@@ -106,10 +120,11 @@ export function readAtPlugin<TContext extends BaseContext>(options: {
           // An unknown chain in minBlock is malformed input, as everywhere else.
           for (const chainId of minimum.keys()) await deps.networks.require(Number(chainId), "minBlock").catch(answeredAsRefusal);
           let db = minimum.size > 0 && options.reads ? options.reads.pick(deps.readPin, minimum) : deps.db;
-          let cursors = await readCursors(db);
+          const fresh = asksForReadAt(operation);
+          let cursors = await headsAt(db, minimum, fresh);
           if (missing(cursors, minimum) && db !== options.primary) {
             db = options.primary;
-            cursors = await readCursors(db);
+            cursors = await headsAt(db, minimum, fresh);
           }
           const gap = missing(cursors, minimum);
           if (gap) throw new NotYetIndexedError({ ...gap, retryAfterSeconds: NOT_YET_INDEXED_RETRY_SECONDS });

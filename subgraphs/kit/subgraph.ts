@@ -218,6 +218,7 @@ export function defineSubgraph<TContext extends BaseContext>(definition: {
             rebuild: (context, db) => {
               Object.assign(context, contextOver({ ...depsOf(context), db }));
             },
+            ...(deps.headsTtlMs !== undefined ? { headsTtlMs: deps.headsTtlMs } : {}),
           }),
         ],
         logger: deps.logger,

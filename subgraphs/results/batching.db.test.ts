@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestStack, type TestStack } from "../../test/stack.ts";
 
 // betResults of 100 ids costs one SQL statement in each subgraph the query reaches: DataLoader
-// batches every id of a request, and the bet and its result come back from one joined query.
+// batches every id of a request, and the bet and its result come back from one joined query. The
+// indexed heads a request reads at cost none in steady state (kit/indexed-heads.ts).
 
 /** A test stack for the enclosing describe, started before its tests, with every SQL statement it sends. */
-function stackLoggingStatements(networkTtlMs: number): { statements: string[]; params: string[]; stack: () => TestStack } {
+function stackLoggingStatements(networkTtlMs: number, headsTtlMs = networkTtlMs): { statements: string[]; params: string[]; stack: () => TestStack } {
   const statements: string[] = [];
   /** Each statement's parameters (JSON), at the same index. */
   const params: string[] = [];
@@ -19,6 +20,7 @@ function stackLoggingStatements(networkTtlMs: number): { statements: string[]; p
           params.push(values);
         },
         networkTtlMs,
+        headsTtlMs,
       },
     );
   });
@@ -41,15 +43,15 @@ describe("betResults batching", () => {
     const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) {
       betId player status network { name } result { outcome proof { piA verified } } } }`;
     const ids = Array.from({ length: 100 }, (_, i) => String(i + 1));
-    await stack().gql(query, { ids }); // warms the process-wide network directory (kept for the whole test)
+    await stack().gql(query, { ids }); // warms the network directory and the heads (kept for the whole test)
     statements.length = 0;
     const { data, errors } = await stack().gql<{ betResults: ({ betId: string } | null)[] }>(query, { ids });
     expect(errors).toBeUndefined();
     expect(data!.betResults.filter(Boolean).length).toBeGreaterThan(50);
 
     const touching = (table: string) => statements.filter((sql) => new RegExp(`FROM "(public"\\.")?${table}"`).test(sql));
-    // Each subgraph request reads the indexed heads it answers at (extensions.readAt) once; the rest is data.
-    expect(touching("IndexingCursor")).toHaveLength(3);
+    // The indexed heads it answers at (extensions.readAt) are the ones read by an earlier request: no statement.
+    expect(touching("IndexingCursor")).toHaveLength(0);
     const dataStatements = statements.filter((sql) => !/FROM "(public"\.")?IndexingCursor"/.test(sql));
     // results: bets joined with their results, one statement for all 100 ids
     expect(statements.filter((sql) => sql.includes('"BetResult"'))).toHaveLength(1);
@@ -58,6 +60,43 @@ describe("betResults batching", () => {
     // networks: the distinct network references in one statement
     expect(touching("Network")).toHaveLength(1);
     expect(dataStatements, dataStatements.join("\n---\n")).toHaveLength(3);
+  });
+});
+
+describe("the indexed heads a request reads at", () => {
+  const { statements, stack } = stackLoggingStatements(600_000);
+  const headsRead = () => statements.filter((sql) => /FROM "(public"\.")?IndexingCursor"/.test(sql));
+  const query = `query ($ids: [UInt256!]!, $m: [MinBlock!]) { betResults(chainId: 31337, betIds: $ids, minBlock: $m) { betId player status network { name } result { outcome } } }`;
+  const ask = async (minBlock?: bigint) => {
+    const answer = await stack().gql<{ betResults: unknown[] }>(query, {
+      ids: ["1", "2"],
+      m: minBlock === undefined ? null : [{ chainId: 31337, block: minBlock.toString() }],
+    });
+    expect(answer.errors).toBeUndefined();
+    const { extensions } = answer as { extensions?: { readAt?: { chainId: number; block: string }[] } };
+    return extensions?.readAt?.find((head) => head.chainId === 31337)?.block;
+  };
+
+  it("are read again only for a minBlock above the ones held, and then held at the new head", async () => {
+    const cursor = await stack().db.prisma.indexingCursor.findUniqueOrThrow({ where: { chainId: 31337n } });
+    expect(await ask()).toBe(cursor.indexedBlock.toString());
+    await stack().db.prisma.indexingCursor.update({ where: { chainId: 31337n }, data: { indexedBlock: { increment: 5 } } });
+    const moved = cursor.indexedBlock + 5n;
+
+    // Held heads are a lower bound: a request without minBlock is answered at them, with no statement.
+    statements.length = 0;
+    expect(await ask()).toBe(cursor.indexedBlock.toString());
+    expect(headsRead()).toHaveLength(0);
+    // At or below the held heads: still none.
+    expect(await ask(cursor.indexedBlock)).toBe(cursor.indexedBlock.toString());
+    expect(headsRead()).toHaveLength(0);
+
+    // Above them: each subgraph the request reaches reads the heads afresh, and holds the new ones.
+    expect(await ask(moved)).toBe(moved.toString());
+    expect(headsRead()).toHaveLength(3);
+    statements.length = 0;
+    expect(await ask()).toBe(moved.toString());
+    expect(headsRead()).toHaveLength(0);
   });
 });
 

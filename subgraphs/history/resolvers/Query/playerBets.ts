@@ -24,7 +24,7 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   const fingerprints = queryFingerprints([...filterKey, direction], ctx);
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
-  const page = () => betPage(ctx.db, conditions.where, { after, direction, take: first + 1 });
+  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1 });
   const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
