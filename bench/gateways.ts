@@ -547,6 +547,15 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
       for (const endpoint of ["stack", "apollo"]) {
         const c = find(q, endpoint);
         if (!c) continue;
+        // A server that could not keep up with the rate (requests failed or timed out) has no p99 at that rate to compare.
+        const overrun = [c, raw].filter((cell) => cell.open.some((run) => errorCount(run) > 0)).map(labelOf);
+        if (overrun.length > 0) {
+          ok.push(false);
+          lines.push(
+            `- ${q.key}: ${labelOf(c)} p99 at ${RATE} req/s ÷ raw floor's: no verdict (FAIL): errors in the open-loop runs of ${overrun.join(" and ")}`,
+          );
+          continue;
+        }
         const r = m(c).openP99 / m(raw).openP99;
         ok.push(r <= TARGET.openP99);
         lines.push(`- ${q.key}: ${labelOf(c)} p99 at ${RATE} req/s ÷ raw floor's ${verdict(r, TARGET.openP99, "≤")}`);
