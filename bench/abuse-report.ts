@@ -43,7 +43,11 @@ export interface ReportInput {
 
 /** Within seconds: the issue's "refused with a clear error within seconds". */
 const REFUSAL_WITHIN_MS = 10_000;
-const CLEAR_CODES = new Set(["RATE_LIMITED", "TOO_MANY_CONNECTIONS", "NODE_FULL", "SERVICE_BUSY", "QUERY_TOO_COMPLEX"]);
+const CLEAR_CODES = ["RATE_LIMITED", "TOO_MANY_CONNECTIONS", "NODE_FULL", "SERVICE_BUSY", "SERVICE_UNAVAILABLE", "QUERY_TOO_COMPLEX"];
+/** A refusal's code is clear when it names one of ours ("HTTP 429 TOO_MANY_CONNECTIONS" from the handshake backstop included). */
+const isClear = (code: string | undefined) => CLEAR_CODES.some((clear) => code?.split(" ").includes(clear));
+/** The budget's capacity under the defaults (RATE_LIMIT_POINTS): an attacker that never got below half of it never pressed its limit. */
+const BUDGET_POINTS = 10_000;
 const RSS_BOUND_MB = 1024;
 
 /** A target's outcome: met, missed, or not measured (an attacker that got no answers was never tested by the limits). */
@@ -56,16 +60,23 @@ const verdict = (ok: boolean): Verdict => (ok ? "PASS" : "FAIL");
  * what it sent got no answer at all (INCONCLUSIVE: the limits were not reached, the machine or a
  * server was too slow to answer, which says nothing about the limits).
  */
-export function attackerVerdict(k: Pick<KindReport, "sent" | "refused" | "noAnswer" | "firstRefusalMs" | "firstRefusalCode">): {
+export function attackerVerdict(k: Pick<KindReport, "sent" | "refused" | "noAnswer" | "firstRefusalMs" | "firstRefusalCode" | "minRemaining">): {
   verdict: Verdict;
   why: string;
 } {
   if (k.firstRefusalMs !== undefined) {
-    if (!CLEAR_CODES.has(k.firstRefusalCode ?? "")) return { verdict: "FAIL", why: `refused without a clear code (${k.firstRefusalCode})` };
+    if (!isClear(k.firstRefusalCode)) return { verdict: "FAIL", why: `refused without a clear code (${k.firstRefusalCode})` };
     if (k.firstRefusalMs > REFUSAL_WITHIN_MS) return { verdict: "FAIL", why: `refused late (${(k.firstRefusalMs / 1000).toFixed(1)} s)` };
     return { verdict: "PASS", why: "refused" };
   }
   if (k.sent === 0 || k.noAnswer * 2 >= k.sent) return { verdict: "INCONCLUSIVE", why: `no answer to ${k.noAnswer} of ${k.sent}` };
+  // Served, but slower than its budget refills: the servers, not the limit, held it back (its
+  // effect on the honest clients is their rows' verdict).
+  if (k.minRemaining !== undefined && k.minRemaining > BUDGET_POINTS / 2)
+    return {
+      verdict: "INCONCLUSIVE",
+      why: `not refused, budget never pressed (least left ${k.minRemaining} of ${BUDGET_POINTS}): answered slower than the budget refills`,
+    };
   return { verdict: "FAIL", why: "not refused" };
 }
 const pct = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "—");
