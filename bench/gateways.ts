@@ -237,6 +237,8 @@ async function startServer(name: string, role: string, env: Record<string, strin
     env,
     nodeFlags: [...SERVER_NODE_FLAGS, ...profiling],
     ready: (line) => line.role === role,
+    // A loaded machine starts a server slowly (tsx compiles on first import).
+    timeoutMs: 240_000,
   });
   children.set(name, child);
   return info;
