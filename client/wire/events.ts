@@ -158,6 +158,11 @@ export interface FeedUpdate extends BetUpdatePayload {
 export interface FeedMessage {
   prevSeq: string;
   updates: FeedUpdate[];
+  /**
+   * The W3C trace context of the publisher's span that sent this message (only when it traces and
+   * the updates' writer did): a node's delivery continues it. Never forwarded to clients.
+   */
+  traceparent?: string;
 }
 
 export interface InterServerEvents {
