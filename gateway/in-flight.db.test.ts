@@ -156,3 +156,68 @@ describe("the per-client cap on requests in flight", () => {
     expect((await graphqlFrom("127.0.0.4")).status).toBe(200);
   });
 });
+
+/** A GraphQL POST from `address` whose body is half sent: in flight at the door, before it can run. */
+function halfSentGraphQL(address: string): { req: ClientRequest; answer: Promise<Answer>; finish: () => void } {
+  const url = new URL(t.url);
+  const body = Buffer.from(QUERY);
+  const half = Math.floor(body.length / 2);
+  let req: ClientRequest | undefined;
+  const answer = new Promise<Answer>((resolve, reject) => {
+    req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: "/graphql",
+        method: "POST",
+        localAddress: address,
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.write(body.subarray(0, half));
+  });
+  return { req: req!, answer, finish: () => req!.end(body.subarray(half)) };
+}
+
+/** Asks from `address` until the answer has `status`: the server's count of its open requests has reached the state the test waits for. */
+async function askUntil(address: string, status: 200 | 429): Promise<Answer> {
+  for (;;) {
+    const answer = await graphqlFrom(address);
+    expect([200, 429]).toContain(answer.status);
+    if (answer.status === 429) expectRefusedInFlight(answer); // never the points budget: the loop must not outlast it
+    if (answer.status === status) return answer;
+  }
+}
+
+describe("a GraphQL request in flight", () => {
+  it("holds its slot until its answer ends, and frees it once when its client leaves mid-body", async () => {
+    closeGate();
+    const held = [];
+    for (let i = 0; i < CAP - 1; i++) held.push(await hold("127.0.0.5"));
+
+    const slow = halfSentGraphQL("127.0.0.5");
+    expectRefusedInFlight(await askUntil("127.0.0.5", 429)); // the half-sent request took the last slot
+    slow.finish();
+    expect((await slow.answer).status).toBe(200);
+    expect((await graphqlFrom("127.0.0.5")).status).toBe(200); // its answer ended: its slot is free
+
+    const abandoned = halfSentGraphQL("127.0.0.5");
+    abandoned.answer.catch(() => {});
+    await askUntil("127.0.0.5", 429);
+    abandoned.req.destroy();
+    await askUntil("127.0.0.5", 200); // freed when its client left
+    held.push(await hold("127.0.0.5"));
+    expectRefusedInFlight(await graphqlFrom("127.0.0.5")); // freed once: the cap is full again
+
+    releaseHeld();
+    expect((await Promise.all(held.map((h) => h.answer))).map((a) => a.status)).toEqual(Array.from({ length: CAP }, () => 200));
+  });
+});
