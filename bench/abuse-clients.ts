@@ -121,7 +121,7 @@ export function parseAnswer(text: string): GraphQLAnswer | undefined {
   }
 }
 
-/** "200 data", "429 RATE_LIMITED", "503 SERVICE_BUSY", "0 timeout" …; `refused`: not a 2xx answer with data and no errors. */
+/** "200 data", "429 RATE_LIMITED", "429 RATE_LIMITED (in flight)", "503 SERVICE_BUSY", "0 timeout" …; `refused`: not a 2xx answer with data and no errors. */
 export function outcomeOf(e: Exchange): { key: string; code: string | undefined; refused: boolean } {
   if (e.status === 0) return { key: `no response (${e.error ?? "?"})`, code: undefined, refused: false };
   const ok = e.status >= 200 && e.status < 300;
@@ -129,7 +129,9 @@ export function outcomeOf(e: Exchange): { key: string; code: string | undefined;
   const answer = parseAnswer(e.text);
   const code = answer?.errors?.[0]?.extensions?.code;
   if (ok && !code) return { key: `${e.status} ${e.cut ? "cut" : "data"}`, code: undefined, refused: false };
-  return { key: `${e.status} ${code ?? "no code"}`, code: code ?? `HTTP ${e.status}`, refused: true };
+  // The two RATE_LIMITED causes told apart in the tallies: the points budget, or the cap on requests in flight.
+  const inFlight = code === "RATE_LIMITED" && answer?.errors?.[0]?.message.includes("in flight") ? " (in flight)" : "";
+  return { key: `${e.status} ${code ?? "no code"}${inFlight}`, code: code ?? `HTTP ${e.status}`, refused: true };
 }
 
 /**

@@ -282,6 +282,8 @@ async function main(): Promise<boolean> {
           // The points budget runs (one bucket in Redis per request) but never refuses this one client.
           RATE_LIMIT_POINTS: "1000000000",
           RATE_LIMIT_POINTS_PER_SECOND: "1000000000",
+          // One client keeps hundreds of requests open: no cap on its requests in flight.
+          RATE_LIMIT_MAX_IN_FLIGHT: "0",
         },
         nodeFlags: SERVER_NODE_FLAGS,
       }),

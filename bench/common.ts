@@ -170,7 +170,7 @@ export async function captureSql(url: string, fn: (db: Database) => Promise<unkn
 /**
  * The whole stack in this process over `db`, as production runs it (no stack traces), on a free
  * loopback port: the configuration's defaults mapped as every process maps them (bin/wiring.ts),
- * without a per-client rate limit or a response cache unless `settings` give them.
+ * without a per-client rate limit, in-flight cap or response cache unless `settings` give them.
  */
 /** One cursor key for every process of a benchmark, so the floor and bench/scale.ts write the cursors the servers do. */
 export const BENCH_CURSOR_KEY = cursorKeyFrom("bench");
@@ -180,6 +180,8 @@ export function startBenchStack(db: Database, logger: Logger, settings: Partial<
     NODE_ENV: "production",
     SUPERGRAPH_PATH: fileURLToPath(new URL("../supergraph.graphql", import.meta.url)),
     RATE_LIMIT_POINTS: "0",
+    // One load generator is one client address: a cap on its requests in flight would refuse the load itself.
+    RATE_LIMIT_MAX_IN_FLIGHT: "0",
     RESPONSE_CACHE: "off",
   });
   return startStack({

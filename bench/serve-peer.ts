@@ -84,7 +84,14 @@ if (role === "subgraphs") {
   // The gateway reads the database only for /health; the benchmark never asks for it.
   const db = await openDatabase({ url: required("BENCH_SERVE_DATABASE_URL"), logger, migrate: false });
   // The configured query limits, the production settings, this supergraph file; no per-client rate limit.
-  const config = { ...loadConfig(GATEWAY_SECTIONS), NODE_ENV: "production", SUPERGRAPH_PATH: SUPERGRAPH, RATE_LIMIT_POINTS: 0, RESPONSE_CACHE: false } as const;
+  const config = {
+    ...loadConfig(GATEWAY_SECTIONS),
+    NODE_ENV: "production",
+    SUPERGRAPH_PATH: SUPERGRAPH,
+    RATE_LIMIT_POINTS: 0,
+    RATE_LIMIT_MAX_IN_FLIGHT: 0,
+    RESPONSE_CACHE: false,
+  } as const;
   const gateway = createGateway({
     db,
     logger,

@@ -3,8 +3,9 @@
 // line on stdout — { "gateway": ".../graphql", "subgraphs": { name: ".../graphql" } } — and
 // stops on SIGTERM/SIGINT. Logs (warn and above) go to stderr so stdout stays machine-readable.
 // The gateway gets the configured query limits (depth, aliases, cost: their checks are part of the
-// per-request cost) but no per-client rate limit: every request comes from one loopback client, so
-// the limiter would only measure itself (HTTP 429 once its RATE_LIMIT_POINTS are spent).
+// per-request cost) but no per-client rate limit or in-flight cap: every request comes from one
+// loopback client, so the limiter would only measure itself (HTTP 429 once its RATE_LIMIT_POINTS
+// are spent, or past RATE_LIMIT_MAX_IN_FLIGHT connections).
 import { pino } from "pino";
 import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
@@ -23,7 +24,12 @@ const db = await openDatabase({ url, logger, migrate: false });
 // BENCH_SCHEMA_USAGE=1: schema usage recorded as a gateway does, on a connection of its own (bench/schema-usage.ts).
 const usageDb = benchConfig.BENCH_SCHEMA_USAGE ? await openDatabase({ url, logger, poolSize: 1, applicationName: "schema-usage" }) : undefined;
 const schemaUsage = usageDb ? createUsageRecorder({ db: usageDb, logger }) : undefined;
-const stack = await startBenchStack(db, logger, { ...gatewayProtection(loadConfig(["shared", "gateway"])), rateLimit: undefined, schemaUsage });
+const stack = await startBenchStack(db, logger, {
+  ...gatewayProtection(loadConfig(["shared", "gateway"])),
+  rateLimit: undefined,
+  inFlight: undefined,
+  schemaUsage,
+});
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {
   await stack.stop();

@@ -202,6 +202,12 @@ export const CONFIG_VARIABLES = {
   MAX_QUERY_DEPTH: variable("gateway", positiveInt, "8", "deepest accepted selection (`QUERY_TOO_COMPLEX`, HTTP 400 beyond)"),
   MAX_QUERY_ALIASES: variable("gateway", positiveInt, "30", "aliases per operation (`QUERY_TOO_COMPLEX` beyond)"),
   MAX_QUERY_COST: variable("gateway", positiveInt, "5000", "query cost, lists costing their page size (`QUERY_TOO_COMPLEX` beyond)"),
+  RATE_LIMIT_MAX_IN_FLIGHT: variable(
+    "gateway",
+    nonNegativeInt,
+    "8",
+    "requests one client IP may have open at once in a gateway process (GraphQL, CSV exports, every route); the next is refused `RATE_LIMITED`, HTTP 429, `Retry-After: 1`; `0`: off",
+  ),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,

@@ -24,6 +24,7 @@ import { probeRoutes } from "../core/probes.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { readAtPlugin } from "./read-at.ts";
+import { createInFlightCap, type InFlightSettings } from "./in-flight.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
@@ -64,6 +65,8 @@ export interface GatewayDeps {
   trustProxyHops?: number;
   /** Each client's budget of cost points (gateway/points-budget.ts); off when absent (answers still say their cost). */
   rateLimit?: PointsBudgetSettings;
+  /** Each client's cap on requests open in this process, checked first at the door (gateway/in-flight.ts); off when absent. */
+  inFlight?: InFlightSettings;
   /** The automatic persisted queries' store shared by the gateways (gateway/persisted-queries.ts); absent: this process's own. */
   persistedQueries?: KeyValueCache<string>;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
@@ -83,7 +86,7 @@ export interface GatewayDeps {
 }
 
 /** The query limits and the per-client rate limit, as the composition root configures them. */
-export type GatewayProtection = Pick<GatewayDeps, "limits" | "rateLimit">;
+export type GatewayProtection = Pick<GatewayDeps, "limits" | "rateLimit" | "inFlight">;
 
 export interface Gateway {
   health: HealthMonitor;
@@ -162,6 +165,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
+  const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry);
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
@@ -256,6 +260,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         routes: { ...deps.routes, ...probes, "/health": healthRoute, "/metrics": metrics.route, "/schema.graphql": sdlRoute },
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
+        limitInFlight: inFlight?.admit,
         admit: points.admit,
         admitRoute: points.admitRoute,
         compression: deps.compression,

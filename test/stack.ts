@@ -14,7 +14,7 @@ import { createTestDatabase } from "./db.ts";
  * `env` adds variables; `overrides` replaces settings.
  */
 export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}, env: Record<string, string> = {}): GatewaySettings {
-  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_POINTS: "0", RESPONSE_CACHE: "off", ...env });
+  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_POINTS: "0", RATE_LIMIT_MAX_IN_FLIGHT: "0", RESPONSE_CACHE: "off", ...env });
   return { ...gatewaySettings(config, { logger: silentLogger() }), ...overrides };
 }
 
@@ -48,7 +48,7 @@ export async function startTestStack(
     /** How long the subgraphs hold a database's indexed heads (kit/indexed-heads.ts); default theirs. */
     headsTtlMs?: number;
     redis?: GatewaySettings["redis"];
-    protection?: Pick<GatewaySettings, "limits" | "rateLimit">;
+    protection?: Pick<GatewaySettings, "limits" | "rateLimit" | "inFlight">;
     responseCache?: GatewaySettings["responseCache"];
     responseCacheGenerationPollMs?: number;
     logger?: Logger;
