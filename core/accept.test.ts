@@ -23,6 +23,10 @@ describe("graphqlAnswerType", () => {
     ["application/json;q=0, application/graphql-response+json;q=0", undefined],
     ["application/json; charset=latin1", undefined],
     ["*/*, application/json;q=0", GRAPHQL_ANSWER_TYPES[1]],
+    // Malformed quoted parameters, where a parser of our own disagreed with Apollo Server's (found by the property below).
+    ['application/json;q=0;=", application/json', undefined],
+    ['application/json;=", application/json;"', undefined],
+    ['text/json;=", application/json', undefined],
   ])("%j → %j", (accept, expected) => {
     expect(graphqlAnswerType(accept)).toBe(expected);
     expect(apollo(accept)).toBe(expected);
@@ -45,6 +49,8 @@ describe("graphqlAnswerType", () => {
         "charset=*",
         "x=y",
         "deferSpec=20220824",
+        'x="a, b"',
+        '="',
       ),
       fc.string({ maxLength: 6 }),
     );
