@@ -30,7 +30,7 @@ import { spawnChild, spawnTsx, type Spawned } from "../test/spawn.ts";
 import { ASSUMPTIONS, type Figures, MODEL, sizeDeployment, TOLERANCE } from "./capacity-model.ts";
 import { measureRealtime, type RealtimeFigures } from "./capacity-realtime.ts";
 import { measureReplicaLag, type ReplicaFigures } from "./capacity-replica.ts";
-import { benchConfig, fmt, log, processCpuMs, requestBody, table } from "./common.ts";
+import { BET_RESULTS, benchConfig, fmt, log, PLAYER_BETS, processCpuMs, requestBody, table } from "./common.ts";
 import { backendPids, checkResponse, type CpuGroups, errorCount, runBenchmark, runLoad, type RunStats } from "./load.ts";
 
 const { values: args } = parseArgs({
@@ -128,16 +128,6 @@ async function prepareDatabase(url: string): Promise<void> {
   log(`database ${DB_NAME}: seeded ${fmt.int(BETS)} bets in ${fmt.s(performance.now() - started)}`);
 }
 
-const BET_RESULTS = `query CapacityBetResults($chainId: ChainId!, $betIds: [UInt256!]!) {
-  betResults(chainId: $chainId, betIds: $betIds) { betId result { outcome won payout proof { piA piB piC publicSignals verified } } }
-}`;
-const PLAYER_BETS = `query CapacityWalletPage($wallet: Address!, $first: Int!) {
-  playerBets(wallet: $wallet, first: $first) {
-    totalCount
-    nodes { chainId betId player stake game status placedBlock network { chainId name confirmations } result { outcome won payout proof { piA publicSignals verified } } }
-    pageInfo { hasNextPage endCursor }
-  }
-}`;
 const NETWORK_CONFIGS = `query CapacityNetworkConfigs($chainId: ChainId) {
   networkConfigs(chainId: $chainId) { chainId name confirmations contracts { name address deployBlock } indexing { indexedBlock headBlock lagBlocks isReady } }
 }`;

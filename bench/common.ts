@@ -191,3 +191,18 @@ export function startBenchStack(db: Database, logger: Logger, settings: Partial<
     gateway: { ...gatewaySettings(config, { logger }), ...settings },
   });
 }
+
+// The two benchmarked queries (issue 24), as a gateway is asked them: bench/gateways.ts compares
+// servers on them and bench/capacity.ts sizes the deployment on the same work. The floors
+// (bench/floor*.ts) tell them apart by these operation names.
+export const BET_RESULTS = `query BenchBetResults($chainId: ChainId!, $betIds: [UInt256!]!) {
+  betResults(chainId: $chainId, betIds: $betIds) { betId result { outcome won payout proof { piA piB piC publicSignals verified } } }
+}`;
+/** The wallet page: a player's bets, 50 a page, with network, result and proof. */
+export const PLAYER_BETS = `query BenchPlayerBets($wallet: Address!, $first: Int!) {
+  playerBets(wallet: $wallet, first: $first) {
+    totalCount
+    nodes { chainId betId player stake game status placedBlock network { chainId name confirmations } result { outcome won payout proof { piA publicSignals verified } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;

@@ -21,7 +21,7 @@ import pg from "pg";
 import { openDatabase } from "../core/db.ts";
 import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin } from "../test/db.ts";
 import type { Spawned } from "../test/spawn.ts";
-import { benchConfig, fmt, log, median, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
+import { BET_RESULTS, benchConfig, fmt, log, median, PLAYER_BETS, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
 import { barPlot } from "./plot.ts";
 import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, runOpenLoop, spawnServer, spreadOf, type RunStats } from "./load.ts";
 
@@ -118,16 +118,6 @@ const OVER_SUBGRAPHS = new Set(["apollo", "apollo-cache", "hive", "hive-rust", "
 // Queries: what a gateway is asked, and what the owning subgraph is asked for the floor
 // ---------------------------------------------------------------------------------------------
 
-const BET_RESULTS = `query BenchBetResults($chainId: ChainId!, $betIds: [UInt256!]!) {
-  betResults(chainId: $chainId, betIds: $betIds) { betId result { outcome won payout proof { piA piB piC publicSignals verified } } }
-}`;
-const PLAYER_BETS = `query BenchPlayerBets($wallet: Address!, $first: Int!) {
-  playerBets(wallet: $wallet, first: $first) {
-    totalCount
-    nodes { chainId betId player stake game status placedBlock network { chainId name confirmations } result { outcome won payout proof { piA publicSignals verified } } }
-    pageInfo { hasNextPage endCursor }
-  }
-}`;
 /** The floor: the same page with only what history owns (history cannot resolve `result` or a network's name). */
 const PLAYER_BETS_HISTORY = `query BenchPlayerBets($wallet: Address!, $first: Int!) {
   playerBets(wallet: $wallet, first: $first) {
