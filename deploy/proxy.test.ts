@@ -71,12 +71,11 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
       );
     }
 
-    nginx = await startNginx({
-      gatewayPorts: [t.stack.http.port, gatewayB.http.port],
-      realtimePorts: realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number],
-    });
+    nginx = await startNginx({ gatewayPorts: [t.stack.http.port, gatewayB.http.port], realtimePorts: realtimePorts() });
     proxyUrl = nginx.url;
   });
+
+  const realtimePorts = () => realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number];
 
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -143,6 +142,40 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     const refused = await from("127.0.0.3", "198.51.100.99");
     expect(refused.admitted ? "admitted" : refused.data).toMatchObject({ code: "TOO_MANY_CONNECTIONS" });
     expect((await from("127.0.0.4", "198.51.100.0")).admitted).toBe(true);
+  });
+
+  it("refuses a handshake over its own per-address bound with the nodes' code and retry hint", async () => {
+    // The shipped configuration with limit_conn 1 (40 in production, above the nodes' own
+    // allowance, which answers first): one socket held, the next handshake from that address.
+    const strict = await startNginx({ gatewayPorts: [t.stack.http.port, t.stack.http.port], realtimePorts: realtimePorts() }, { socketsPerAddress: 1 });
+    try {
+      const held = await connectClient(strict.url, REALTIME_NODE_PATH, { localAddress: "127.0.0.60" });
+      clients.push(held);
+      const refusal = await new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+        const request = httpRequest(`${strict.url}${REALTIME_NODE_PATH}/?EIO=4&transport=websocket`, {
+          localAddress: "127.0.0.60",
+          headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
+        });
+        request.once("upgrade", (_response, socket) => {
+          socket.destroy();
+          reject(new Error("nginx let a second socket of the address through"));
+        });
+        request.once("response", (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, retryAfter: response.headers["retry-after"], body: Buffer.concat(chunks).toString("utf8") }),
+          );
+        });
+        request.once("error", reject);
+        request.end();
+      });
+      expect(refusal.status).toBe(429);
+      expect(refusal.retryAfter).toBe("30");
+      expect(JSON.parse(refusal.body)).toEqual({ code: "TOO_MANY_CONNECTIONS", message: expect.any(String), retryAfterSeconds: 30 });
+    } finally {
+      await strict.stop();
+    }
   });
 
   const accessLog = () => nginx.accessLog();

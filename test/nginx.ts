@@ -28,9 +28,12 @@ export interface NginxUpstreams {
   realtimePorts: [number, number];
 }
 
-/** How many connections nginx's one worker may hold: the tests' 4 096 unless a load (bench/abuse.ts) needs the shipped 16 384. */
+/** Bounds other than the shipped ones. */
 export interface NginxCapacity {
+  /** Connections nginx's one worker may hold: the tests' 4 096 unless a load (bench/abuse.ts) needs the shipped 16 384. */
   workerConnections?: number;
+  /** WebSocket connections per client address (`limit_conn`; shipped: 40), to meet nginx's own refusal with few sockets. */
+  socketsPerAddress?: number;
 }
 
 /** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
@@ -49,9 +52,15 @@ export function loopbackNginxConf(conf: string, options: NginxUpstreams & NginxC
       "http {",
       ["http {", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
     );
-  if (/server (gateway|realtime)-/.test(rewritten)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
+  if (options.socketsPerAddress !== undefined && !/limit_conn sockets_per_address \d+;/.test(rewritten))
+    throw new Error("deploy/nginx.conf has no limit_conn sockets_per_address to set");
+  const bounded =
+    options.socketsPerAddress === undefined
+      ? rewritten
+      : rewritten.replace(/limit_conn sockets_per_address \d+;/, `limit_conn sockets_per_address ${options.socketsPerAddress};`);
+  if (/server (gateway|realtime)-/.test(bounded)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
   // Each connection a client holds is two of the worker's descriptors (the client's and the upstream's).
-  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\nworker_rlimit_nofile ${2 * connections + 64};\n${rewritten}`;
+  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\nworker_rlimit_nofile ${2 * connections + 64};\n${bounded}`;
 }
 
 export interface RunningNginx {
