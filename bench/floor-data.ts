@@ -19,6 +19,9 @@ import type { BetResultModel } from "../subgraphs/results/mappers.ts";
 import { BENCH_CURSOR_KEY } from "./common.ts";
 import type { Floor, FloorAnswer } from "./floor.ts";
 
+/** What the results subgraph reads for these operations: neither selects a proof's solidityCalldata. */
+const NO_CALLDATA = { solidityCalldata: false };
+
 export async function openDataFloor(url: string, logger: Logger): Promise<Floor> {
   const db = await openDatabase({ url, logger, migrate: false });
   // The subgraphs' own network snapshot (1 s TTL): the same periodic statement they send.
@@ -44,6 +47,7 @@ export async function openDataFloor(url: string, logger: Logger): Promise<Floor>
     const rows = await betsWithResults(
       db,
       betIds.map((betId) => betKey(chainId, betId)),
+      NO_CALLDATA,
     );
     let maxAge: number = MAX_AGE.final;
     const out = [];
@@ -68,6 +72,7 @@ export async function openDataFloor(url: string, logger: Logger): Promise<Floor>
       betsWithResults(
         db,
         rows.map((r) => betKey(r.chainId, r.betId.toFixed(0))),
+        NO_CALLDATA,
       ),
       networksOf(db, chainIds),
     ]);

@@ -15,6 +15,7 @@
 // process (autocannon). See BENCHMARKS.md for the conditions and how to read the table.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual, parseArgs } from "node:util";
 import pg from "pg";
@@ -39,6 +40,7 @@ const { values: args } = parseArgs({
     "open-seconds": { type: "string", default: "10" },
     database: { type: "string", default: "bench_gateways" },
     profile: { type: "string" },
+    baseline: { type: "string" },
     keep: { type: "boolean", default: false },
     reuse: { type: "boolean", default: false },
     "print-only": { type: "boolean", default: false },
@@ -102,9 +104,20 @@ const GATEWAYS = {
 } as const;
 type GatewayKey = keyof typeof GATEWAYS;
 const isGateway = (key: string): key is GatewayKey => key in GATEWAYS;
+// A/B against another checkout (--baseline DIR, a directory with the same layout and node_modules):
+// `stack@base`, `apollo@base`, `direct@base` run that checkout's servers (its own subgraphs child
+// for the ones over subgraphs), interleaved with this checkout's in the same runs.
+const BASELINE = args.baseline;
+const BASE = "@base";
+const isBase = (endpoint: string) => endpoint.endsWith(BASE);
+const roleOf = (endpoint: string) => (isBase(endpoint) ? endpoint.slice(0, -BASE.length) : endpoint);
+const isGatewayEndpoint = (endpoint: string) => isGateway(roleOf(endpoint));
 const FLOORS = { "floor-raw": "raw", floor: "data" } as const;
 const isFloor = (key: string): key is keyof typeof FLOORS => key in FLOORS;
-for (const e of ENDPOINTS) if (e !== "direct" && !isFloor(e) && !isGateway(e)) throw new Error(`--endpoints: unknown ${e}`);
+for (const e of ENDPOINTS) {
+  if (roleOf(e) !== "direct" && !isFloor(e) && !isGatewayEndpoint(e)) throw new Error(`--endpoints: unknown ${e}`);
+  if (isBase(e) && !BASELINE) throw new Error(`--endpoints: ${e} needs --baseline DIR`);
+}
 /** Endpoints that only make sense for some queries: the floors know two operations; cache hits are measured on betResults. */
 const ENDPOINT_QUERIES: Record<string, string[]> = {
   floor: ["betResults", "playerBets"],
@@ -222,7 +235,8 @@ const floorScript = fileURLToPath(new URL("./floor.ts", import.meta.url));
 async function startServer(name: string, role: string, env: Record<string, string>): Promise<Record<string, unknown>> {
   const profiling = PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR] : [];
   if (profiling.length) mkdirSync(PROFILE_DIR, { recursive: true });
-  const { child, info } = await spawnServer(isFloor(role) ? floorScript : script, {
+  const from = (path: string) => (isBase(name) && BASELINE ? join(BASELINE, "bench", basename(path)) : path);
+  const { child, info } = await spawnServer(from(isFloor(role) ? floorScript : script), {
     args: isFloor(role) ? [FLOORS[role]] : [role],
     env,
     nodeFlags: [...SERVER_NODE_FLAGS, ...profiling],
@@ -287,11 +301,15 @@ async function main(): Promise<boolean> {
     const queries = buildQueries(settled, wallets, chains);
 
     const subgraphs = (await startServer("subgraphs", "subgraphs", { BENCH_SERVE_DATABASE_URL: url })).subgraphs as Record<string, string>;
+    const baseSubgraphs = ENDPOINTS.some((e) => isBase(e) && OVER_SUBGRAPHS.has(roleOf(e)))
+      ? ((await startServer(`subgraphs${BASE}`, "subgraphs", { BENCH_SERVE_DATABASE_URL: url })).subgraphs as Record<string, string>)
+      : {};
+    const subgraphsOf = (endpoint: string) => (isBase(endpoint) ? baseSubgraphs : subgraphs);
     const urls: Record<string, string> = {};
-    for (const endpoint of ENDPOINTS.filter(isGateway)) {
-      const g = GATEWAYS[endpoint];
-      const info = await startServer(endpoint, g.role, { BENCH_SERVE_DATABASE_URL: url, BENCH_SUBGRAPH_URLS: JSON.stringify(subgraphs), ...g.env });
-      urls[endpoint] = info.url as string;
+    for (const endpoint of ENDPOINTS.filter(isGatewayEndpoint)) {
+      const g = GATEWAYS[roleOf(endpoint) as GatewayKey];
+      const env = { BENCH_SERVE_DATABASE_URL: url, BENCH_SUBGRAPH_URLS: JSON.stringify(subgraphsOf(endpoint)), ...g.env };
+      urls[endpoint] = (await startServer(endpoint, g.role, env)).url as string;
     }
     for (const floor of ENDPOINTS.filter(isFloor)) urls[floor] = (await startServer(floor, floor, { BENCH_SERVE_DATABASE_URL: url })).url as string;
     log(`servers: ${[...children].map(([name, child]) => `${name} pid ${child.pid}`).join(", ")}`);
@@ -299,12 +317,13 @@ async function main(): Promise<boolean> {
     const cells: Cell[] = [];
     for (const query of queries) {
       for (const endpoint of ENDPOINTS) {
-        if (ENDPOINT_QUERIES[endpoint] && !ENDPOINT_QUERIES[endpoint].includes(query.key)) continue;
-        const direct = endpoint === "direct";
+        const only = ENDPOINT_QUERIES[roleOf(endpoint)];
+        if (only && !only.includes(query.key)) continue;
+        const direct = roleOf(endpoint) === "direct";
         cells.push({
           query,
           endpoint,
-          url: direct ? subgraphs[query.owner]! : urls[endpoint]!,
+          url: direct ? subgraphsOf(endpoint)[query.owner]! : urls[endpoint]!,
           bodies: direct ? query.directBodies : query.gatewayBodies,
           runs: [],
           open: [],
@@ -326,7 +345,7 @@ async function main(): Promise<boolean> {
       );
     }
     for (const query of queries) {
-      const gateways = ENDPOINTS.filter(isGateway);
+      const gateways = ENDPOINTS.filter(isGatewayEndpoint);
       for (const body of query.gatewayBodies.slice(0, 8)) {
         const answers = await Promise.all(gateways.map(async (g) => (await post(urls[g]!, body)).json.data));
         const differs = gateways.find((_, i) => !isDeepStrictEqual(answers[i], answers[0]));
@@ -353,7 +372,7 @@ async function main(): Promise<boolean> {
     // Load: per query, endpoints interleaved (A B C D, A B C D, …).
     const cpuOf = (endpoint: string) => {
       const gateway = children.get(endpoint)?.pid;
-      const sub = OVER_SUBGRAPHS.has(endpoint) ? children.get("subgraphs")?.pid : undefined;
+      const sub = OVER_SUBGRAPHS.has(roleOf(endpoint)) ? children.get(isBase(endpoint) ? `subgraphs${BASE}` : "subgraphs")?.pid : undefined;
       return {
         gateway: () => (gateway === undefined ? [] : [gateway]),
         subgraphs: () => (sub === undefined ? [] : [sub]),
@@ -427,8 +446,11 @@ const LABEL: Record<string, string> = {
   "floor-raw": "raw floor (bench/floor-raw.ts: pg, one statement, the bytes)",
   floor: "floor through the data functions (bench/floor-data.ts)",
 };
-const labelOf = (cell: Cell) =>
-  cell.endpoint === "direct" ? `${cell.query.owner} subgraph directly` : (LABEL[cell.endpoint] ?? GATEWAYS[cell.endpoint as GatewayKey].label);
+const labelOf = (cell: Cell) => {
+  const role = roleOf(cell.endpoint);
+  const label = role === "direct" ? `${cell.query.owner} subgraph directly` : (LABEL[role] ?? GATEWAYS[role as GatewayKey].label);
+  return isBase(cell.endpoint) ? `${label} (baseline)` : label;
+};
 
 function render(cells: Cell[], queries: Query[], loadPeak: number): { text: string; ok: boolean; svg: string } {
   const m = (cell: Cell | undefined) => {
@@ -463,7 +485,7 @@ function render(cells: Cell[], queries: Query[], loadPeak: number): { text: stri
       ratio("floor-raw"),
       ratio("floor"),
       ratio("hive-rust"),
-      hiveRust && OVER_SUBGRAPHS.has(cell.endpoint) ? fmt.ratio(m(hiveRust).gw / s.gw) : "—",
+      hiveRust && OVER_SUBGRAPHS.has(roleOf(cell.endpoint)) ? fmt.ratio(m(hiveRust).gw / s.gw) : "—",
       fmt.ms(s.p50),
       fmt.ms(s.p99),
       fmt.ms(s.openP50),

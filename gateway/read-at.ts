@@ -73,22 +73,35 @@ function project(pointers: readonly Pointer[], selectionSet: SelectionSetNode | 
   });
 }
 
-/** Replaces each root `readAt` field of the answer (one subgraph's heads) with the request's. */
-function rewriteReadAtFields(data: Record<string, unknown>, document: DocumentNode, root: SelectionSetNode, pointers: readonly Pointer[]): void {
+/**
+ * The answer's data with each root `readAt` field (one subgraph's heads) replaced by the request's:
+ * a new object when one is there (the subgraph's bytes of the old one are never written for it,
+ * gateway/forwarded-data.ts), else `data` itself.
+ */
+function withReadAtFields(
+  data: Record<string, unknown>,
+  document: DocumentNode,
+  root: SelectionSetNode,
+  pointers: readonly Pointer[],
+): Record<string, unknown> {
   // Most operations never select it: no walk (nor fragment map) for them.
   const source = document.loc?.source.body;
-  if (source !== undefined && !source.includes("readAt")) return;
+  if (source !== undefined && !source.includes("readAt")) return data;
   const fragments = new Map(document.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+  let rewritten: Record<string, unknown> | undefined;
   const visit = (set: SelectionSetNode | undefined) => {
     for (const selection of set?.selections ?? []) {
       if (selection.kind === Kind.FIELD) {
         const key = selection.alias?.value ?? selection.name.value;
-        if (selection.name.value === "readAt" && Array.isArray(data[key])) data[key] = project(pointers, selection.selectionSet, fragments);
+        if (selection.name.value !== "readAt" || !Array.isArray(data[key])) continue;
+        rewritten ??= { ...data };
+        rewritten[key] = project(pointers, selection.selectionSet, fragments);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet);
       else visit(fragments.get(selection.name.value)?.selectionSet);
     }
   };
   visit(root);
+  return rewritten ?? data;
 }
 
 /** The gateway's plugin: minBlock into the request scope before any subgraph call, readAt into the answer. */
@@ -111,7 +124,7 @@ export function readAtPlugin(): ApolloServerPlugin {
           const readAt = currentRequestScope()?.readAt;
           if (!readAt || readAt.size === 0) return;
           const pointers = pointersOf(readAt);
-          if (result.data && document && operation) rewriteReadAtFields(result.data, document, operation.selectionSet, pointers);
+          if (result.data && document && operation) result.data = withReadAtFields(result.data, document, operation.selectionSet, pointers);
           // Before the cost extension (gateway/points-budget.ts writes it last, and strips it from what is cached).
           result.extensions = { readAt: pointers, ...result.extensions };
         },

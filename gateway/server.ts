@@ -29,6 +29,7 @@ import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } f
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
+import { stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 import type { UsageRecorder } from "./schema-usage.ts";
 import { createSupergraphSource, keyedBySchema, type SupergraphRegistrySettings } from "./supergraph-source.ts";
@@ -197,6 +198,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    // An answer one subgraph gave whole is written with that subgraph's bytes (gateway/forwarded-data.ts).
+    stringifyResult,
     ...(deps.persistedQueries ? { persistedQueries: { cache: deps.persistedQueries } } : {}),
     // A public API: introspection answers in every mode (Apollo turns it off under NODE_ENV=production).
     introspection: true,

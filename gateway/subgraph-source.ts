@@ -8,6 +8,7 @@ import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { callTraced } from "../core/tracing.ts";
+import { keepDataBytes } from "./forwarded-data.ts";
 import { copyJson } from "./json-copy.ts";
 import { addMinBlockHeader, recordReadAt } from "./read-at.ts";
 
@@ -243,6 +244,8 @@ export class SubgraphDataSource implements GraphQLDataSource {
     const parsed = JSON_TYPE.test(type) ? parseJson(text) : undefined;
     checkStatus(status, parsed, this.url, parsed ?? text);
     if (!isObject(parsed)) throw new Error(`Expected JSON response body, but received: ${text.slice(0, 200)}`);
+    // Written as they came when this data is the gateway's answer (gateway/forwarded-data.ts).
+    keepDataBytes(parsed, text);
     return parsed as GatewayGraphQLResponse;
   }
 }

@@ -142,3 +142,46 @@ describe("betResults with a network snapshot that is never fresh", () => {
     }
   });
 });
+
+describe("a proof's solidityCalldata", () => {
+  // ~850 bytes a proof, more than the rest of it: read only for operations that can select it.
+  const { statements, params, stack } = stackLoggingStatements(600_000);
+  /** Whether each results statement of `query` read the calldata (its last parameter), and the answer. */
+  const reads = async (query: string, variables: Record<string, unknown>) => {
+    statements.length = 0;
+    params.length = 0;
+    const answer = await stack().gql<Record<string, unknown>>(query, variables);
+    expect(answer.errors).toBeUndefined();
+    const read = statements.flatMap((sql, i) => (sql.includes('"BetResult"') ? [(JSON.parse(params[i]!) as unknown[]).at(-1)] : []));
+    return { read, data: answer.data! };
+  };
+  const ids = Array.from({ length: 40 }, (_, i) => String(i + 1));
+
+  it("is not read for a betResults, betResult or entity fetch that does not ask for it", async () => {
+    await stack().gql(`{ networkConfigs { name } }`); // warms the network directory
+    const list = await reads(`query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { proof { piA verified } } } }`, { ids });
+    expect(list.read).toEqual([false]);
+    const one = await reads(`query ($id: UInt256!) { betResult(chainId: 31337, betId: $id) { result { outcome } } }`, { id: "1" });
+    expect(one.read).toEqual([false]);
+    const page = await reads(`query ($w: Address!) { playerBets(wallet: $w, first: 20) { nodes { result { proof { piA } } } } }`, {
+      w: stack().fixtures.whale,
+    });
+    expect(page.read).toEqual([false]);
+  });
+
+  it("is read, and answered as stored, when the operation selects it", async () => {
+    type Answer = { betResults: ({ betId: string; result: { proof: { calldata: string } } | null } | null)[] };
+    const asked = await reads(
+      `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId result { proof { calldata: solidityCalldata } } } }`,
+      {
+        ids,
+      },
+    );
+    expect(asked.read).toEqual([true]);
+    const stored = await stack().db.prisma.betResult.findMany({ where: { chainId: 31337n }, select: { betId: true, solidityCalldata: true } });
+    const byId = new Map(stored.map((row) => [row.betId.toFixed(0), row.solidityCalldata]));
+    const answered = (asked.data as Answer).betResults.filter((bet) => bet?.result);
+    expect(answered.length).toBeGreaterThan(10);
+    for (const bet of answered) expect(bet!.result!.proof.calldata).toBe(byId.get(bet!.betId));
+  });
+});

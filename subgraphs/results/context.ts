@@ -1,12 +1,14 @@
 import DataLoader from "dataloader";
 import { betKey } from "../kit/bet-key.ts";
 import type { SubgraphDeps } from "../kit/deps.ts";
-import { betsWithResults } from "./data.ts";
+import { betsWithResults, type ResultReads } from "./data.ts";
 import type { BetRefModel, BetWithResult } from "./mappers.ts";
 
 export interface ResultsContext extends SubgraphDeps {
   /** Bets by "chainId:betId" with their result (null while unsettled); null when unknown. One query per batch. */
   betWithResult: DataLoader<string, BetWithResult | null>;
+  /** What betWithResult reads: the resolvers set it from the operation before they load (one operation a request). */
+  resultReads: ResultReads;
 }
 
 export function refKey(ref: BetRefModel): string {
@@ -14,5 +16,6 @@ export function refKey(ref: BetRefModel): string {
 }
 
 export function createResultsContext(deps: SubgraphDeps): ResultsContext {
-  return { ...deps, betWithResult: new DataLoader((keys) => betsWithResults(deps.db, keys)) };
+  const resultReads: ResultReads = { solidityCalldata: true };
+  return { ...deps, resultReads, betWithResult: new DataLoader((keys) => betsWithResults(deps.db, keys, resultReads)) };
 }

@@ -14,21 +14,32 @@ interface Row {
   payout: string;
   proof: SnarkjsProof;
   publicSignals: string[];
-  solidityCalldata: string;
+  solidityCalldata: string | null;
   verified: boolean | null;
 }
 
-/** The statement of betsWithResults (through the driver: Prisma's per-row conversion was most of a betResults answer's CPU; publicSignals as JSON, which V8 parses natively, not as a text[] the driver parses in JS). */
+/**
+ * The statement of betsWithResults (through the driver: Prisma's per-row conversion was most of a
+ * betResults answer's CPU; publicSignals as JSON, which V8 parses natively, not as a text[] the
+ * driver parses in JS). `solidityCalldata` only when $3: ~850 bytes a row, more than the rest of a
+ * proof, sent and decoded for nothing when the operation does not ask for it.
+ */
 const BETS_WITH_RESULTS: ReadStatement = {
   name: "results-bets-with-results",
   text: `
     SELECT b."chainId"::text || ':' || b."betId"::text AS key, b."lastChangeBlock"::text AS "lastChangeBlock", b."status"::text AS status,
            r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof",
-           to_json(r."publicSignals") AS "publicSignals", r."solidityCalldata", r."verified"
+           to_json(r."publicSignals") AS "publicSignals", CASE WHEN $3::boolean THEN r."solidityCalldata" END AS "solidityCalldata", r."verified"
     FROM unnest($1::text[]::bigint[], $2::text[]::numeric[]) AS wanted("chainId", "betId")
     JOIN "Bet" b ON b."chainId" = wanted."chainId" AND b."betId" = wanted."betId"
     LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"`,
 };
+
+/** What betsWithResults reads beyond what every result has. */
+export interface ResultReads {
+  /** The proofs' `solidityCalldata` (read only for operations that can select it: kit/selection.ts). */
+  solidityCalldata: boolean;
+}
 
 /**
  * Bets by "chainId:betId" key with their result (null while unsettled), null for an unknown bet:
@@ -37,12 +48,16 @@ const BETS_WITH_RESULTS: ReadStatement = {
  * fraction of what a 100-tuple IN list costs (measured by bench/graphql.ts), prepared once per
  * connection. A key given twice is read once and answered at both positions.
  */
-export async function betsWithResults(db: Database, keys: readonly string[]): Promise<(BetWithResult | null)[]> {
+export async function betsWithResults(
+  db: Database,
+  keys: readonly string[],
+  reads: ResultReads = { solidityCalldata: true },
+): Promise<(BetWithResult | null)[]> {
   // A list may repeat an id (betResults allows it): each distinct bet is read once, every position answered from it.
   const ids = [...new Set(keys)].map(splitBetKey);
   const chainIds = ids.map((id) => id.chainId.toString());
   const betIds = ids.map((id) => id.betId);
-  const rows = await db.read<Row>(BETS_WITH_RESULTS, [chainIds, betIds]);
+  const rows = await db.read<Row>(BETS_WITH_RESULTS, [chainIds, betIds, reads.solidityCalldata]);
   const byKey = new Map(
     rows.map((row): [string, BetWithResult] => {
       const result: BetResultModel | null =
@@ -59,7 +74,7 @@ export async function betsWithResults(db: Database, keys: readonly string[]): Pr
                 piB: row.proof.pi_b,
                 piC: row.proof.pi_c,
                 publicSignals: row.publicSignals,
-                solidityCalldata: row.solidityCalldata,
+                ...(row.solidityCalldata === null ? {} : { solidityCalldata: row.solidityCalldata }),
                 verified: row.verified ?? false,
               },
             };

@@ -31,7 +31,8 @@ export interface Groth16ProofModel {
   piB: SnarkjsProof["pi_b"];
   piC: SnarkjsProof["pi_c"];
   publicSignals: string[];
-  solidityCalldata: string;
+  /** Absent when the operation does not select it (subgraphs/results/data.ts ResultReads). */
+  solidityCalldata?: string;
   verified: boolean;
 }
 

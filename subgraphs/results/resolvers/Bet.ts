@@ -1,5 +1,6 @@
 import { MAX_AGE } from "../../../core/max-age.ts";
 import { betMaxAgeAt, cacheFor } from "../../kit/cache-hints.ts";
+import { mayAskFor } from "../../kit/selection.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import type { GraphQLResolveInfo } from "graphql";
 import type { NetworkEntry } from "../../../core/networks.ts";
@@ -32,6 +33,7 @@ export const Bet: BetResolvers = {
 };
 
 async function loadedResult(ref: BetRefModel, ctx: ResultsContext, info: GraphQLResolveInfo): Promise<BetResultModel | null> {
+  ctx.resultReads.solidityCalldata = mayAskFor(info, "solidityCalldata");
   const bet = await ctx.betWithResult.load(refKey(ref));
   if (!bet) {
     cacheFor(info, MAX_AGE.live);

@@ -4,11 +4,13 @@ import { checkBetIdCount } from "../../../../core/arguments.ts";
 import { refKey } from "../../context.ts";
 import { betsWithResults } from "../../data.ts";
 import { betKey } from "../../../kit/bet-key.ts";
+import { mayAskFor } from "../../../kit/selection.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import type { BetRefModel } from "../../mappers.ts";
 
 export const betResult: QueryResolvers["betResult"] = async (_parent, { chainId, betId }, ctx, info) => {
   const network = await ctx.networks.require(chainId);
+  ctx.resultReads.solidityCalldata = mayAskFor(info, "solidityCalldata");
   const ref: BetRefModel = { chainId, betId };
   const bet = await ctx.betWithResult.load(refKey(ref));
   // An unknown bet may be indexed with the next block: only a finalized one is cached long.
@@ -24,6 +26,7 @@ export const betResults: QueryResolvers["betResults"] = async (_parent, { chainI
   const found = await betsWithResults(
     ctx.db,
     betIds.map((betId) => betKey(chainId, betId)),
+    { solidityCalldata: mayAskFor(info, "solidityCalldata") },
   );
   let maxAge: number = MAX_AGE.final;
   const bets: (BetRefModel | null)[] = [];
