@@ -37,6 +37,8 @@ export interface ReportInput {
   load: { a: number; b: number; now: number[] };
   /** Share of each phase during which some runnable task on the host waited for a CPU (/proc/pressure/cpu "some"). */
   cpuStall: { a: number; b: number };
+  /** Connections the kernel dropped during each phase because a listening socket's accept queue was full (the host's; a client retries its SYN after 1 s, 3 s, 7 s …). */
+  listenOverflows: { a: number; b: number };
   written: number;
   wallSeconds: number;
 }
@@ -267,6 +269,10 @@ export function printReport(r: ReportInput): boolean {
   log(
     `CPU stall (PSI "some": share of the phase some runnable task of the host waited for a CPU): A ${pct(r.cpuStall.a)}, B ${pct(r.cpuStall.b)} — ` +
       "a server process then gets less than a core however much work it has queued",
+  );
+  log(
+    `connections dropped at a full accept queue (TcpExt ListenOverflows, the host's): A ${r.listenOverflows.a}, B ${r.listenOverflows.b} — ` +
+      "each one a client that waits a SYN retransmission (1 s, then 3 s, 7 s …) before it is even read",
   );
   log(`loadavg (1 min): end of A ${r.load.a.toFixed(1)}, end of B ${r.load.b.toFixed(1)}, now ${r.load.now.map((l) => l.toFixed(1)).join(" ")}`);
 

@@ -9,15 +9,17 @@
 // (NODE_ENV=production: points budget, expensive lane, write deadlines, cache bounds), a realtime
 // node and a publisher (bin/realtime.ts, bin/publisher.ts) on the Redis adapter, two private
 // redis-servers — the limiter's and admission's (noeviction) and the response cache's (64 MB,
-// allkeys-lru, RESPONSE_CACHE_REDIS_URL) — and TRUST_PROXY_HOPS=0: each client is its own
+// allkeys-lru, RESPONSE_CACHE_REDIS_URL) — behind nginx with the shipped deploy/nginx.conf and
+// TRUST_PROXY_HOPS=1 (--front none: no proxy, TRUST_PROXY_HOPS=0); each client is its own
 // 127.0.0.x address. No indexer: this process writes outbox rows through core/outbox.ts at a fixed
 // rate so the honest sockets have updates to count. The honest clients run here (bench/abuse-
 // honest.ts); the attackers run in three children of this file (`--role attacker`,
 // bench/abuse-attacks.ts). Phase A: honest traffic alone; phase B: the same beside every attacker.
 // How to read the output: bench/README.md.
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { loadavg } from "node:os";
+import { loadavg, setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
@@ -26,6 +28,7 @@ import { Outbox } from "../core/outbox.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { databaseUrl, dropPostgresDatabase } from "../test/db.ts";
 import { testUpdateRow } from "../test/outbox.ts";
+import { NGINX, startNginx, type RunningNginx } from "../test/nginx.ts";
 import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
@@ -33,7 +36,7 @@ import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import { ATTACK_KINDS, REPORT_GRACE_S, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
 import { printReport, type Sample } from "./abuse-report.ts";
-import { benchConfig, cpuStallUs, log, processCpuMs } from "./common.ts";
+import { benchConfig, cpuStallUs, listenOverflows, log, parentPid, processCpuMs, processTreeCpuMs } from "./common.ts";
 import { runBenchmark } from "./load.ts";
 import { DEFAULT_PENDING_TAIL, generateScaleDataset, isGenerated, scaleWallet } from "./scale-data.ts";
 
@@ -45,8 +48,12 @@ const { values: args } = parseArgs({
     warmup: { type: "string", default: "5" },
     drop: { type: "boolean", default: false },
     attacks: { type: "string", default: ATTACK_KINDS.join(",") },
+    front: { type: "string", default: "nginx" },
   },
 });
+if (args.front !== "nginx" && args.front !== "none")
+  throw new Error("--front is nginx (the shipped deploy/nginx.conf in front, as in production) or none (every client straight at the services)");
+const FRONTED = args.front === "nginx";
 const BETS = Number(args.bets);
 const DURATION = Number(args.duration);
 const WARMUP = Number(args.warmup);
@@ -74,9 +81,11 @@ const children: Spawned[] = [];
 const redises: PrivateRedis[] = [];
 let cluster: Cluster | undefined;
 let db: Database | undefined;
+let proxy: RunningNginx | undefined;
 
 async function cleanup(): Promise<void> {
   for (const child of children) child.child.stdin?.end();
+  await proxy?.stop();
   await Promise.all(children.map((child) => child.stop({ graceMs: 5_000 })));
   await cluster?.stop();
   await db?.close().catch(() => undefined);
@@ -159,7 +168,7 @@ async function main(): Promise<boolean> {
     NODE_ENV: "production",
     DATABASE_URL: url,
     CURSOR_SECRET: "bench-abuse-cursor-secret-of-this-run",
-    TRUST_PROXY_HOPS: "0",
+    TRUST_PROXY_HOPS: FRONTED ? "1" : "0",
     LOG_LEVEL: benchConfig.BENCH_LOG_LEVEL ?? "warn",
     HOST: "127.0.0.1",
     APOLLO_TELEMETRY_DISABLED: "true",
@@ -195,19 +204,32 @@ async function main(): Promise<boolean> {
     prefix: "bench-abuse:",
     nodes: 1,
     publishers: 1,
-    env: { NODE_ENV: "production", TRUST_PROXY_HOPS: "0", REALTIME_POLL_INTERVAL_MS: "200" },
+    // Behind nginx as in docker-compose.yml: the client address from X-Forwarded-For, the path nginx routes.
+    env: FRONTED
+      ? { NODE_ENV: "production", TRUST_PROXY_HOPS: "1", REALTIME_PATH: REALTIME_PATH.gateway, REALTIME_POLL_INTERVAL_MS: "200" }
+      : { NODE_ENV: "production", TRUST_PROXY_HOPS: "0", REALTIME_POLL_INTERVAL_MS: "200" },
     readyTimeoutMs: STARTUP_MS,
   });
   const node = cluster.nodes[0]!;
+  const realtimePath = FRONTED ? REALTIME_PATH.gateway : REALTIME_PATH.dedicated;
   log(
-    `servers: gateway ${gateway}, subgraphs ${Object.values(subgraphUrls).join(" ")}, realtime ${node.url}${REALTIME_PATH.dedicated}, redis limiter ${limiterRedis.url}, cache ${cacheRedis.url}`,
+    `servers: gateway ${gateway}, subgraphs ${Object.values(subgraphUrls).join(" ")}, realtime ${node.url}${realtimePath}, redis limiter ${limiterRedis.url}, cache ${cacheRedis.url}`,
   );
+  // What every client talks to: nginx with deploy/nginx.conf as shipped (its two upstreams of each kind
+  // both this one gateway and this one node), or the services themselves (--front none).
+  if (FRONTED) {
+    if (!existsSync(NGINX)) throw new Error(`--front nginx needs ${NGINX} (apt-get install -y nginx-light), or run with --front none`);
+    const nodePort = Number(new URL(node.url).port);
+    proxy = await startNginx({ gatewayPorts: [gatewayPort, gatewayPort], realtimePorts: [nodePort, nodePort] }, { workerConnections: 16_384 });
+    log(`front: nginx ${proxy.url} (deploy/nginx.conf), TRUST_PROXY_HOPS=1 on the gateway and the realtime node`);
+  } else log("front: none — every client connects to the gateway and the realtime node directly (TRUST_PROXY_HOPS=0)");
+  const entry = { gateway: proxy?.url ?? gateway, realtime: proxy?.url ?? node.url };
 
   // 4. Attackers (children) and honest clients (here) -------------------------------------------
   const [oldest] = await db.prisma.$queryRaw<{ head: bigint }[]>`SELECT min(seq) AS head FROM "BetUpdate"`;
   const fixtures: AttackFixtures = { whale: scaleWallet(0), settled, deepSinceSeq: String(oldest?.head ?? 0n) };
   const attackers = ATTACKER_GROUPS.map((kinds) => {
-    const config: AttackerConfig = { gateway, realtime: node.url, realtimePath: REALTIME_PATH.dedicated, kinds, fixtures };
+    const config: AttackerConfig = { gateway: entry.gateway, realtime: entry.realtime, realtimePath, kinds, fixtures };
     const child = spawnTsx(fileURLToPath(import.meta.url), {
       args: ["--role", "attacker"],
       env: { BENCH_ABUSE_ATTACKER: JSON.stringify(config) },
@@ -219,9 +241,9 @@ async function main(): Promise<boolean> {
   await Promise.all(attackers.map((a) => a.waitForJson((line) => line.ready === true, STARTUP_MS, "attacker ready")));
 
   const honest = new HonestClients({
-    gateway,
-    realtime: node.url,
-    realtimePath: REALTIME_PATH.dedicated,
+    gateway: entry.gateway,
+    realtime: entry.realtime,
+    realtimePath,
     wallets: Array.from({ length: 40 }, (_, k) => crowdWallet(20 + k)),
     settled: settled.slice(0, 1000),
     csvWallet: crowdWallet(200),
@@ -305,7 +327,15 @@ async function main(): Promise<boolean> {
     "redis limiter": limiterRedis.pid()!,
     "redis cache": cacheRedis.pid()!,
   };
-  const cpuOf = () => Object.fromEntries(Object.entries(serverPids).map(([k, pid]) => [k, processCpuMs(pid) ?? Number.NaN]));
+  const proxyPid = proxy?.process.pid;
+  // The server's postmaster, parent of every backend: the database's CPU, parallel workers included.
+  const [{ pid: backend }] = await db!.prisma.$queryRaw<[{ pid: number }]>`SELECT pg_backend_pid() AS pid`;
+  const postmaster = parentPid(backend);
+  const cpuOf = () => ({
+    ...Object.fromEntries(Object.entries(serverPids).map(([k, pid]) => [k, processCpuMs(pid) ?? Number.NaN])),
+    "PostgreSQL (every backend and worker)": postmaster === undefined ? Number.NaN : (processTreeCpuMs(postmaster) ?? Number.NaN),
+    ...(proxyPid === undefined ? {} : { "nginx (master and worker)": processTreeCpuMs(proxyPid) ?? Number.NaN }),
+  });
 
   // 6. The run -----------------------------------------------------------------------------------
   const written: { seq: bigint; player: string; phase: string }[] = [];
@@ -332,6 +362,7 @@ async function main(): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, WARMUP * 1000));
 
   const stall0 = cpuStallUs() ?? Number.NaN;
+  const overflows0 = listenOverflows() ?? Number.NaN;
   const selfCpu0 = process.cpuUsage();
   const cpuA0 = cpuOf();
   const metricsA0 = await scrape();
@@ -344,6 +375,7 @@ async function main(): Promise<boolean> {
   const metricsB0 = await scrape();
   const loadA = loadavg()[0]!;
   const stallA = cpuStallUs() ?? Number.NaN;
+  const overflowsA = listenOverflows() ?? Number.NaN;
 
   phase = "B";
   const attackStarted = performance.now();
@@ -359,6 +391,7 @@ async function main(): Promise<boolean> {
   const selfCpuB = process.cpuUsage(selfCpu1);
   const loadB = loadavg()[0]!;
   const stallB = cpuStallUs() ?? Number.NaN;
+  const overflowsB = listenOverflows() ?? Number.NaN;
   phase = "drain";
   const attackerReports = await Promise.all(reports);
   const metricsB1 = await scrape();
@@ -396,12 +429,16 @@ async function main(): Promise<boolean> {
     selfCpuMs: { a: (selfCpuA.user + selfCpuA.system) / 1000, b: (selfCpuB.user + selfCpuB.system) / 1000 },
     load: { a: loadA, b: loadB, now: loadavg() },
     cpuStall: { a: (stallA - stall0) / (DURATION * 1e6), b: (stallB - stallA) / (DURATION * 1e6) },
+    listenOverflows: { a: overflowsA - overflows0, b: overflowsB - overflowsA },
     written: written.length,
     wallSeconds: (performance.now() - started) / 1000,
   });
 }
 
 if (args.role === "attacker") {
+  // The attackers' own CPU is not the service's: at the lowest priority they take what the servers
+  // and the honest clients leave (what they sent is in the report, and their CPU beside it).
+  setPriority(19);
   await attackerMain(JSON.parse(benchConfig.BENCH_ABUSE_ATTACKER ?? "{}") as AttackerConfig);
 } else {
   // Bounded: 20 minutes (start-up on a loaded machine takes several), plus 15 for generating the data set when it is not there yet.

@@ -293,8 +293,8 @@ async function main(): Promise<boolean> {
     gatewayPorts,
     realtimePorts: cluster.nodes.map((n) => Number(new URL(n.url).port)) as [number, number],
   });
-  // All load comes from 127.0.0.1: the per-address GraphQL rate (100 r/s) would answer 429.
-  const raised = conf.replace("rate=100r/s", "rate=100000r/s");
+  // All load comes from 127.0.0.1: the per-address GraphQL rate would answer 429.
+  const raised = conf.replace(/zone=graphql_per_address:(\w+) rate=\d+r\/s;/, "zone=graphql_per_address:$1 rate=100000r/s;");
   if (raised === conf) throw new Error("deploy/nginx.conf no longer has the per-address rate this benchmark raises");
   writeFileSync(join(nginxDir, "nginx.conf"), raised);
   nginx = spawnChild({ command: NGINX, args: ["-c", join(nginxDir, "nginx.conf"), "-p", nginxDir, "-g", "daemon off;"], stdout: "ignore" });

@@ -2,7 +2,7 @@
 // stack in a child process (bench/serve.ts, started by test/spawn.ts), CPU accounting from /proc,
 // and capturing the SQL a resolver really sends through Prisma. Databases: test/db.ts.
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { startStack, type RunningStack } from "../bin/stack.ts";
 import { GATEWAY_SECTIONS, gatewaySettings, type GatewaySettings } from "../bin/wiring.ts";
@@ -89,6 +89,60 @@ export function processCpuMs(pid: number): number | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU milliseconds of `root` and everything under it: its own, its reaped children's (cutime and
+ * cstime of /proc/pid/stat) and its live descendants'. For a PostgreSQL server (the postmaster):
+ * every backend and parallel worker, ended or running.
+ */
+export function processTreeCpuMs(root: number): number | undefined {
+  const stats = new Map<number, { ppid: number; ticks: number; reaped: number }>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
+    } catch {
+      // The process ended while the list was read: its time is in its parent's reaped share.
+    }
+  }
+  const top = stats.get(root);
+  if (!top) return undefined;
+  let ticks = top.ticks + top.reaped;
+  const below = [root];
+  for (let pid = below.pop(); pid !== undefined; pid = below.pop()) {
+    for (const [child, stat] of stats) {
+      if (stat.ppid !== pid) continue;
+      ticks += stat.ticks;
+      below.push(child);
+    }
+  }
+  return (ticks * 1000) / CLK_TCK;
+}
+
+/** The parent process of `pid` (for a PostgreSQL backend: its server's postmaster), or undefined. */
+export function parentPid(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The kernel's count of connections dropped because a listening socket's accept queue was full (TcpExt ListenOverflows), or undefined. */
+export function listenOverflows(): number | undefined {
+  try {
+    const lines = readFileSync("/proc/net/netstat", "utf8").split("\n");
+    const names = lines.find((l) => l.startsWith("TcpExt:"))?.split(" ");
+    const values = lines.filter((l) => l.startsWith("TcpExt:"))[1]?.split(" ");
+    const at = names?.indexOf("ListenOverflows") ?? -1;
+    return at > 0 && values ? Number(values[at]) : undefined;
   } catch {
     return undefined;
   }

@@ -71,12 +71,11 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
       );
     }
 
-    nginx = await startNginx({
-      gatewayPorts: [t.stack.http.port, gatewayB.http.port],
-      realtimePorts: realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number],
-    });
+    nginx = await startNginx({ gatewayPorts: [t.stack.http.port, gatewayB.http.port], realtimePorts: realtimePorts() });
     proxyUrl = nginx.url;
   });
+
+  const realtimePorts = () => realtimeHttp.map((server) => (server.address() as { port: number }).port) as [number, number];
 
   afterAll(async () => {
     for (const client of clients) client.close();
@@ -145,6 +144,40 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     expect((await from("127.0.0.4", "198.51.100.0")).admitted).toBe(true);
   });
 
+  it("refuses a handshake over its own per-address bound with the nodes' code and retry hint", async () => {
+    // The shipped configuration with limit_conn 1 (40 in production, above the nodes' own
+    // allowance, which answers first): one socket held, the next handshake from that address.
+    const strict = await startNginx({ gatewayPorts: [t.stack.http.port, t.stack.http.port], realtimePorts: realtimePorts() }, { socketsPerAddress: 1 });
+    try {
+      const held = await connectClient(strict.url, REALTIME_NODE_PATH, { localAddress: "127.0.0.60" });
+      clients.push(held);
+      const refusal = await new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+        const request = httpRequest(`${strict.url}${REALTIME_NODE_PATH}/?EIO=4&transport=websocket`, {
+          localAddress: "127.0.0.60",
+          headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
+        });
+        request.once("upgrade", (_response, socket) => {
+          socket.destroy();
+          reject(new Error("nginx let a second socket of the address through"));
+        });
+        request.once("response", (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, retryAfter: response.headers["retry-after"], body: Buffer.concat(chunks).toString("utf8") }),
+          );
+        });
+        request.once("error", reject);
+        request.end();
+      });
+      expect(refusal.status).toBe(429);
+      expect(refusal.retryAfter).toBe("30");
+      expect(JSON.parse(refusal.body)).toEqual({ code: "TOO_MANY_CONNECTIONS", message: expect.any(String), retryAfterSeconds: 30 });
+    } finally {
+      await strict.stop();
+    }
+  });
+
   const accessLog = () => nginx.accessLog();
 
   it("keeps a caller's valid X-Request-Id and traceparent, makes fresh ones otherwise, and logs both", async () => {
@@ -203,10 +236,9 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
 
   it("stops a /graphql flood from one address with the gateway's error shape", async () => {
     // The test gateway has no rate limit of its own: what refuses here is nginx's limit_req (a
-    // burst of 1 000, refilled at 100 a second: the gateways' default points budget at the cheapest
-    // request's price): 1 300 requests sent at once, which nginx counts as they arrive, however
-    // slowly a loaded machine's gateways answer them (waves that waited for the answers fell below
-    // 100 a second there, and nothing was refused).
+    // burst of 100, refilled at 25 a second): 1 300 requests sent at once, which nginx counts as they arrive, however
+    // slowly a loaded machine's gateways answer them (waves that waited for the answers could fall
+    // below the refill there, and nothing would be refused).
     const responses: Response[] = [];
     const sent = Array.from({ length: 1_300 }, () =>
       fetch(`${proxyUrl}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"query":"{ __typename }"}' }),
@@ -283,14 +315,19 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     });
     const outcomes: boolean[] = [];
     let stop = false;
+    // An honest client's pace: 4 requests at a time, each worker resting 200 ms between two, under
+    // nginx's per-address rate (25 a second), so every answer is the gateways'.
     const worker = async () => {
-      while (!stop) outcomes.push(await sendOne());
+      while (!stop) {
+        outcomes.push(await sendOne());
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
     };
-    const workers = Array.from({ length: 8 }, worker);
+    const workers = Array.from({ length: 4 }, worker);
     await crashed;
     const sentBeforeCrash = outcomes.length;
     // Keep the load on until as many again have been answered after the crash.
-    await eventually(() => outcomes.length >= sentBeforeCrash + 200, 60_000, "requests after the crash");
+    await eventually(() => outcomes.length >= sentBeforeCrash + 100, 60_000, "requests after the crash");
     stop = true;
     await Promise.all(workers);
     fromOwnAddress.destroy();

@@ -239,13 +239,20 @@ describe("deploy/nginx.conf (the reverse proxy)", () => {
     // Sockets: the nodes' allowance over all of them, so their TOO_MANY_CONNECTIONS comes first.
     expect(Number(/limit_conn sockets_per_address (\d+);/.exec(ws)?.[1])).toBe(realtimeConfig.REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER);
     expect(nginx).toContain("limit_conn_zone $binary_remote_addr zone=sockets_per_address");
-    // Requests: above what the gateways' default points budget lets the cheapest request reach
-    // (REQUEST_POINTS each), so their RATE_LIMITED, which prices the work, comes first.
+    // Requests: a flood of cheap ones stops at nginx (bench/abuse.ts), below the rate the gateways'
+    // default points budget lets the cheapest request reach; a request of a wallet page's price
+    // (100 points and more) still meets the gateways' RATE_LIMITED, which prices the work, first.
     const gateway = loadConfig(["shared", "gateway"], {});
     const rate = Number(/zone=graphql_per_address:\w+ rate=(\d+)r\/s;/.exec(nginx)?.[1]);
-    expect(rate).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS_PER_SECOND / REQUEST_POINTS);
+    expect(rate).toBeLessThan(gateway.RATE_LIMIT_POINTS_PER_SECOND / REQUEST_POINTS);
+    expect(rate * 100).toBeGreaterThan(gateway.RATE_LIMIT_POINTS_PER_SECOND);
     const burst = Number(/limit_req zone=graphql_per_address burst=(\d+) nodelay;/.exec(location("/graphql"))?.[1]);
-    expect(burst).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS / REQUEST_POINTS);
+    expect(burst * 100).toBeGreaterThanOrEqual(gateway.RATE_LIMIT_POINTS);
+    // nginx's own refusals speak the services' shapes: RATE_LIMITED for GraphQL, TOO_MANY_CONNECTIONS for a handshake.
+    expect(location("/graphql")).toContain("error_page 429 = @graphql_rate_limited;");
+    expect(ws).toContain("error_page 429 = @sockets_limited;");
+    const socketRefusal = /location @sockets_limited \{[^']*return 429 '([^']*)';/.exec(nginx)?.[1];
+    expect(JSON.parse(socketRefusal ?? "null")).toMatchObject({ code: "TOO_MANY_CONNECTIONS", retryAfterSeconds: 30 });
     expect(location("/graphql")).toContain("proxy_pass http://gateways;");
     // A write deadline for clients that stop reading.
     expect(/^\s*send_timeout (\d+)s;/m.exec(nginx)?.[1]).toBeDefined();

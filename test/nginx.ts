@@ -28,8 +28,17 @@ export interface NginxUpstreams {
   realtimePorts: [number, number];
 }
 
+/** Bounds other than the shipped ones. */
+export interface NginxCapacity {
+  /** Connections nginx's one worker may hold: the tests' 4 096 unless a load (bench/abuse.ts) needs the shipped 16 384. */
+  workerConnections?: number;
+  /** WebSocket connections per client address (`limit_conn`; shipped: 40), to meet nginx's own refusal with few sockets. */
+  socketsPerAddress?: number;
+}
+
 /** deploy/nginx.conf with loopback upstreams (a and b each a backend of its own) and nginx's files in `dir`; everything else as shipped. */
-export function loopbackNginxConf(conf: string, options: NginxUpstreams & { dir: string; port: number }): string {
+export function loopbackNginxConf(conf: string, options: NginxUpstreams & NginxCapacity & { dir: string; port: number }): string {
+  const connections = options.workerConnections ?? 4096;
   const rewritten = conf
     .replace("server gateway-a:4000", `server 127.0.0.1:${options.gatewayPorts[0]}`)
     .replace("server gateway-b:4000", `server 127.0.0.1:${options.gatewayPorts[1]}`)
@@ -37,14 +46,21 @@ export function loopbackNginxConf(conf: string, options: NginxUpstreams & { dir:
     .replace("server realtime-b:4100", `server 127.0.0.1:${options.realtimePorts[1]}`)
     .replace("listen 8080;", `listen 127.0.0.1:${options.port};`)
     .replace("worker_processes auto;", "worker_processes 1;")
-    .replace("worker_connections 16384;", "worker_connections 4096;")
+    .replace("worker_connections 16384;", `worker_connections ${connections};`)
     .replace("/var/log/nginx/access.log", `${options.dir}/access.log`)
     .replace(
       "http {",
       ["http {", ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((name) => `${name}_temp_path ${options.dir}/${name};`)].join("\n  "),
     );
-  if (/server (gateway|realtime)-/.test(rewritten)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
-  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\n${rewritten}`;
+  if (options.socketsPerAddress !== undefined && !/limit_conn sockets_per_address \d+;/.test(rewritten))
+    throw new Error("deploy/nginx.conf has no limit_conn sockets_per_address to set");
+  const bounded =
+    options.socketsPerAddress === undefined
+      ? rewritten
+      : rewritten.replace(/limit_conn sockets_per_address \d+;/, `limit_conn sockets_per_address ${options.socketsPerAddress};`);
+  if (/server (gateway|realtime)-/.test(bounded)) throw new Error("deploy/nginx.conf names an upstream server this test does not map");
+  // Each connection a client holds is two of the worker's descriptors (the client's and the upstream's).
+  return `pid ${options.dir}/nginx.pid;\nerror_log ${options.dir}/error.log warn;\nworker_rlimit_nofile ${2 * connections + 64};\n${bounded}`;
 }
 
 export interface RunningNginx {
@@ -57,12 +73,12 @@ export interface RunningNginx {
 }
 
 /** Starts nginx with the shipped configuration in front of `upstreams`; resolves once its own /livez answers. */
-export async function startNginx(upstreams: NginxUpstreams): Promise<RunningNginx> {
+export async function startNginx(upstreams: NginxUpstreams, capacity: NginxCapacity = {}): Promise<RunningNginx> {
   const dir = mkdtempSync(join(tmpdir(), "nginx-"));
   chmodSync(dir, 0o777); // nginx's workers drop root for nobody
   const port = await freePort();
   const conf = join(dir, "nginx.conf");
-  writeFileSync(conf, loopbackNginxConf(readFileSync("deploy/nginx.conf", "utf8"), { dir, port, ...upstreams }));
+  writeFileSync(conf, loopbackNginxConf(readFileSync("deploy/nginx.conf", "utf8"), { dir, port, ...upstreams, ...capacity }));
   const nginx = spawnChild({ command: NGINX, args: ["-c", conf, "-p", dir, "-g", "daemon off;"], stdout: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
