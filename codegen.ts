@@ -58,6 +58,8 @@ const MAPPERS: Record<string, Record<string, string>> = {
     BetEdge: "../mappers.ts#BetEdgeModel",
     NetworkConfig: "../mappers.ts#NetworkRefModel",
     Token: "../mappers.ts#TokenModel",
+    BetResult: "../mappers.ts#BetResultModel",
+    Groth16Proof: "../mappers.ts#Groth16ProofModel",
   },
   results: {
     Bet: "../mappers.ts#BetRefModel",

@@ -38,7 +38,10 @@ async function bodiesSentTo<T>(url: string, work: () => Promise<T>): Promise<{ r
 }
 
 interface Page {
-  data: { playerBets: { nodes: { chainId: number; network: { chainId: number; name: string } }[] }; networkConfigs: { chainId: number; name: string }[] };
+  data: {
+    playerBets: { nodes: { chainId: number; network: { chainId: number; name: string; contracts: { name: string }[] } }[] };
+    networkConfigs: { chainId: number; name: string }[];
+  };
 }
 
 describe("subgraphs without read replicas", () => {
@@ -53,7 +56,8 @@ describe("subgraphs without read replicas", () => {
 
 describe("entity fetches", () => {
   it("carry each distinct representation once: one per network for a page of bets", async () => {
-    const query = `query($w: Address!) { networkConfigs { chainId name } playerBets(wallet: $w, first: 50) { nodes { chainId network { chainId name } } } }`;
+    // contracts: a field only the networks subgraph resolves (a network's name the history subgraph serves itself).
+    const query = `query($w: Address!) { networkConfigs { chainId name } playerBets(wallet: $w, first: 50) { nodes { chainId network { chainId name contracts { name } } } } }`;
     const send = () =>
       fetch(`${overHttp.url}/graphql`, {
         method: "POST",
@@ -64,7 +68,9 @@ describe("entity fetches", () => {
     const nodes = result.data.playerBets.nodes;
     const names = new Map(result.data.networkConfigs.map((n) => [n.chainId, n.name]));
     expect(nodes.length).toBeGreaterThan(10);
-    for (const node of nodes) expect(node.network).toEqual({ chainId: node.chainId, name: names.get(node.chainId) });
+    for (const node of nodes)
+      expect({ chainId: node.network.chainId, name: node.network.name }).toEqual({ chainId: node.chainId, name: names.get(node.chainId) });
+    expect(nodes.every((node) => node.network.contracts.length > 0)).toBe(true);
     const representations = bodies.flatMap((body) => (JSON.parse(body) as { variables?: { representations?: unknown[] } }).variables?.representations ?? []);
     expect(representations).toHaveLength(new Set(nodes.map((n) => n.chainId)).size);
   });

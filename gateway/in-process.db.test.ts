@@ -43,7 +43,8 @@ const subgraphPort = (url: string) => new URL(url).port;
 describe("the stack's gateway → subgraph calls", () => {
   it("reach no subgraph over HTTP (a query spanning all three subgraphs)", async () => {
     const wallet = t.fixtures.whale;
-    const query = `query($w: Address!) { networkConfigs { name } playerBets(wallet: $w, first: 5) { nodes { betId network { name } result { outcome } } } }`;
+    // betResult: the results subgraph (a wallet page's results are the history subgraph's too).
+    const query = `query($w: Address!) { networkConfigs { name } betResult(chainId: 31337, betId: "1") { status result { outcome } } playerBets(wallet: $w, first: 5) { nodes { betId network { name } result { outcome } } } }`;
     const inProcess = await countSubgraphRequests(() => post(t.url, { query, variables: { w: wallet } }));
     const http = await countSubgraphRequests(() => post(overHttp.url, { query, variables: { w: wallet } }));
     expect(inProcess.result.body).toBe(http.result.body);

@@ -1,11 +1,14 @@
-import { readFileSync } from "node:fs";
-import { parse } from "graphql";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse, print, visit } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../core/logger.ts";
 import { apiSchemaOf } from "../core/schema.ts";
 import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 import { createGateway, HEALTH_SUBGRAPH, type Gateway } from "./server.ts";
 import { fieldOwnersOf, singleOwnerOf } from "./single-subgraph.ts";
+import { composeSupergraph } from "../scripts/supergraph.ts";
 import type { OperationDefinitionNode } from "graphql";
 import type { RunningHttpServer } from "../core/http.ts";
 
@@ -14,6 +17,11 @@ import type { RunningHttpServer } from "../core/http.ts";
 // contract's queries, for generated selections, and for every kind of error.
 
 const SUPERGRAPH = readFileSync(new URL("../supergraph.graphql", import.meta.url), "utf8");
+/** The benchmarked wallet page (bench/common.ts PLAYER_BETS): bets with their network and result. */
+const WALLET_PAGE = `query WalletPage($w: Address!) { playerBets(wallet: $w, first: 50) { totalCount
+  nodes { chainId betId player stake game status placedBlock network { chainId name confirmations }
+    result { outcome won payout proof { piA publicSignals verified } } }
+  pageInfo { hasNextPage endCursor } } }`;
 const schema = apiSchemaOf(SUPERGRAPH);
 const owners = fieldOwnersOf(SUPERGRAPH, new Set([HEALTH_SUBGRAPH]));
 const ownerOf = (query: string) => {
@@ -33,9 +41,17 @@ describe("which operations one subgraph answers whole", () => {
     ).toBe("results");
   });
 
+  it("counts a field several subgraphs resolve (@shareable) as each one's: a wallet page with networks and results is history's", () => {
+    expect(ownerOf(WALLET_PAGE)).toBe("history");
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { betId result { won } } } }`)).toBe("history");
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { edges { node { network { name confirmations } } } } }`)).toBe("history");
+    expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { result { proof { verified } } } }`)).toBe("results");
+    expect(ownerOf(`{ networkConfigs { name confirmations } }`)).toBe("networks");
+  });
+
   it("leaves to the plan what spans subgraphs, introspects, or asks health", () => {
-    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { betId result { won } } } }`)).toBeUndefined();
-    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { network { name } } } }`)).toBeUndefined();
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { network { name contracts { address } } } } }`)).toBeUndefined();
+    expect(ownerOf(`query($w: Address!) { playerBets(wallet: $w) { nodes { network { indexing { lagBlocks } } } } }`)).toBeUndefined();
     expect(ownerOf(`{ networkConfigs { name } betResults(chainId: 1, betIds: ["1"]) { betId } }`)).toBeUndefined();
     expect(ownerOf(`{ __schema { queryType { name } } }`)).toBeUndefined();
     expect(ownerOf(`{ betResults(chainId: 1, betIds: ["1"]) { betId } __type(name: "Bet") { name } }`)).toBeUndefined();
@@ -178,4 +194,103 @@ describe("answers without the plan", () => {
       expect(direct, query).toEqual(viaPlan);
     }
   });
+});
+
+/**
+ * The supergraph as it was before the history subgraph shared its bets' networks and results
+ * (history.graphql): the same subgraphs, but a wallet page planned as three fetches — the page,
+ * then the networks' and the results' entity fetches.
+ */
+function threeHopSupergraph(): string {
+  const history = parse(readFileSync(new URL("../subgraphs/history/history.graphql", import.meta.url), "utf8"));
+  const shared = new Set(["NetworkConfig.name", "NetworkConfig.confirmations", "Bet.result"]);
+  const own = visit(history, {
+    ObjectTypeDefinition(node) {
+      if (node.name.value === "BetResult" || node.name.value === "Groth16Proof") return null;
+      return { ...node, fields: node.fields?.filter((field) => !shared.has(`${node.name.value}.${field.name.value}`)) };
+    },
+  });
+  const composed = composeSupergraph({ history: print(own) });
+  if (composed.errors) throw new Error(composed.errors.join("\n"));
+  return composed.supergraphSdl;
+}
+
+describe("a wallet page in one hop", () => {
+  let threeHops: Gateway;
+  let threeHopsHttp: RunningHttpServer;
+  let directory: string;
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), "three-hops-"));
+    const supergraphPath = join(directory, "supergraph.graphql");
+    writeFileSync(supergraphPath, threeHopSupergraph());
+    threeHops = createGateway({
+      db: t.db,
+      logger: silentLogger(),
+      ...testGatewaySettings({ production: true, subgraphUrls: t.stack.subgraphUrls, planEveryOperation: true, supergraphPath }),
+    });
+    threeHopsHttp = await threeHops.listen("127.0.0.1", 0);
+  });
+  afterAll(async () => {
+    await threeHops?.stop();
+    if (directory) rmSync(directory, { recursive: true, force: true });
+  });
+
+  it("is one call to the history subgraph, the operation as the client wrote it", async () => {
+    const query = WALLET_PAGE.replace("query WalletPage", "query WalletPageOnce");
+    const { body } = await post(t.url, { query, variables: { w: t.fixtures.whale }, operationName: "WalletPageOnce" });
+    const nodes = JSON.parse(body).data.playerBets.nodes as { network: { name: string }; result: unknown }[];
+    expect(nodes.some((node) => node.result !== null)).toBe(true);
+    expect(nodes.every((node) => node.network.name.length > 0)).toBe(true);
+    const calls = (await Promise.all(["history", "networks", "results"].map(subgraphOperations)))
+      .flatMap((text) => text.split("\n"))
+      .filter((line) => line.includes('operation="WalletPageOnce'));
+    // Three hops sent WalletPageOnce__history__0, then __networks__ and __results__ entity fetches.
+    expect(calls).toEqual(['graphql_requests_total{operation="WalletPageOnce",outcome="ok",service="subgraph-history"} 1']);
+  });
+
+  const walletOf = async (bet: { chainId: number; betId: string } | null) =>
+    bet ? ((await t.db.prisma.bet.findUnique({ where: { chainId_betId: { chainId: BigInt(bet.chainId), betId: bet.betId } } }))?.player ?? null) : null;
+  const cases: [string, string, () => Promise<Record<string, unknown>>][] = [
+    ["the benchmarked wallet page", WALLET_PAGE, async () => ({ w: t.fixtures.whale })],
+    [
+      "every shared field, edges and nodes, fragments and aliases",
+      `query($w: Address!) { playerBets(wallet: $w, first: 9) { edges { cursor node { ...B n: network { confirmations } } } nodes { ...B r: result { payout } } } }
+       fragment B on Bet { betId status network { chainId name confirmations } result { outcome won payout proof { protocol curve piA piB piC publicSignals solidityCalldata verified } } }`,
+      async () => ({ w: t.fixtures.whale }),
+    ],
+    ["the wallet of the bet with a bad proof (verified: false)", WALLET_PAGE, async () => ({ w: (await walletOf(t.fixtures.badProof)) ?? t.fixtures.whale })],
+    [
+      "pending bets only (no results) and @skip",
+      `query($w: Address!, $s: Boolean!) { playerBets(wallet: $w, filter: { status: [PENDING] }) { nodes { betId result { won } network @skip(if: $s) { name } } } }`,
+      async () => ({ w: t.fixtures.whale, s: true }),
+    ],
+    [
+      "aliases, oldest first",
+      `query($w: Address!) { a: playerBets(wallet: $w, first: 3, orderDirection: ASC) { pageInfo { endCursor } } b: playerBets(wallet: $w, first: 3, orderDirection: ASC) { nodes { betId result { won proof { verified } } } } }`,
+      async () => ({ w: t.fixtures.whale }),
+    ],
+    [
+      "minBlock indexed",
+      `query($w: Address!) { playerBets(wallet: $w, first: 5, minBlock: [{ chainId: 31337, block: "1" }]) { nodes { betId network { name } result { won } } } }`,
+      async () => ({ w: t.fixtures.whale }),
+    ],
+    [
+      "minBlock not yet indexed",
+      `query($w: Address!) { playerBets(wallet: $w, first: 5, minBlock: [{ chainId: 31337, block: "999999999" }]) { nodes { betId result { won } } } }`,
+      async () => ({ w: t.fixtures.whale }),
+    ],
+    ["first out of range", `query($w: Address!) { playerBets(wallet: $w, first: 0) { nodes { result { won } } } }`, async () => ({ w: t.fixtures.whale })],
+    [
+      "the explorer and a bet's network through an entity fetch (read by history's loaders)",
+      `query($id: UInt256!) { bets(first: 12) { nodes { betId network { name confirmations } result { won proof { verified } } } } betResult(chainId: 31337, betId: $id) { status network { name } result { payout } } }`,
+      async () => ({ id: t.fixtures.sampleSettled?.betId ?? "1" }),
+    ],
+  ];
+  for (const [name, query, variables] of cases) {
+    it(`answers as three hops did: ${name}`, async () => {
+      const vars = await variables();
+      const [oneHop, viaThreeHops] = await Promise.all([post(t.url, { query, variables: vars }), post(threeHopsHttp.url, { query, variables: vars })]);
+      expect(oneHop, query).toEqual(viaThreeHops);
+    });
+  }
 });

@@ -15,10 +15,12 @@ import {
   type OperationDefinitionNode,
 } from "graphql";
 
-// An operation that one subgraph can answer whole — every field it selects is that subgraph's own,
-// on object types only — needs no query plan: the gateway's plan would be one fetch of the same
+// An operation that one subgraph can answer whole — every field it selects is one that subgraph
+// resolves itself (its own, or @shareable and so resolved by it and others: the history subgraph
+// answers a wallet page with its bets' networks and results), on object types only — needs no
+// query plan: the gateway's plan would be one fetch of the same
 // selections, and shaping the answer would copy the subgraph's result field by field into the same
-// shape. Such an operation (betResults, networkConfigs, a history-only page) goes to the subgraph
+// shape. Such an operation (betResults, networkConfigs, a wallet page) goes to the subgraph
 // as the client wrote it, and its answer is the gateway's answer. Profiled on betResults(100), the
 // plan's shaping walk over 100 proofs was the largest share of the gateway's own CPU.
 //
@@ -30,7 +32,12 @@ import {
 
 const PLAIN_DIRECTIVES = new Set(["skip", "include"]);
 
-/** For each object type and field of the API schema: the subgraphs that resolve it on their own. */
+/**
+ * For each object type and field of the API schema: the subgraphs that resolve it on their own —
+ * every one of them for a @shareable field. Not a subgraph where the field is @external: even one
+ * it @provides, since that holds only under the providing field, which this map does not follow
+ * (such an operation takes the plan).
+ */
 export type FieldOwners = Map<string, Map<string, readonly string[]>>;
 
 /** `plannedOnly`: graphs whose answer the gateway never forwards as is (one it answers itself). */

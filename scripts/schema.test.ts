@@ -171,7 +171,7 @@ describe("npm run schema:check", () => {
     git("checkout", "-q", "main");
     const sdl = join(repo, "subgraphs/results/results.graphql");
     // results now claims Bet.player too, with another type: the subgraphs no longer compose.
-    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("  result: BetResult\n", "  result: BetResult\n  player: Int\n"));
+    writeFileSync(sdl, readFileSync(sdl, "utf8").replace("  result: BetResult @shareable\n", "  result: BetResult @shareable\n  player: Int\n"));
     const { code, output } = run("check");
     expect(code).toBe(1);
     expect(output).toMatch(/composition error/);

@@ -1,8 +1,10 @@
 import { cancellable } from "../../core/cancellable-queries.ts";
 import type { Database, ReadStatement } from "../../core/db.ts";
 import { type Bet, type BetStatus, Prisma, type Token } from "../../prisma/generated/client.ts";
-import { betIdsByChain } from "../kit/bet-key.ts";
+import { betIdsByChain, splitBetKey } from "../kit/bet-key.ts";
+import { betResultOf, type BetResultModel, resultColumns, type ResultColumns } from "../kit/bet-result.ts";
 import type { ExplorerKey, SortKey } from "./cursor.ts";
+import type { BetModel, NetworkSettings } from "./mappers.ts";
 import { MAX_BETS_PER_TRANSACTION } from "../../core/arguments.ts";
 
 // Every statement of the history subgraph, and the conditions they are built from.
@@ -117,44 +119,82 @@ interface BetRow {
   finalizedUpdateBlock: string | null;
 }
 
-const BET_COLUMNS = `"chainId"::text AS "chainId", "betId"::text AS "betId", "player", "token", "stake"::text AS "stake", "game",
-  "clientSeed", "serverSeedHash", "status", "placedBlock"::text AS "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx",
-  "placedAt"::text AS "placedAt", "settledBlock"::text AS "settledBlock", "settledBlockHash", "settledTx", "settledAt"::text AS "settledAt",
-  "refundedBlock"::text AS "refundedBlock", "refundedBlockHash", "refundedTx", "refundedAt"::text AS "refundedAt",
-  "lastChangeBlock"::text AS "lastChangeBlock", "finalizedUpdateBlock"::text AS "finalizedUpdateBlock"`;
+/** The Bet columns as BetRow names them, of the table (or alias) `table`: qualified, as a statement that joins other tables needs. */
+function betColumns(table: string): string {
+  const text = (column: string) => `${table}."${column}"::text AS "${column}"`;
+  const plain = (column: string) => `${table}."${column}"`;
+  return [
+    text("chainId"),
+    text("betId"),
+    plain("player"),
+    plain("token"),
+    text("stake"),
+    plain("game"),
+    plain("clientSeed"),
+    plain("serverSeedHash"),
+    plain("status"),
+    text("placedBlock"),
+    plain("placedLogIndex"),
+    plain("placedBlockHash"),
+    plain("placedTx"),
+    text("placedAt"),
+    text("settledBlock"),
+    plain("settledBlockHash"),
+    plain("settledTx"),
+    text("settledAt"),
+    text("refundedBlock"),
+    plain("refundedBlockHash"),
+    plain("refundedTx"),
+    text("refundedAt"),
+    text("lastChangeBlock"),
+    text("finalizedUpdateBlock"),
+  ].join(", ");
+}
 
 const bigintOrNull = (text: string | null) => (text === null ? null : BigInt(text));
 
 function betOf(row: BetRow): Bet {
   return {
-    ...row,
     chainId: BigInt(row.chainId),
     betId: new Prisma.Decimal(row.betId),
+    player: row.player,
+    token: row.token,
     stake: new Prisma.Decimal(row.stake),
+    game: row.game,
+    clientSeed: row.clientSeed,
+    serverSeedHash: row.serverSeedHash,
+    status: row.status,
     placedBlock: BigInt(row.placedBlock),
+    placedLogIndex: row.placedLogIndex,
+    placedBlockHash: row.placedBlockHash,
+    placedTx: row.placedTx,
     placedAt: BigInt(row.placedAt),
     settledBlock: bigintOrNull(row.settledBlock),
+    settledBlockHash: row.settledBlockHash,
+    settledTx: row.settledTx,
     settledAt: bigintOrNull(row.settledAt),
     refundedBlock: bigintOrNull(row.refundedBlock),
+    refundedBlockHash: row.refundedBlockHash,
+    refundedTx: row.refundedTx,
     refundedAt: bigintOrNull(row.refundedAt),
     lastChangeBlock: BigInt(row.lastChangeBlock),
     finalizedUpdateBlock: bigintOrNull(row.finalizedUpdateBlock),
   };
 }
 
-/** The SQL conditions of a wallet's filter, `$n` numbered from `values.length + 1`, the values pushed onto `values`. */
-function filterSql(filter: BetFilter, values: unknown[]): string[] {
+/** The SQL conditions of a wallet's filter on the columns of `table`, `$n` numbered from `values.length + 1`, the values pushed onto `values`. */
+function filterSql(filter: BetFilter, values: unknown[], table: string): string[] {
   const param = (value: unknown) => `$${values.push(value)}`;
-  const conditions = [`"player" = ${param(filter.wallet)}`];
-  if (filter.chainId !== undefined) conditions.push(`"chainId" = ${param(String(filter.chainId))}::bigint`);
+  const conditions = [`${table}."player" = ${param(filter.wallet)}`];
+  if (filter.chainId !== undefined) conditions.push(`${table}."chainId" = ${param(String(filter.chainId))}::bigint`);
   // One status: an equality, so the plan may use the (player, status, …) index as for a literal.
-  if (filter.statuses?.length === 1) conditions.push(`"status" = ${param(filter.statuses[0])}::"BetStatus"`);
-  else if (filter.statuses) conditions.push(`"status" = ANY(${param(filter.statuses)}::text[]::"BetStatus"[])`);
-  if (filter.game !== undefined) conditions.push(`"game" = ${param(filter.game)}`);
+  if (filter.statuses?.length === 1) conditions.push(`${table}."status" = ${param(filter.statuses[0])}::"BetStatus"`);
+  else if (filter.statuses) conditions.push(`${table}."status" = ANY(${param(filter.statuses)}::text[]::"BetStatus"[])`);
+  if (filter.game !== undefined) conditions.push(`${table}."game" = ${param(filter.game)}`);
   const placedAt = placedAtRange(filter.placedFrom, filter.placedTo);
-  if (placedAt?.gt !== undefined) conditions.push(`"placedAt" > ${param(String(placedAt.gt))}::bigint`);
-  if (placedAt?.gte !== undefined) conditions.push(`"placedAt" >= ${param(String(placedAt.gte))}::bigint`);
-  if (placedAt?.lt !== undefined) conditions.push(`"placedAt" < ${param(String(placedAt.lt))}::bigint`);
+  if (placedAt?.gt !== undefined) conditions.push(`${table}."placedAt" > ${param(String(placedAt.gt))}::bigint`);
+  if (placedAt?.gte !== undefined) conditions.push(`${table}."placedAt" >= ${param(String(placedAt.gte))}::bigint`);
+  if (placedAt?.lt !== undefined) conditions.push(`${table}."placedAt" < ${param(String(placedAt.lt))}::bigint`);
   return conditions;
 }
 
@@ -172,18 +212,42 @@ function shapeOf(filter: BetFilter, extra: string): string {
   return `${flags.map(Number).join("")}${extra}`;
 }
 
+/** What a page statement reads beside the bets (BetJoins): what the query selects of them. */
+export interface PageJoins {
+  /** The bet's network's name and confirmations, from "Network". */
+  network: boolean;
+  /** The bet's result, from "BetResult" (kit/bet-result.ts). */
+  result: boolean;
+}
+
+const NO_JOINS: PageJoins = { network: false, result: false };
+
+/** A page row: the bet, and what PageJoins read beside it (the columns are absent when not read). */
+type PageRow = BetRow & { networkName?: string | null; networkConfirmations?: number | null } & (ResultColumns | { won?: undefined });
+
+function pageBetOf(row: PageRow): BetModel {
+  const bet: BetModel = betOf(row);
+  const network =
+    row.networkName != null && row.networkConfirmations != null
+      ? { chainId: bet.chainId, name: row.networkName, confirmations: row.networkConfirmations }
+      : undefined;
+  const result = row.won === undefined ? undefined : betResultOf(row);
+  if (network || result !== undefined) bet.joined = { ...(network ? { network } : {}), ...(result !== undefined ? { result } : {}) };
+  return bet;
+}
+
 /** The page statement's conditions, order and limit, `$n` numbered in `values`: betPage's, and the CSV export's under its join. */
 function pageSql(filter: BetFilter, page: { after?: SortKey; direction: "ASC" | "DESC"; take: number }, values: unknown[]) {
-  const conditions = filterSql(filter, values);
+  const conditions = filterSql(filter, values, `"Bet"`);
   const [order, beyond, upTo] = page.direction === "DESC" ? ["DESC", "<", "<="] : ["ASC", ">", ">="];
   if (page.after) {
     const block = `$${values.push(page.after.placedBlock.toString())}::bigint`;
     const logIndex = `$${values.push(page.after.logIndex)}::int`;
     const chainId = `$${values.push(page.after.chainId.toString())}::bigint`;
     conditions.push(
-      `"placedBlock" ${upTo} ${block}`,
-      `("placedBlock" ${beyond} ${block} OR ("placedBlock" = ${block} AND "placedLogIndex" ${beyond} ${logIndex})` +
-        ` OR ("placedBlock" = ${block} AND "placedLogIndex" = ${logIndex} AND "chainId" ${beyond} ${chainId}))`,
+      `"Bet"."placedBlock" ${upTo} ${block}`,
+      `("Bet"."placedBlock" ${beyond} ${block} OR ("Bet"."placedBlock" = ${block} AND "Bet"."placedLogIndex" ${beyond} ${logIndex})` +
+        ` OR ("Bet"."placedBlock" = ${block} AND "Bet"."placedLogIndex" = ${logIndex} AND "Bet"."chainId" ${beyond} ${chainId}))`,
     );
   }
   const take = `$${values.push(page.take)}::int`;
@@ -198,18 +262,61 @@ function pageSql(filter: BetFilter, page: { after?: SortKey; direction: "ASC" | 
 
 /**
  * Up to `take` bets of the wallet's filter, in page order (placedBlock, log index, chain), strictly
- * after `page.after` when given. Through the driver, not Prisma: Prisma's per-row work was most of
- * a wallet page's CPU in this subgraph. The `<=`/`>=` bound on placedBlock is what lets PostgreSQL
- * start the index scan at the cursor instead of filtering from the top (no OFFSET cost).
+ * after `page.after` when given, with what `page.joins` asks read in the same statement (the bets
+ * LEFT JOIN "Network" and "BetResult" by their primary keys: a wallet page with its networks and
+ * results is one statement, not three subgraph calls). Through the driver, not Prisma: Prisma's
+ * per-row work was most of a wallet page's CPU in this subgraph. The `<=`/`>=` bound on
+ * placedBlock is what lets PostgreSQL start the index scan at the cursor instead of filtering from
+ * the top (no OFFSET cost).
  */
-export async function betPage(db: Database, filter: BetFilter, page: { after?: SortKey; direction: "ASC" | "DESC"; take: number }): Promise<Bet[]> {
+export async function betPage(
+  db: Database,
+  filter: BetFilter,
+  page: { after?: SortKey; direction: "ASC" | "DESC"; take: number; joins?: PageJoins },
+): Promise<BetModel[]> {
+  const joins = page.joins ?? NO_JOINS;
   const values: unknown[] = [];
   const sql = pageSql(filter, page, values);
+  const columns = [
+    betColumns(`"Bet"`),
+    ...(joins.network ? [`n."name" AS "networkName", n."confirmations" AS "networkConfirmations"`] : []),
+    ...(joins.result ? [resultColumns("r")] : []),
+  ];
+  const tables = [
+    `"Bet"`,
+    ...(joins.network ? [`LEFT JOIN "Network" n ON n."chainId" = "Bet"."chainId"`] : []),
+    ...(joins.result ? [`LEFT JOIN "BetResult" r ON r."chainId" = "Bet"."chainId" AND r."betId" = "Bet"."betId"`] : []),
+  ];
   const statement: ReadStatement = {
-    name: `history-bet-page-${sql.shape}`,
-    text: `SELECT ${BET_COLUMNS} FROM "Bet" WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}`,
+    name: `history-bet-page-${sql.shape}${Number(joins.network)}${Number(joins.result)}`,
+    text: `SELECT ${columns.join(", ")} FROM ${tables.join(" ")} WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}`,
   };
-  return (await db.read<BetRow>(statement, values)).map(betOf);
+  return (await db.read<PageRow>(statement, values)).map(pageBetOf);
+}
+
+const RESULTS_BY_KEYS: ReadStatement = {
+  name: "history-results-by-keys",
+  text: `
+    SELECT r."chainId"::text || ':' || r."betId"::text AS key, ${resultColumns("r")}
+    FROM unnest($1::text[]::bigint[], $2::text[]::numeric[]) AS wanted("chainId", "betId")
+    JOIN "BetResult" r ON r."chainId" = wanted."chainId" AND r."betId" = wanted."betId"`,
+};
+
+/**
+ * Results by "chainId:betId" key (a DataLoader batch), null where a bet has none: for bets not read
+ * by a page that joined them (the explorer, a transaction's bets, entity references). One statement
+ * a batch, the ids as two arrays (as the results subgraph reads them).
+ */
+export async function resultsByKeys(db: Database, keys: readonly string[]): Promise<(BetResultModel | null)[]> {
+  const ids = keys.map(splitBetKey);
+  const rows = await db.read<ResultColumns & { key: string }>(RESULTS_BY_KEYS, [ids.map((id) => id.chainId.toString()), ids.map((id) => id.betId)]);
+  const byKey = new Map(rows.map((row) => [row.key, betResultOf(row)]));
+  return keys.map((key) => byKey.get(key) ?? null);
+}
+
+/** Networks' settings by chain id (a DataLoader batch), for networks not read by a page that joined them. */
+export function networkSettingsOf(db: Database, chainIds: readonly number[]): Promise<NetworkSettings[]> {
+  return db.prisma.network.findMany({ where: { chainId: { in: chainIds.map(BigInt) } }, select: { chainId: true, name: true, confirmations: true } });
 }
 
 /** Filters on chainId / status alone: the sum of at most (networks × 3) counter rows kept by
@@ -219,7 +326,7 @@ export async function countBets(db: Database, conditions: BetFilterConditions): 
   if (!conditions.counterWhere) return db.prisma.bet.count({ where: conditions.where });
   const values: unknown[] = [];
   const filter = { ...conditions.filter, game: undefined, placedFrom: undefined, placedTo: undefined };
-  const where = filterSql(filter, values);
+  const where = filterSql(filter, values, `"PlayerBetCount"`);
   const statement: ReadStatement = {
     name: `history-player-bet-count-${shapeOf(filter, "")}`,
     text: `SELECT coalesce(sum("bets"), 0)::text AS "bets" FROM "PlayerBetCount" WHERE ${where.join(" AND ")}`,
@@ -394,7 +501,7 @@ export function walletBetsPage(
   const statement: ReadStatement = {
     name: `history-export-page-${sql.shape}`,
     text: `SELECT page.*, r."won", r."payout"::text AS "payout", r."verified"
-      FROM (SELECT ${BET_COLUMNS}, "Bet"."chainId" AS "keyChainId", "Bet"."betId" AS "keyBetId", "Bet"."placedBlock" AS "keyBlock"
+      FROM (SELECT ${betColumns(`"Bet"`)}, "Bet"."chainId" AS "keyChainId", "Bet"."betId" AS "keyBetId", "Bet"."placedBlock" AS "keyBlock"
             FROM "Bet" WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}) AS page
       LEFT JOIN "BetResult" AS r ON r."chainId" = page."keyChainId" AND r."betId" = page."keyBetId"
       ORDER BY page."keyBlock" DESC, page."placedLogIndex" DESC, page."keyChainId" DESC`,

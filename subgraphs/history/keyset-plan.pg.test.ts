@@ -5,7 +5,9 @@
 // bets, nor its whole history read to find its few PENDING or REFUNDED ones.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { captureSql } from "../../bench/common.ts";
 import { capturePage } from "../../bench/scale-explain.ts";
+import { betPage } from "./data.ts";
 import { createTestDatabase, type TestDatabase } from "../../test/db.ts";
 import { testConfig } from "../../test/config.ts";
 import { nodesOf, type PlanNode } from "../../test/plans.ts";
@@ -72,6 +74,18 @@ describe.runIf(testConfig.TEST_DB === "postgres")("playerBets plans (PostgreSQL)
   it("reads the first page across networks from the wallet's keyset index, in order", async () => {
     const nodes = await explain();
     const scan = nodes.find((node) => node["Index Name"] !== undefined);
+    expect(scan?.["Index Name"]).toBe("Bet_player_placedBlock_placedLogIndex_chainId_idx");
+    expect(nodes.map((node) => node["Node Type"])).not.toContain("Sort");
+    expect(scan?.["Actual Rows"]).toBeLessThanOrEqual(51);
+  });
+
+  it("reads a wallet page joined to its networks and results in page order: the keyset index, no Sort, a page of rows", async () => {
+    const [query] = await captureSql(db.url!, (capturing) =>
+      betPage(capturing, { wallet: WHALE }, { direction: "DESC", take: 51, joins: { network: true, result: true } }),
+    );
+    const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${query!.sql}`, query!.params);
+    const nodes = nodesOf(rows[0]!["QUERY PLAN"][0].Plan);
+    const scan = nodes.find((node) => node["Index Name"]?.startsWith("Bet_player"));
     expect(scan?.["Index Name"]).toBe("Bet_player_placedBlock_placedLogIndex_chainId_idx");
     expect(nodes.map((node) => node["Node Type"])).not.toContain("Sort");
     expect(scan?.["Actual Rows"]).toBeLessThanOrEqual(51);

@@ -1,9 +1,31 @@
 import type { Bet, Token } from "../../prisma/generated/client.ts";
+import type { BetResultModel } from "../kit/bet-result.ts";
 
 // Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
-export type BetModel = Bet;
+
+/** A network's settings as its "Network" row holds them (the networks subgraph's NetworkConfig fields history shares). */
+export interface NetworkSettings {
+  chainId: bigint | number;
+  name: string;
+  confirmations: number;
+}
+
+/**
+ * What a page statement read beside a bet because the query selects it (data.ts betPage): its
+ * network's settings, and its result (null: the bet has none). Absent: not read; the field's
+ * resolver loads it.
+ */
+export interface BetJoins {
+  network?: NetworkSettings;
+  result?: BetResultModel | null;
+}
+
+export type BetModel = Bet & { joined?: BetJoins };
 export type TokenModel = Token;
-export type NetworkRefModel = { chainId: bigint | number };
+/** A bet's network: its id, and its settings when the page statement read them. */
+export type NetworkRefModel = { chainId: bigint | number } & Partial<NetworkSettings>;
+// BetResult and Groth16Proof are the results subgraph's types, shared (kit/bet-result.ts owns them).
+export type { BetResultModel, Groth16ProofModel } from "../kit/bet-result.ts";
 export interface BetEdgeModel {
   cursor: string;
   node: BetModel;

@@ -7,8 +7,9 @@ export const createHistorySubgraph = defineSubgraph({
   sdl: new URL("./history.graphql", import.meta.url),
   resolvers,
   createContext: createHistoryContext,
-  // A bet's network and token never change (the native coin's only with the configuration).
-  finalFields: ["Bet.network", "Bet.tokenInfo"],
+  // A bet's network and token never change (the native coin's only with the configuration); a
+  // result's proof never changes (whether the result itself stays is hinted on Bet.result).
+  finalFields: ["Bet.network", "Bet.tokenInfo", "BetResult.proof"],
   // Counts and pages no index serves run in the process's expensive lane (kit/expensive-lane.ts).
   usesExpensiveLane: true,
 });

@@ -57,7 +57,7 @@ describe("betResults batching", () => {
     expect(statements.filter((sql) => sql.includes('"BetResult"'))).toHaveLength(1);
     // history: the 100 entity references in one statement
     expect(touching("Bet").filter((sql) => !sql.includes('"BetResult"'))).toHaveLength(1);
-    // networks: the distinct network references in one statement
+    // the networks' names (the history subgraph's now, or the networks subgraph's): one statement
     expect(touching("Network")).toHaveLength(1);
     expect(dataStatements, dataStatements.join("\n---\n")).toHaveLength(3);
   });
@@ -66,7 +66,8 @@ describe("betResults batching", () => {
 describe("the indexed heads a request reads at", () => {
   const { statements, stack } = stackLoggingStatements(600_000);
   const headsRead = () => statements.filter((sql) => /FROM "(public"\.")?IndexingCursor"/.test(sql));
-  const query = `query ($ids: [UInt256!]!, $m: [MinBlock!]) { betResults(chainId: 31337, betIds: $ids, minBlock: $m) { betId player status network { name } result { outcome } } }`;
+  // contracts: a field of the networks subgraph alone, so that the request reaches all three.
+  const query = `query ($ids: [UInt256!]!, $m: [MinBlock!]) { betResults(chainId: 31337, betIds: $ids, minBlock: $m) { betId player status network { name contracts { name } } result { outcome } } }`;
   const ask = async (minBlock?: bigint) => {
     const answer = await stack().gql<{ betResults: unknown[] }>(query, {
       ids: ["1", "2"],

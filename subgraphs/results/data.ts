@@ -1,35 +1,22 @@
 import type { Database, ReadStatement } from "../../core/db.ts";
 import { splitBetKey } from "../kit/bet-key.ts";
-import type { SnarkjsProof } from "../../zk/proof-shape.ts";
-import type { BetResultModel, BetWithResult } from "./mappers.ts";
+import { betResultOf, resultColumns, type ResultColumns } from "../kit/bet-result.ts";
+import type { BetWithResult } from "./mappers.ts";
 
 // Every statement of the results subgraph.
 
-interface Row {
-  key: string;
-  lastChangeBlock: string;
-  status: string;
-  outcome: string;
-  won: boolean | null;
-  payout: string;
-  proof: SnarkjsProof;
-  publicSignals: string[];
-  solidityCalldata: string | null;
-  verified: boolean | null;
-}
+type Row = ResultColumns & { key: string; lastChangeBlock: string; status: string };
 
 /**
  * The statement of betsWithResults (through the driver: Prisma's per-row conversion was most of a
- * betResults answer's CPU; publicSignals as JSON, which V8 parses natively, not as a text[] the
- * driver parses in JS). `solidityCalldata` only when $3: ~850 bytes a row, more than the rest of a
- * proof, sent and decoded for nothing when the operation does not ask for it.
+ * betResults answer's CPU). `solidityCalldata` only when $3: ~850 bytes a row, more than the rest of
+ * a proof, sent and decoded for nothing when the operation does not ask for it.
  */
 const BETS_WITH_RESULTS: ReadStatement = {
   name: "results-bets-with-results",
   text: `
     SELECT b."chainId"::text || ':' || b."betId"::text AS key, b."lastChangeBlock"::text AS "lastChangeBlock", b."status"::text AS status,
-           r."outcome"::text AS outcome, r."won", r."payout"::text AS payout, r."proof",
-           to_json(r."publicSignals") AS "publicSignals", CASE WHEN $3::boolean THEN r."solidityCalldata" END AS "solidityCalldata", r."verified"
+           ${resultColumns("r", "$3::boolean")}
     FROM unnest($1::text[]::bigint[], $2::text[]::numeric[]) AS wanted("chainId", "betId")
     JOIN "Bet" b ON b."chainId" = wanted."chainId" AND b."betId" = wanted."betId"
     LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"`,
@@ -60,24 +47,7 @@ export async function betsWithResults(
   const rows = await db.read<Row>(BETS_WITH_RESULTS, [chainIds, betIds, reads.solidityCalldata]);
   const byKey = new Map(
     rows.map((row): [string, BetWithResult] => {
-      const result: BetResultModel | null =
-        row.won === null
-          ? null
-          : {
-              outcome: row.outcome,
-              won: row.won,
-              payout: row.payout,
-              proof: {
-                protocol: row.proof.protocol,
-                curve: row.proof.curve,
-                piA: row.proof.pi_a,
-                piB: row.proof.pi_b,
-                piC: row.proof.pi_c,
-                publicSignals: row.publicSignals,
-                ...(row.solidityCalldata === null ? {} : { solidityCalldata: row.solidityCalldata }),
-                verified: row.verified ?? false,
-              },
-            };
+      const result = betResultOf(row);
       return [row.key, { chainId: Number(splitBetKey(row.key).chainId), result, lastChangeBlock: BigInt(row.lastChangeBlock), status: row.status }];
     }),
   );

@@ -1,5 +1,5 @@
 // Resolvers receive rows; these are the shapes, named after the GraphQL types they back.
-import type { SnarkjsProof } from "../../zk/proof-shape.ts";
+import type { BetResultModel } from "../kit/bet-result.ts";
 
 /** A bet known to exist; its result is loaded (batched) only when asked for. */
 export interface BetRefModel {
@@ -9,32 +9,8 @@ export interface BetRefModel {
   loaded?: BetWithResult;
 }
 
-/**
- * A `BetResult` row as the results query reads it: uint256 columns cast to text in SQL, so no
- * driver or JSON step can turn them into floating point on the way.
- */
-export interface BetResultModel {
-  outcome: string;
-  won: boolean;
-  payout: string;
-  proof: Groth16ProofModel;
-}
-
-/**
- * A `Groth16Proof` in the API's layout, shaped once when its row is read: every field is served as
- * it stands (no resolver per field: 100 proofs are ~1 000 fields per answer).
- */
-export interface Groth16ProofModel {
-  protocol: SnarkjsProof["protocol"];
-  curve: SnarkjsProof["curve"];
-  piA: SnarkjsProof["pi_a"];
-  piB: SnarkjsProof["pi_b"];
-  piC: SnarkjsProof["pi_c"];
-  publicSignals: string[];
-  /** Absent when the operation does not select it (subgraphs/results/data.ts ResultReads). */
-  solidityCalldata?: string;
-  verified: boolean;
-}
+// BetResult and Groth16Proof are served by the history subgraph too (kit/bet-result.ts owns them).
+export type { BetResultModel, Groth16ProofModel } from "../kit/bet-result.ts";
 
 /** What the results loader knows of a bet: its result, and how far its latest change is final. */
 export interface BetWithResult {

@@ -3,6 +3,7 @@ import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
 import { betDepth } from "../../../core/networks.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { betKey } from "../../kit/bet-key.ts";
+import { hintedResult } from "../../kit/bet-result.ts";
 import { tokenKey } from "../data.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 
@@ -19,8 +20,9 @@ export const Bet: BetResolvers = {
     cacheFor(info, bet ? await betMaxAge(ctx.networks, bet) : MAX_AGE.live);
     return bet;
   },
-  // network and tokenInfo are final fields (../server.ts): never hinted.
-  network: (bet) => ({ chainId: bet.chainId }),
+  // network and tokenInfo are final fields (../server.ts): never hinted. The network's settings
+  // come with the bet when its page statement joined them (NetworkConfig.ts).
+  network: (bet) => bet.joined?.network ?? { chainId: bet.chainId },
   tokenInfo: async (bet, _args, ctx) => {
     // Read once from the chain and never changed (the native coin's only with the configuration).
     const token = await ctx.tokenByKey.load(tokenKey(bet.chainId, bet.token));
@@ -33,4 +35,11 @@ export const Bet: BetResolvers = {
     return betDepth(bet.lastChangeBlock, await ctx.networks.get(bet.chainId)).confirmations;
   },
   finalized: async (bet, _args, ctx) => betDepth(bet.lastChangeBlock, await ctx.networks.get(bet.chainId)).finalized,
+  // The results subgraph's field, shared (history.graphql): the result the page statement joined,
+  // else one batched read; hinted as the results subgraph hints it (kit/bet-result.ts).
+  result: (bet, _args, ctx, info) => {
+    const joined = bet.joined?.result;
+    if (joined !== undefined) return hintedResult(info, ctx.networks, bet, joined);
+    return ctx.resultByKey.load(betKey(bet.chainId, bet.betId.toFixed(0))).then((result) => hintedResult(info, ctx.networks, bet, result));
+  },
 };

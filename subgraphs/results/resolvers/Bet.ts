@@ -1,9 +1,9 @@
 import { MAX_AGE } from "../../../core/max-age.ts";
-import { betMaxAgeAt, cacheFor } from "../../kit/cache-hints.ts";
+import { cacheFor } from "../../kit/cache-hints.ts";
+import { hintedResult } from "../../kit/bet-result.ts";
 import { mayAskFor } from "../../kit/selection.ts";
 import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import type { GraphQLResolveInfo } from "graphql";
-import type { NetworkEntry } from "../../../core/networks.ts";
 import { refKey, type ResultsContext } from "../context.ts";
 import type { BetResolvers } from "../generated/resolvers-types.ts";
 import type { BetRefModel, BetResultModel } from "../mappers.ts";
@@ -18,18 +18,8 @@ export const Bet: BetResolvers = {
       return null;
     }
   },
-  result: (ref, _args, ctx, info) => {
-    const loaded = ref.loaded;
-    if (!loaded) return loadedResult(ref, ctx, info);
-    // A row read by the parent field answers (100 bets a `betResults` answer): with no promise
-    // while the network snapshot is fresh; else once the snapshot is, never by a second read.
-    const answer = (networks: Map<number, NetworkEntry>) => {
-      cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), loaded));
-      return loaded.result;
-    };
-    const networks = ctx.networks.fresh();
-    return networks ? answer(networks) : ctx.networks.all().then(answer);
-  },
+  // A row read by the parent field answers (100 bets a `betResults` answer) without a second read.
+  result: (ref, _args, ctx, info) => (ref.loaded ? hintedResult(info, ctx.networks, ref.loaded, ref.loaded.result) : loadedResult(ref, ctx, info)),
 };
 
 async function loadedResult(ref: BetRefModel, ctx: ResultsContext, info: GraphQLResolveInfo): Promise<BetResultModel | null> {
@@ -39,8 +29,5 @@ async function loadedResult(ref: BetRefModel, ctx: ResultsContext, info: GraphQL
     cacheFor(info, MAX_AGE.live);
     return null;
   }
-  // The network snapshot in hand when fresh: one await per bet, not three.
-  const networks = ctx.networks.fresh() ?? (await ctx.networks.all());
-  cacheFor(info, betMaxAgeAt(networks.get(ref.chainId), bet));
-  return bet.result;
+  return hintedResult(info, ctx.networks, bet, bet.result);
 }

@@ -3,8 +3,9 @@ import { decodeCursor, encodeCursor, queryFingerprints } from "../../cursor.ts";
 import { betFilterConditions, betPage, countBets } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
+import { pageJoinsOf } from "../../selection.ts";
 
-export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ctx) => {
+export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ctx, info) => {
   const first = args.first ?? 20;
   checkPageSize(first);
   const direction = args.orderDirection ?? "DESC";
@@ -24,7 +25,9 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   const fingerprints = queryFingerprints([...filterKey, direction], ctx);
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
-  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1 });
+  // The bets' networks and results the query selects come in the page's own statement.
+  const joins = pageJoinsOf(info);
+  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins });
   const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
