@@ -218,6 +218,8 @@ export interface PageJoins {
   network: boolean;
   /** The bet's result, from "BetResult" (kit/bet-result.ts). */
   result: boolean;
+  /** With the result, its proof's solidityCalldata (default true; false when the operation cannot select it). */
+  solidityCalldata?: boolean;
 }
 
 const NO_JOINS: PageJoins = { network: false, result: false };
@@ -280,7 +282,8 @@ export async function betPage(
   const columns = [
     betColumns(`"Bet"`),
     ...(joins.network ? [`n."name" AS "networkName", n."confirmations" AS "networkConfirmations"`] : []),
-    ...(joins.result ? [resultColumns("r")] : []),
+    // The calldata's condition a parameter: one prepared statement either way.
+    ...(joins.result ? [resultColumns("r", `$${values.push(joins.solidityCalldata ?? true)}::boolean`)] : []),
   ];
   const tables = [
     `"Bet"`,

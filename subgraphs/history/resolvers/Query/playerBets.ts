@@ -4,6 +4,7 @@ import { betFilterConditions, betPage, countBets } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import { pageJoinsOf } from "../../selection.ts";
+import { mayAskFor } from "../../../kit/selection.ts";
 
 export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ctx, info) => {
   const first = args.first ?? 20;
@@ -25,8 +26,9 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   const fingerprints = queryFingerprints([...filterKey, direction], ctx);
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
-  // The bets' networks and results the query selects come in the page's own statement.
-  const joins = pageJoinsOf(info);
+  // The bets' networks and results the query selects come in the page's own statement; a proof's
+  // solidityCalldata (~850 bytes) only when the operation can select it.
+  const joins = { ...pageJoinsOf(info), solidityCalldata: mayAskFor(info, "solidityCalldata") };
   const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins });
   const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
