@@ -1,6 +1,7 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
 import { decodeExplorerCursor, encodeExplorerCursor, queryFingerprints } from "../../cursor.ts";
-import { countExplorerBets, explorerConditions, explorerPage } from "../../data.ts";
+import { countExplorerBets, explorerPage } from "../../data.ts";
+import { explorerConditions } from "../../explorer-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 
