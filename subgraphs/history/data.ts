@@ -437,15 +437,14 @@ export function walletBetsPage(
   const sql = pageSql({ wallet: query.wallet, chainId: query.chainId }, { after: query.after, direction: "DESC", take: query.take }, values);
   const statement: ReadStatement = {
     name: `history-export-page-${sql.shape}`,
-    text: `SELECT page.*, r."won", r."payout"::text AS "payout", r."verified"
-      FROM (SELECT ${betColumns(`"Bet"`)}, "Bet"."chainId" AS "keyChainId", "Bet"."betId" AS "keyBetId", "Bet"."placedBlock" AS "keyBlock"
-            FROM "Bet" WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}) AS page
-      LEFT JOIN "BetResult" AS r ON r."chainId" = page."keyChainId" AND r."betId" = page."keyBetId"
-      ORDER BY page."keyBlock" DESC, page."placedLogIndex" DESC, page."keyChainId" DESC`,
+    // The page statement's own conditions and order (qualified by "Bet"), joined as betPage joins.
+    text: `SELECT ${betColumns(`"Bet"`)}, r."won", r."payout"::text AS "payout", r."verified"
+      FROM "Bet" LEFT JOIN "BetResult" r ON r."chainId" = "Bet"."chainId" AND r."betId" = "Bet"."betId"
+      WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}`,
   };
   const read = async () =>
-    (await db.read<ExportRow & { keyChainId: unknown; keyBetId: unknown; keyBlock: unknown }>(statement, values)).map(
-      ({ won, payout, verified, keyChainId: _chain, keyBetId: _bet, keyBlock: _block, ...bet }): ExportedBet => ({
+    (await db.read<ExportRow>(statement, values)).map(
+      ({ won, payout, verified, ...bet }): ExportedBet => ({
         ...betOf(bet),
         result: won === null || payout === null || verified === null ? null : { won, payout: new Prisma.Decimal(payout), verified },
       }),
