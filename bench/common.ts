@@ -85,10 +85,15 @@ const CLK_TCK = (() => {
 
 /** utime + stime of a process in ms, or undefined when it cannot be read. */
 export function processCpuMs(pid: number): number | undefined {
+  const fields = statFields(pid);
+  return fields && ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** The fields of /proc/pid/stat after the command name (fields[0] is the state, [1] the parent), or undefined once the process is gone. */
+function statFields(pid: number | string): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
@@ -103,13 +108,10 @@ export function processTreeCpuMs(root: number): number | undefined {
   const stats = new Map<number, { ppid: number; ticks: number; reaped: number }>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // A process that ended while the list was read has its time in its parent's reaped share.
+    const fields = statFields(entry);
+    if (fields)
       stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) });
-    } catch {
-      // The process ended while the list was read: its time is in its parent's reaped share.
-    }
   }
   const top = stats.get(root);
   if (!top) return undefined;
@@ -127,12 +129,8 @@ export function processTreeCpuMs(root: number): number | undefined {
 
 /** The parent process of `pid` (for a PostgreSQL backend: its server's postmaster), or undefined. */
 export function parentPid(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-  } catch {
-    return undefined;
-  }
+  const fields = statFields(pid);
+  return fields && Number(fields[1]);
 }
 
 /** The kernel's count of connections dropped because a listening socket's accept queue was full (TcpExt ListenOverflows), or undefined. */
