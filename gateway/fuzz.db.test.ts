@@ -146,12 +146,16 @@ describe("fuzzed arguments", () => {
     await fc.assert(
       fc.asyncProperty(fc.tuple(...operation.variables()), async (values) => {
         const [a, b, c, d, e] = values;
-        const result = await send(JSON.stringify({ query: operation.query, variables: { a, b, c, d, e } }));
+        const body = JSON.stringify({ query: operation.query, variables: { a, b, c, d, e } });
+        const result = await send(body);
         expectClearError(result);
         runs++;
         if (result.json.errors) return;
         expect(result.status).toBe(200);
-        operation.expectShape(result.json.data as Data, values);
+        // The shape follows the variables as the server read them: JSON turns Infinity and NaN into
+        // null and leaves out undefined (the failing run of stop 30 took Infinity for a chain id).
+        const sent = (JSON.parse(body) as { variables: Record<string, unknown> }).variables;
+        operation.expectShape(result.json.data as Data, [sent.a, sent.b, sent.c, sent.d, sent.e]);
         if (operation.found(result.json.data as Data)) found++;
       }),
       { numRuns: RUNS },
