@@ -6,15 +6,15 @@
 /** The figures the model uses (docs/guides/operating.md). Change them together with the doc. */
 export const MODEL = {
   /** Gateway CPU per request of the mix, every answer computed (response cache off or missing). */
-  gatewayCpuMsMiss: 10,
+  gatewayCpuMsMiss: 2.8,
   /** Gateway CPU per request of the mix answered from the response cache. */
-  gatewayCpuMsHit: 3,
+  gatewayCpuMsHit: 0.45,
   /** All three subgraphs' CPU per gateway request of the mix that misses the cache (hits cost them nothing). */
-  subgraphCpuMsMiss: 15,
+  subgraphCpuMsMiss: 3.2,
   /** PostgreSQL CPU per gateway request that misses the cache. */
-  postgresCpuMsMiss: 4,
+  postgresCpuMsMiss: 0.75,
   /** Realtime node CPU per delivered update (one socket, one update). */
-  realtimeCpuMsPerDelivery: 0.05,
+  realtimeCpuMsPerDelivery: 0.025,
   /** Resident memory per idle subscribed socket on a realtime node. */
   bytesPerSocket: 32 * 1024,
   /** Redis memory per cached answer of the mix (key, value, overhead). */
