@@ -13,8 +13,6 @@ export interface Sample {
   /** The same for the results subgraph (betResult, betResults). */
   resultsPoolWaiting: number;
   laneWaiting: number;
-  /** Requests waiting for their turn in the gateway's fair share (gateway/fair-share.ts). */
-  fairShareWaiting: number;
   realtimeRssMb: number;
   cacheUsed: number;
   cacheMax: number;
@@ -22,7 +20,7 @@ export interface Sample {
   tcpMemPages: number;
 }
 
-type Scraped = Record<"slowReaderCuts" | "laneRefused" | "fairShareRefused" | "admissionRefusals" | "replayRefusals" | "replayStalled", number>;
+type Scraped = Record<"slowReaderCuts" | "laneRefused" | "admissionRefusals" | "replayRefusals" | "replayStalled", number>;
 
 export interface ReportInput {
   bets: number;
@@ -240,12 +238,10 @@ export function printReport(r: ReportInput): boolean {
       `drain ${ms(max(inPhase("drain").map((s) => s.tcpMemPages)) / 256)} MiB (tcp_mem pressure threshold ${ms(tcpPressure / 256)} MiB)`,
   );
   log(`  history expensive_lane_waiting max: A ${max(inPhase("A").map((s) => s.laneWaiting))}, B ${max(b.map((s) => s.laneWaiting))}`);
-  log(`  gateway_fair_share_waiting max: A ${max(inPhase("A").map((s) => s.fairShareWaiting))}, B ${max(b.map((s) => s.fairShareWaiting))}`);
   const delta = (k: keyof Scraped, [x, y]: [Scraped, Scraped]) => y[k] - x[k];
   log(
     `  counters during A / B (+ drain): slow readers cut ${delta("slowReaderCuts", r.metrics.a)} / ${delta("slowReaderCuts", r.metrics.b)}, ` +
       `expensive lane refusals ${delta("laneRefused", r.metrics.a)} / ${delta("laneRefused", r.metrics.b)}, ` +
-      `fair share refusals ${delta("fairShareRefused", r.metrics.a)} / ${delta("fairShareRefused", r.metrics.b)}, ` +
       `realtime admission refusals ${delta("admissionRefusals", r.metrics.a)} / ${delta("admissionRefusals", r.metrics.b)}, ` +
       `replay refusals ${delta("replayRefusals", r.metrics.a)} / ${delta("replayRefusals", r.metrics.b)}, ` +
       `stalled replays cut ${delta("replayStalled", r.metrics.a)} / ${delta("replayStalled", r.metrics.b)}`,

@@ -264,18 +264,16 @@ async function main(): Promise<boolean> {
     void Promise.all([
       fetch(`${subgraphUrls.history}/metrics`).then((r) => r.text()),
       fetch(`${subgraphUrls.results}/metrics`).then((r) => r.text()),
-      fetch(`${gateway}/metrics`).then((r) => r.text()),
       cacheClient.info("memory"),
       readFile(`/proc/${node.pid}/status`, "utf8"),
       readFile("/proc/net/sockstat", "utf8").catch(() => ""),
     ]).then(
-      ([history, results, gatewayMetrics, memory, status, sockstat]) =>
+      ([history, results, memory, status, sockstat]) =>
         samples.push({
           phase: at,
           poolWaiting: metric(history, "db_pool_waiting"),
           resultsPoolWaiting: metric(results, "db_pool_waiting"),
           laneWaiting: metric(history, "expensive_lane_waiting"),
-          fairShareWaiting: metric(gatewayMetrics, "gateway_fair_share_waiting"),
           realtimeRssMb: Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? Number.NaN) / 1024,
           cacheUsed: Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
           cacheMax: Number(/maxmemory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
@@ -316,7 +314,6 @@ async function main(): Promise<boolean> {
     return {
       slowReaderCuts: metric(g!, "http_slow_reader_disconnects_total"),
       laneRefused: metric(h!, "expensive_lane_refused_total"),
-      fairShareRefused: metric(g!, "gateway_fair_share_refused_total"),
       admissionRefusals: metric(r!, "realtime_admission_refusals_total"),
       replayRefusals: metric(r!, "realtime_replay_refusals_total"),
       replayStalled: metric(r!, "realtime_replay_stalled_disconnects_total"),

@@ -81,18 +81,6 @@ describe("gatewaySettings", () => {
     expect(() => settings({ RATE_LIMIT_MAX_IN_FLIGHT: "many" })).toThrow(/RATE_LIMIT_MAX_IN_FLIGHT/);
   });
 
-  it("runs 16 GraphQL operations at once per gateway process, the rest waiting their turn 5 s at most (0: off)", () => {
-    const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
-    expect(settings({}).fairShare).toEqual({ concurrency: 16, queueTimeoutMs: 5000, trustProxyHops: 0 });
-    expect(settings({ FAIR_SHARE_CONCURRENCY: "2", FAIR_SHARE_QUEUE_TIMEOUT_MS: "750", TRUST_PROXY_HOPS: "1" }).fairShare).toEqual({
-      concurrency: 2,
-      queueTimeoutMs: 750,
-      trustProxyHops: 1,
-    });
-    expect(settings({ FAIR_SHARE_CONCURRENCY: "0" }).fairShare).toBeUndefined();
-    expect(() => settings({ FAIR_SHARE_QUEUE_TIMEOUT_MS: "0" })).toThrow(/FAIR_SHARE_QUEUE_TIMEOUT_MS/);
-  });
-
   it("shares the response cache through Redis when the gateway has it, and checks it in /health", () => {
     const settings = gatewaySettings(loadConfig(GATEWAY_SECTIONS, {}), { logger: silentLogger(), redis });
     expect(settings.responseCache).toBeInstanceOf(RedisResponseCacheStore);

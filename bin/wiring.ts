@@ -192,10 +192,6 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
     rateLimit: store && { store, policy, trustProxyHops: config.TRUST_PROXY_HOPS },
     inFlight: config.RATE_LIMIT_MAX_IN_FLIGHT > 0 ? { maxPerClient: config.RATE_LIMIT_MAX_IN_FLIGHT, trustProxyHops: config.TRUST_PROXY_HOPS } : undefined,
-    fairShare:
-      config.FAIR_SHARE_CONCURRENCY > 0
-        ? { concurrency: config.FAIR_SHARE_CONCURRENCY, queueTimeoutMs: config.FAIR_SHARE_QUEUE_TIMEOUT_MS, trustProxyHops: config.TRUST_PROXY_HOPS }
-        : undefined,
   };
 }
 

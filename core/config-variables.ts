@@ -208,18 +208,6 @@ export const CONFIG_VARIABLES = {
     "8",
     "requests one client IP may have open at once in a gateway process (GraphQL, CSV exports, every route); the next is refused `RATE_LIMITED`, HTTP 429, `Retry-After: 1`; `0`: off",
   ),
-  FAIR_SHARE_CONCURRENCY: variable(
-    "gateway",
-    nonNegativeInt,
-    "16",
-    "GraphQL operations a gateway process runs at once; beyond, a request waits its turn, and the one whose client IP spent the fewest points recently goes first; `0`: off (every request runs at once)",
-  ),
-  FAIR_SHARE_QUEUE_TIMEOUT_MS: variable(
-    "gateway",
-    positiveInt,
-    "5000",
-    "how long a request may wait for its turn under `FAIR_SHARE_CONCURRENCY` before it is refused `SERVICE_BUSY`, HTTP 429, with `Retry-After`",
-  ),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,

@@ -40,12 +40,6 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   compression?: CompressionSettings;
   /** Answers GraphQL requests it can without entering Apollo Server (e.g. stored bytes); see AnswerBeforeGraphQL. */
   beforeGraphQL?: AnswerBeforeGraphQL;
-  /**
-   * Waits for a GraphQL request's turn to run in Apollo Server (after the `beforeGraphQL` shortcut):
-   * the release to call once its answer is written, or undefined when it answered (a refusal) or
-   * its client left. None: every request runs at once.
-   */
-  awaitTurn?: (req: IncomingMessage, res: ServerResponse) => Promise<(() => void) | undefined>;
   /** The client's address, kept in the request scope for what the request calls (the gateway forwards it to subgraphs). */
   clientAddressOf?: (req: IncomingMessage) => string;
 }
@@ -229,13 +223,17 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         shortcut?.answered?.(httpGraphQLRequest, early, sent, "before");
         return;
       }
-      const release = options.awaitTurn ? await options.awaitTurn(req, res) : () => {};
-      if (!release) return;
-      try {
-        await executeGraphQL(req, res, httpGraphQLRequest);
-      } finally {
-        release();
+      const response = await options.server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: () => options.context(req) });
+      if (response.body.kind === "complete") {
+        const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body: response.body.string };
+        const sent = await writeAnswer(req, res, answer); // written whether or not a shortcut is watching
+        shortcut?.answered?.(httpGraphQLRequest, answer, sent, "graphql");
+        return;
       }
+      for (const [key, value] of response.headers) res.setHeader(key, value);
+      res.statusCode = response.status ?? 200;
+      for await (const chunk of response.body.asyncIterator) res.write(chunk);
+      res.end();
     } catch (error) {
       if (res.headersSent) {
         res.destroy();
@@ -249,21 +247,6 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         res.destroy();
       }
     }
-  }
-
-  /** Runs a GraphQL request in Apollo Server and writes its answer. */
-  async function executeGraphQL(req: IncomingMessage, res: ServerResponse, httpGraphQLRequest: HTTPGraphQLRequest): Promise<void> {
-    const response = await options.server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: () => options.context(req) });
-    if (response.body.kind === "complete") {
-      const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body: response.body.string };
-      const sent = await writeAnswer(req, res, answer); // written whether or not a shortcut is watching
-      options.beforeGraphQL?.answered?.(httpGraphQLRequest, answer, sent, "graphql");
-      return;
-    }
-    for (const [key, value] of response.headers) res.setHeader(key, value);
-    res.statusCode = response.status ?? 200;
-    for await (const chunk of response.body.asyncIterator) res.write(chunk);
-    res.end();
   }
 
   /** Writes a complete answer, compressed when the client accepts it (stored bytes first); says what was sent. */

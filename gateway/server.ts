@@ -25,7 +25,6 @@ import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./lim
 import { clientAddress } from "../core/client-address.ts";
 import { readAtPlugin } from "./read-at.ts";
 import { createInFlightCap, type InFlightSettings } from "./in-flight.ts";
-import { createFairShare, type FairShareSettings } from "./fair-share.ts";
 import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } from "./points-budget.ts";
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
@@ -69,8 +68,6 @@ export interface GatewayDeps {
   rateLimit?: PointsBudgetSettings;
   /** Each client's cap on requests open in this process, checked first at the door (gateway/in-flight.ts); off when absent. */
   inFlight?: InFlightSettings;
-  /** A bound on the GraphQL operations this process runs at once, the least recent spender first (gateway/fair-share.ts); off when absent. */
-  fairShare?: FairShareSettings;
   /** The automatic persisted queries' store shared by the gateways (gateway/persisted-queries.ts); absent: this process's own. */
   persistedQueries?: KeyValueCache<string>;
   /** Whole-response cache for finalized data and settings (gateway/response-cache.ts); off when absent. */
@@ -90,7 +87,7 @@ export interface GatewayDeps {
 }
 
 /** The query limits and the per-client rate limit, as the composition root configures them. */
-export type GatewayProtection = Pick<GatewayDeps, "limits" | "rateLimit" | "inFlight" | "fairShare">;
+export type GatewayProtection = Pick<GatewayDeps, "limits" | "rateLimit" | "inFlight">;
 
 export interface Gateway {
   health: HealthMonitor;
@@ -168,10 +165,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         bounds: { trustProxyHops: deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
       })
     : undefined;
-  // The fair share orders waiting requests by what the budget charged their clients recently: the budget's store goes through it.
-  const fairShare = deps.fairShare && createFairShare(deps.fairShare, { budget: deps.rateLimit, registry: metrics.registry });
-  const rateLimit = fairShare ? fairShare.budget : deps.rateLimit;
-  const points = createPointsBudget({ budget: rateLimit, logger });
+  const points = createPointsBudget({ budget: deps.rateLimit, logger });
   const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry, points.headersOf);
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
@@ -250,7 +244,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         networks: new NetworkDirectory(deps.db),
         logger,
         compression: deps.compression,
-        rateLimit,
+        rateLimit: deps.rateLimit,
       })
     : undefined;
 
@@ -275,8 +269,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
         compression: deps.compression,
         // Response cache hits are replayed from stored bytes before Apollo Server (after the rate limit).
         beforeGraphQL: responseCache?.beforeGraphQL,
-        // What is left runs in the fair share's turn (gateway/fair-share.ts).
-        awaitTurn: fairShare?.awaitTurn,
         // The subgraphs share expensive work out per client: they learn who asks from here, by the rate limit's rule.
         clientAddressOf: (req) => clientAddress(req, deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0),
       });

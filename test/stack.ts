@@ -10,17 +10,11 @@ import { createTestDatabase } from "./db.ts";
 
 /**
  * A gateway's settings as tests run it: the configuration's defaults, mapped as every process maps
- * them (bin/wiring.ts), without a per-client rate limit, a fair share or a response cache unless a test asks.
+ * them (bin/wiring.ts), without a per-client rate limit or a response cache unless a test asks.
  * `env` adds variables; `overrides` replaces settings.
  */
 export function testGatewaySettings(overrides: Partial<GatewaySettings> = {}, env: Record<string, string> = {}): GatewaySettings {
-  const config = loadConfig(GATEWAY_SECTIONS, {
-    RATE_LIMIT_POINTS: "0",
-    RATE_LIMIT_MAX_IN_FLIGHT: "0",
-    FAIR_SHARE_CONCURRENCY: "0",
-    RESPONSE_CACHE: "off",
-    ...env,
-  });
+  const config = loadConfig(GATEWAY_SECTIONS, { RATE_LIMIT_POINTS: "0", RATE_LIMIT_MAX_IN_FLIGHT: "0", RESPONSE_CACHE: "off", ...env });
   return { ...gatewaySettings(config, { logger: silentLogger() }), ...overrides };
 }
 
@@ -54,7 +48,7 @@ export async function startTestStack(
     /** How long the subgraphs hold a database's indexed heads (kit/indexed-heads.ts); default theirs. */
     headsTtlMs?: number;
     redis?: GatewaySettings["redis"];
-    protection?: Pick<GatewaySettings, "limits" | "rateLimit" | "inFlight" | "fairShare">;
+    protection?: Pick<GatewaySettings, "limits" | "rateLimit" | "inFlight">;
     responseCache?: GatewaySettings["responseCache"];
     responseCacheGenerationPollMs?: number;
     logger?: Logger;
