@@ -296,8 +296,12 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
         () => address,
         () => 20,
         async (socket) => {
-          const ack = await socket.emitWithAck("bets:subscribe", { all: true, sinceSeq: f.deepSinceSeq });
-          const code = ackError(ack);
+          // The acknowledgement comes after the whole replay: the attacker stops reading as soon as the
+          // replay has begun (its first update), as a client that stalls does. A refusal is the ack
+          // itself, before any update; an ack with no update first is a replay that had nothing to send.
+          const ack = socket.emitWithAck("bets:subscribe", { all: true, sinceSeq: f.deepSinceSeq });
+          const answered = await Promise.race([ack.then((value) => ({ value })), socket.firstUpdate.then(() => undefined)]);
+          const code = answered && ackError(answered.value);
           if (code && NO_ANSWER.test(code)) {
             socket.close();
             return note(ctx, `subscribe: no answer (${code})`, undefined, false, false, true);

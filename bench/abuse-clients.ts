@@ -188,7 +188,8 @@ export type RawOutcome = { admitted: true } | { admitted: false; code: string };
  * One Socket.IO connection over a bare WebSocket from `localAddress`: resolves `ready` with the
  * handshake's outcome (admitted, or the CONNECT_ERROR's code). `emitWithAck` sends an event and
  * resolves with its acknowledgement; `stopReading` pauses the socket (the server's writes then
- * pile up on its side); `updates` counts the `bets:update` frames read.
+ * pile up on its side); `updates` counts the `bets:update` frames read, `firstUpdate` resolves at
+ * the first. `closed` is true from `close()` on (a reconnect loop frees its slot at once).
  */
 export class RawSocketIo {
   readonly ready: Promise<RawOutcome>;
@@ -197,6 +198,9 @@ export class RawSocketIo {
   private readonly ws: WebSocket;
   private nextAck = 0;
   private readonly acks = new Map<number, (payload: unknown) => void>();
+  private onUpdate: (() => void) | undefined;
+  /** Resolves when the first `bets:update` frame is read. */
+  readonly firstUpdate = new Promise<void>((resolve) => (this.onUpdate = resolve));
 
   constructor(base: string, path: string, localAddress: string) {
     this.ws = new WebSocket(`${base.replace(/^http/, "ws")}${path}/?EIO=4&transport=websocket`, { localAddress, perMessageDeflate: false });
@@ -209,8 +213,10 @@ export class RawSocketIo {
         else if (text.startsWith("44")) {
           const parsed = JSON.parse(text.slice(2)) as { data?: { code?: string } };
           resolve({ admitted: false, code: parsed.data?.code ?? "CONNECT_ERROR" });
-        } else if (text.startsWith('42["bets:update"')) this.updates++;
-        else if (text.startsWith("43")) {
+        } else if (text.startsWith('42["bets:update"')) {
+          this.updates++;
+          this.onUpdate?.();
+        } else if (text.startsWith("43")) {
           const match = /^43(\d+)(.*)$/s.exec(text);
           if (match) {
             const ack = this.acks.get(Number(match[1]));
@@ -266,6 +272,7 @@ export class RawSocketIo {
   }
 
   close(): void {
+    this.closed = true;
     this.ws.terminate();
   }
 }

@@ -165,6 +165,7 @@ describe("realtimeSettings", () => {
       admission: { maxSocketsPerAddress: 20, maxSocketsPerAddressCluster: 40, maxSockets: 10_000, maxMemoryBytes: 512 * 1024 * 1024 },
       trustProxyHops: 1,
       replayDrainTimeoutMs: 10_000,
+      replayPrepaidPages: 10,
       replayLane: { concurrency: 4, perClient: 1, queueTimeoutMs: 5000 },
       retention: { maxUpdates: 50, maxAgeMs: 60_000 },
       prune: { intervalMs: 0, batchSize: 1000, retention: { maxUpdates: 50, maxAgeMs: 60_000 } },

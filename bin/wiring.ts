@@ -302,6 +302,7 @@ export function realtimeSettings(
     trustProxyHops: config.TRUST_PROXY_HOPS,
     replayBudget: replayBudget(config, points),
     replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,
+    replayPrepaidPages: config.REALTIME_REPLAY_PREPAID_PAGES,
     replayLane: {
       concurrency: config.REALTIME_REPLAY_LANE_CONCURRENCY,
       perClient: config.REALTIME_REPLAY_LANE_PER_CLIENT,
@@ -328,7 +329,7 @@ export function realtimeSettings(
 export function replayBudget(config: Config<"realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
   const price = config.REALTIME_REPLAY_PAGE_POINTS;
   if (!points || price === 0) return undefined;
-  return { take: (key, now) => points.take(key, now, price) };
+  return { take: (key, now, pages = 1) => points.take(key, now, pages * price) };
 }
 
 /** Starts this process's traces when the OTEL_* variables ask for them (core/tracing.ts). */

@@ -341,6 +341,12 @@ export const CONFIG_VARIABLES = {
     "100",
     "cost points a replay page (500 stored updates) takes from the client address's budget (`RATE_LIMIT_POINTS`, shared with its GraphQL requests; `RATE_LIMITED` once spent; `0`: replays not charged)",
   ),
+  REALTIME_REPLAY_PREPAID_PAGES: variable(
+    "realtime",
+    positiveInt.max(1000),
+    "10",
+    "pages a `sinceSeq` replay pays for before its first read: the pages between `sinceSeq` and the newest update, at most this many (later pages one by one); a replay its client leaves is not refunded, so a reconnect loop pays for each deep replay it restarts",
+  ),
   REALTIME_REPLAY_LANE_CONCURRENCY: variable(
     "realtime",
     positiveInt.max(1000),

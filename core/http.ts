@@ -31,7 +31,7 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
    */
   browserPage?: RouteHandler;
   /** Runs first for every request but OPTIONS, before routing (a per-client cap on requests in flight); false: it answered (429) or the client is gone. */
-  limitInFlight?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  limitInFlight?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
   /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** The same door for the fixed routes and unknown paths (404), at their own flat price; false: it answered (429). */
@@ -182,7 +182,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         res.writeHead(204).end();
         return;
       }
-      if (options.limitInFlight && !options.limitInFlight(req, res)) return;
+      if (options.limitInFlight && !(await options.limitInFlight(req, res))) return;
       const url = new URL(req.url ?? "/", "http://localhost");
       const route = options.routes?.[url.pathname];
       if (route) {

@@ -178,6 +178,8 @@ export interface ReadOptions {
 export interface WindowCheck {
   ok: boolean;
   message?: string;
+  /** The newest stored seq when it was checked (a resume within the window reads at most head − since updates). */
+  head?: bigint;
 }
 
 /** The replay window: how far back a resume may start. */
@@ -313,6 +315,6 @@ export class Outbox {
         return { ok: false, message: `sinceSeq ${since} is older than the ${Math.round(retention.maxAgeMs / 1000)} s replay window: re-read through GraphQL` };
       }
     }
-    return { ok: true };
+    return { ok: true, head };
   }
 }

@@ -111,6 +111,11 @@ async function hold(address: string): Promise<{ req: ClientRequest; answer: Prom
 const expectRefusedInFlight = (answer: Answer) => {
   expect(answer.status).toBe(429);
   expect(answer.headers["retry-after"]).toBe("1");
+  // The budget as every other answer says it (points; this refusal charged none of them).
+  expect(answer.headers["ratelimit-limit"]).toBe(String(config.RATE_LIMIT_POINTS));
+  expect(answer.headers["ratelimit-remaining"]).toMatch(/^\d+$/);
+  expect(Number(answer.headers["ratelimit-remaining"])).toBeLessThanOrEqual(config.RATE_LIMIT_POINTS);
+  expect(answer.headers["ratelimit-reset"]).toMatch(/^\d+$/);
   const body = JSON.parse(answer.body) as { errors: { message: string; extensions: Record<string, unknown> }[] };
   expect(body.errors[0]?.extensions.code).toBe("RATE_LIMITED");
   expect(body.errors[0]?.message).toContain(`too many requests in flight from this address (${CAP})`);

@@ -10,6 +10,8 @@ import { sendJson } from "../core/http.ts";
 // (the points budget's rule: core/client-address.ts) may have at most `maxPerClient` requests open
 // in this process; the next is refused at the door, before any work or any charge. A slot is held
 // from the door until the answer's `close` (finished, aborted or cut off), released exactly once.
+// A refusal says the client's points budget in RateLimit-* headers, as every other answer does
+// (looked at, not charged: the refusal did no work).
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -20,14 +22,17 @@ export interface InFlightSettings {
   trustProxyHops: number;
 }
 
+/** The client's points budget as RateLimit-* headers, uncharged (gateway/points-budget.ts `headersOf`). */
+export type BudgetHeaders = (req: IncomingMessage) => Promise<[string, string][] | undefined>;
+
 export interface InFlightCap {
-  /** core/http.ts's `limitInFlight`: false when it answered 429. */
-  admit(req: IncomingMessage, res: ServerResponse): boolean;
+  /** core/http.ts's `limitInFlight`: false when it answered 429 (the slot is decided at once; only the refusal waits for its headers). */
+  admit(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
   /** Requests open per client address now (for tests and diagnostics). */
   open(address: string): number;
 }
 
-export function createInFlightCap(settings: InFlightSettings, registry: Registry): InFlightCap {
+export function createInFlightCap(settings: InFlightSettings, registry: Registry, budgetHeaders?: BudgetHeaders): InFlightCap {
   const open = new Map<string, number>();
   const refusals = new Counter({
     name: "gateway_refusals_total",
@@ -40,29 +45,32 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     if (left > 0) open.set(address, left);
     else open.delete(address); // no entry per idle address: memory follows the open requests
   };
+  const refuse = async (req: IncomingMessage, res: ServerResponse): Promise<false> => {
+    refusals.inc({ reason: "in_flight" });
+    const headers = (await budgetHeaders?.(req)) ?? [];
+    if (res.closed) return false;
+    sendJson(
+      res,
+      429,
+      {
+        errors: [
+          {
+            message: `Rate limited: too many requests in flight from this address (${settings.maxPerClient}); retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
+            extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS, maxInFlight: settings.maxPerClient },
+          },
+        ],
+      },
+      { ...Object.fromEntries(headers), "retry-after": String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
+    );
+    return false;
+  };
   return {
     admit(req, res) {
       // A client gone before its door (its `close` already emitted, never again): nothing to hold or serve.
       if (res.closed) return false;
       const address = clientAddress(req, settings.trustProxyHops);
       const held = open.get(address) ?? 0;
-      if (held >= settings.maxPerClient) {
-        refusals.inc({ reason: "in_flight" });
-        sendJson(
-          res,
-          429,
-          {
-            errors: [
-              {
-                message: `Rate limited: too many requests in flight from this address (${settings.maxPerClient}); retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
-                extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS, maxInFlight: settings.maxPerClient },
-              },
-            ],
-          },
-          { "retry-after": String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
-        );
-        return false;
-      }
+      if (held >= settings.maxPerClient) return refuse(req, res);
       open.set(address, held + 1);
       // `close` is emitted once per response, whether it finished or its connection ended first.
       res.once("close", () => release(address));

@@ -69,6 +69,12 @@ export interface PointsBudget {
   admitRoute?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** Apollo Server's per-request context: carries the door's charge to the plugin. */
   context(req: IncomingMessage): BaseContext;
+  /**
+   * The client's budget as RateLimit-* headers, without charging it (a refusal in front of the
+   * budget, gateway/in-flight.ts, says it as every other answer does); undefined without a budget
+   * or while its store fails.
+   */
+  headersOf?: (req: IncomingMessage) => Promise<[string, string][] | undefined>;
 }
 
 export const rateLimitHeaders = (policy: RateLimitPolicy, decision: RateLimitDecision): [string, string][] => [
@@ -142,6 +148,14 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       }
     : undefined;
 
+  // Taking 0 points refills the bucket to now and changes nothing else: a look at the budget.
+  const headersOf = budget
+    ? async (req: IncomingMessage) => {
+        const decision = await budget.store.take(clientAddress(req, budget.trustProxyHops), now(), 0).catch(unavailable);
+        return decision && rateLimitHeaders(budget.policy, decision);
+      }
+    : undefined;
+
   const plugin: ApolloServerPlugin = {
     async requestDidStart({ contextValue }) {
       const charge = (contextValue as { [CHARGE]?: Charge })[CHARGE];
@@ -197,6 +211,7 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
     plugin,
     admit,
     admitRoute,
+    headersOf,
     context(req) {
       // A symbol property: Apollo Server clones the context per operation (own properties survive).
       return { [CHARGE]: byRequest.get(req) };

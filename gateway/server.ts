@@ -166,7 +166,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
-  const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry);
+  const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry, points.headersOf);
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {

@@ -70,8 +70,14 @@ export interface ConnectionContext {
   replayPageSize: number;
   /** Proxies whose X-Forwarded-For entries name the client: the replay budget's key. */
   trustProxyHops: number;
-  /** Charged one point per replay page, per client address; none: replays are not charged. */
+  /** Charged per replay page, per client address; none: replays are not charged. */
   replayBudget?: ReplayBudget;
+  /**
+   * Pages a replay pays for before its first read: the pages its seq range may hold (head − sinceSeq),
+   * at most this many; pages past them are charged one by one. Nothing is refunded to a replay its
+   * client left: a reconnect loop pays for the deep replay it restarts each time, not for one page.
+   */
+  replayPrepaidPages: number;
   /** How long a replay waits for its socket to take what is queued before it cuts the connection. */
   replayDrainTimeoutMs: number;
   /** The node's bulkhead for replay page reads, keyed by client address (replayLaneRefusal refuses); none: unbounded. */
@@ -81,11 +87,11 @@ export interface ConnectionContext {
 }
 
 /**
- * A per-key budget (a token bucket): `take` charges `cost` (default 1), all or nothing. The shape of
- * the gateway's RateLimitStore; the composition root decides which store (and so which currency).
+ * A per-key budget of replay pages: `take` charges `pages` (default 1), all or nothing. The
+ * composition root decides which store, and what a page costs in it (bin/wiring.ts replayBudget).
  */
 export interface ReplayBudget {
-  take(key: string, now: number, cost?: number): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+  take(key: string, now: number, pages?: number): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
 }
 
 /** The replay of a socket that stopped reading was given up and its connection closed: nothing to answer. */
@@ -288,6 +294,7 @@ class SocketSubscription {
     const previous = this.state;
     this.setRooms(new Set());
     const sink = ctx.stream.openSink((update) => matches(previous, update));
+    let prepaid = 1;
     try {
       // 2. Checks; a refusal restores the previous state without a gap.
       try {
@@ -295,6 +302,9 @@ class SocketSubscription {
         if (since > MAX_SEQ) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, `sinceSeq ${since} is ahead of the newest stored update`);
         const window = await ctx.outbox.checkWindow(since, ctx.retention);
         if (!window.ok) throw new Refusal(RealtimeErrorCode.ReplayWindowExceeded, window.message ?? "sinceSeq is outside the replay window");
+        // What the replay pays before it reads: the pages its range may hold, up to the bound.
+        const rangePages = window.head === undefined ? 1 : Number((window.head - since) / BigInt(ctx.replayPageSize)) + 1;
+        prepaid = Math.max(1, Math.min(ctx.replayPrepaidPages, rangePages));
       } catch (error) {
         this.goLive(sink, previous, 0n);
         throw error;
@@ -304,9 +314,9 @@ class SocketSubscription {
 
       let cursor = since;
       try {
-        // 3. Replay from the table, each page charged, each update sent only while the socket takes them.
-        for (;;) {
-          const rows = await this.readReplayPage(cursor, next, cursor === since);
+        // 3. Replay from the table, paid up front then page by page, each update sent only while the socket takes them.
+        for (let page = 0; ; page++) {
+          const rows = await this.readReplayPage(cursor, next, page === 0 ? prepaid : page < prepaid ? 0 : 1, page === 0);
           if (!socket.connected) return stateToPayload(next, cursor);
           // The publisher prunes from the oldest row up: if it passed the cursor while this replay
           // ran (the resume aged out of the window meanwhile), rows may be missing from this page.
@@ -340,24 +350,25 @@ class SocketSubscription {
   /**
    * One replay page from the outbox, in the node's replay lane when it has one: only the read holds
    * a slot (sending waits for the socket outside it, so a stalled socket never holds the lane). The
-   * page is charged once the lane admits it: a page the lane refuses was never read, so costs nothing.
+   * `pages` due before it are charged once the lane admits it: a page the lane refuses was never
+   * read, so costs nothing.
    */
-  private readReplayPage(after: bigint, filter: SubscriptionState, first: boolean): Promise<StoredBetUpdate[]> {
+  private readReplayPage(after: bigint, filter: SubscriptionState, pages: number, first: boolean): Promise<StoredBetUpdate[]> {
     const { ctx } = this;
     const read = async () => {
-      await this.chargeReplayPage(first);
+      await this.chargeReplay(pages, first);
       return ctx.outbox.after(after, { filter, limit: ctx.replayPageSize });
     };
     return ctx.replayLane ? ctx.replayLane.run(clientAddress(this.socket.request, ctx.trustProxyHops), read) : read();
   }
 
-  /** Charges one replay page to the client's budget; refuses RATE_LIMITED when it is spent. */
-  private async chargeReplayPage(first: boolean): Promise<void> {
+  /** Charges `pages` replay pages to the client's budget; refuses RATE_LIMITED when it cannot pay them. */
+  private async chargeReplay(pages: number, first: boolean): Promise<void> {
     const { ctx } = this;
-    if (!ctx.replayBudget) return;
+    if (!ctx.replayBudget || pages === 0) return;
     let decision: { allowed: boolean; retryAfterSeconds: number };
     try {
-      decision = await ctx.replayBudget.take(clientAddress(this.socket.request, ctx.trustProxyHops), Date.now());
+      decision = await ctx.replayBudget.take(clientAddress(this.socket.request, ctx.trustProxyHops), Date.now(), pages);
     } catch (error) {
       // The configured store falls back in process itself; one that still fails does not stop replays.
       ctx.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "replay budget unavailable: not charging");

@@ -1,7 +1,8 @@
 // What a deep `sinceSeq` replay may cost a node: sent only while the socket takes it (the node never
 // queues more than the replay watermark for it, and cuts a socket that stays stalled past the
-// deadline), and charged, page by page, to the client address's replay budget, so that a reconnect
-// loop cannot restart the same deep replay for free. Real node, real sockets, real outbox.
+// deadline), and charged to the client address's replay budget (the pages it will read up front,
+// up to a bound, then page by page), so that a reconnect loop cannot restart the same deep replay
+// for free, nor for the price of the one page it let through before it left. Real node, real sockets, real outbox.
 import http from "node:http";
 import type { Socket as NetSocket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -138,6 +139,44 @@ describe("the replay budget", () => {
   });
 });
 
+describe("a reconnect loop replaying deep history", () => {
+  it("pays for the replay's pages up front: leaving after the first page does not make the next replay cheap, and the fourth is refused", async () => {
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: 20 * PAGE }, (_, i) => ({ chainId: 1, betId: String(500_000 + i), player: wallet(i % 3) })),
+    );
+    const since = String(written[0]! - 1n);
+    // Every page read waits until the test ends: each replay has begun, and its client leaves.
+    const held = heldReplayReads(db);
+    cleanups.push(async () => held.release());
+    // Thirty pages per client address; the clock stands still (no refill during the test).
+    const store = createMemoryRateLimitStore({ capacity: 30, refillPerSecond: 30 / 3_600 });
+    const node = await startNode({
+      db: held.db,
+      replayBudget: { take: (key, _now, pages) => store.take(key, 0, pages) },
+      replayPrepaidPages: 10,
+    });
+
+    const refusedAt: number[] = [];
+    for (let reconnect = 1; reconnect <= 4; reconnect++) {
+      const looping = await client(node.url);
+      const reads = held.reads.started;
+      let answered: Awaited<ReturnType<TestClient["subscribe"]>> | undefined;
+      void looping.subscribe({ all: true, sinceSeq: since }).then((answer) => (answered = answer));
+      await eventually(() => answered !== undefined || held.reads.started > reads, 10_000, `replay ${reconnect} reading or refused`);
+      if (answered !== undefined) {
+        expect(isErrorResponse(answered) ? answered.error : answered).toMatchObject({ code: "RATE_LIMITED", retryAfterSeconds: expect.any(Number) });
+        refusedAt.push(reconnect);
+      }
+      looping.close();
+      await eventually(() => node.realtime.state().sockets === 0, 10_000, `replay ${reconnect}'s socket gone`);
+    }
+    // Three replays of 21 pages paid ten each before reading one; the fourth found nothing left.
+    expect(refusedAt).toEqual([4]);
+    expect(node.realtime.replayRefusals()).toBe(1);
+  });
+});
+
 /**
  * The node's database, with every outbox page read (Outbox.after: SELECT "seq", "chainId", ...) counted
  * and held until `release`. No publisher runs beside these nodes, so the only page reads are replays'.
@@ -238,9 +277,9 @@ describe("the replay lane", () => {
     const store = createMemoryRateLimitStore({ capacity: 1_000, refillPerSecond: 1_000 / 3_600 });
     let charged = 0;
     const replayBudget = {
-      take: (key: string, _now: number, cost?: number) => {
-        charged++;
-        return store.take(key, 0, cost);
+      take: (key: string, _now: number, pages = 1) => {
+        charged += pages;
+        return store.take(key, 0, pages);
       },
     };
     const node = await startNode({ db: held.db, replayBudget, replayLane: { concurrency: 1, perClient: 1, queueTimeoutMs: 500 } });
@@ -251,7 +290,7 @@ describe("the replay lane", () => {
     await eventually(() => node.realtime.replayLane()?.refused === 9, 10_000, "nine refusals");
     held.release();
     expect((await Promise.all(answers)).filter(isErrorResponse)).toHaveLength(9);
-    // The one admitted replay: a full page, then the empty page that ends it.
+    // The one admitted replay: a full page, then the empty page that ends it (paid up front).
     expect(charged).toBe(2);
   });
 });

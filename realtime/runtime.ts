@@ -51,6 +51,8 @@ export interface RealtimeSettings {
   replayBudget: ReplayBudget | undefined;
   /** How long a replay waits for a socket that stopped reading before it closes the connection. */
   replayDrainTimeoutMs: number;
+  /** Pages a replay pays for before its first read, at most. */
+  replayPrepaidPages: number;
   /** The node's bulkhead for replay page reads (core/bounded-lane.ts). */
   replayLane: LaneOptions;
   /** The active publisher's outbox pruning. */
@@ -126,6 +128,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
     retention: settings.retention,
     ...(settings.replayBudget ? { replayBudget: settings.replayBudget } : {}),
     replayDrainTimeoutMs: settings.replayDrainTimeoutMs,
+    replayPrepaidPages: settings.replayPrepaidPages,
     replayLane: settings.replayLane,
     transports: settings.transports,
     pingIntervalMs: settings.pingIntervalMs,

@@ -50,8 +50,10 @@ export interface RealtimeDeps {
   pingTimeoutMs?: number;
   /** Outbox rows per replay or heal read (default 500). */
   pageSize?: number;
-  /** Charged one point per replay page, keyed by client address; none: replays are free. */
+  /** Charged per replay page, keyed by client address; none: replays are free. */
   replayBudget?: ReplayBudget;
+  /** Pages a replay pays for before its first read, at most (its seq range's pages; default 10; connection.ts). */
+  replayPrepaidPages?: number;
   /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
   replayDrainTimeoutMs?: number;
   /**
@@ -233,6 +235,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     trustProxyHops: deps.trustProxyHops ?? 0,
     ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
     replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
+    replayPrepaidPages: deps.replayPrepaidPages ?? 10,
     ...(replayLane ? { replayLane } : {}),
     counters,
   };
