@@ -121,39 +121,70 @@ interface BetRow {
   finalizedUpdateBlock: string | null;
 }
 
+/** Every Bet column as BetRow names it: 1 where it is read as text (64- and 256-bit numbers). */
+const READ_AS_TEXT = {
+  chainId: 1,
+  betId: 1,
+  player: 0,
+  token: 0,
+  stake: 1,
+  game: 0,
+  clientSeed: 0,
+  serverSeedHash: 0,
+  status: 0,
+  placedBlock: 1,
+  placedLogIndex: 0,
+  placedBlockHash: 0,
+  placedTx: 0,
+  placedAt: 1,
+  settledBlock: 1,
+  settledBlockHash: 0,
+  settledTx: 0,
+  settledAt: 1,
+  refundedBlock: 1,
+  refundedBlockHash: 0,
+  refundedTx: 0,
+  refundedAt: 1,
+  lastChangeBlock: 1,
+  finalizedUpdateBlock: 1,
+} satisfies Record<keyof BetRow, 0 | 1>;
+const BET_COLUMNS = Object.keys(READ_AS_TEXT) as (keyof BetRow)[];
+
+/**
+ * The Bet columns of a narrow page row (betPage `wide: false`): the bet's key, its place in the page
+ * order (the cursor), what its hints are decided on, and the fields every list of bets shows.
+ */
+const NARROW_COLUMNS = ["chainId", "betId", "player", "stake", "game", "status", "placedBlock", "placedLogIndex", "lastChangeBlock"] as const;
+type NarrowBetRow = Pick<BetRow, (typeof NARROW_COLUMNS)[number]>;
+
+/**
+ * The names of the Bet fields a narrow page row leaves out (`settled` for settledBlock, settledTx
+ * and settledAt; `token` for tokenInfo too): a page reads every column when the operation's text
+ * names one of them (kit/selection.ts mayAskFor). The block hashes and finalizedUpdateBlock are no
+ * fields of the API.
+ */
+export const WIDE_BET_FIELDS = ["token", "clientSeed", "serverSeedHash", "placedTx", "placedAt", "settled", "refunded"] as const;
+
 /** The Bet columns as BetRow names them, of the table (or alias) `table`: qualified, as a statement that joins other tables needs. */
-function betColumns(table: string): string {
-  const text = (column: string) => `${table}."${column}"::text AS "${column}"`;
-  const plain = (column: string) => `${table}."${column}"`;
-  return [
-    text("chainId"),
-    text("betId"),
-    plain("player"),
-    plain("token"),
-    text("stake"),
-    plain("game"),
-    plain("clientSeed"),
-    plain("serverSeedHash"),
-    plain("status"),
-    text("placedBlock"),
-    plain("placedLogIndex"),
-    plain("placedBlockHash"),
-    plain("placedTx"),
-    text("placedAt"),
-    text("settledBlock"),
-    plain("settledBlockHash"),
-    plain("settledTx"),
-    text("settledAt"),
-    text("refundedBlock"),
-    plain("refundedBlockHash"),
-    plain("refundedTx"),
-    text("refundedAt"),
-    text("lastChangeBlock"),
-    text("finalizedUpdateBlock"),
-  ].join(", ");
+function betColumns(table: string, columns: readonly (keyof BetRow)[] = BET_COLUMNS): string {
+  return columns.map((column) => (READ_AS_TEXT[column] ? `${table}."${column}"::text AS "${column}"` : `${table}."${column}"`)).join(", ");
 }
 
 const bigintOrNull = (text: string | null) => (text === null ? null : BigInt(text));
+
+function narrowBetOf(row: NarrowBetRow): BetModel {
+  return {
+    chainId: BigInt(row.chainId),
+    betId: new Prisma.Decimal(row.betId),
+    player: row.player,
+    stake: new Prisma.Decimal(row.stake),
+    game: row.game,
+    status: row.status,
+    placedBlock: BigInt(row.placedBlock),
+    placedLogIndex: row.placedLogIndex,
+    lastChangeBlock: BigInt(row.lastChangeBlock),
+  };
+}
 
 function betOf(row: BetRow): Bet {
   return {
@@ -226,11 +257,11 @@ export interface PageJoins {
 
 const NO_JOINS: PageJoins = { network: false, result: false };
 
-/** A page row: the bet, and what PageJoins read beside it (the columns are absent when not read). */
-type PageRow = BetRow & { networkName?: string | null; networkConfirmations?: number | null } & (ResultColumns | { won?: undefined });
+/** A page row: the bet (every column, or a narrow row's), and what PageJoins read beside it (the columns are absent when not read). */
+type PageRow = (BetRow | NarrowBetRow) & { networkName?: string | null; networkConfirmations?: number | null } & (ResultColumns | { won?: undefined });
 
-function pageBetOf(row: PageRow): BetModel {
-  const bet: BetModel = betOf(row);
+function pageBetOf(row: PageRow, wide: boolean): BetModel {
+  const bet: BetModel = wide ? betOf(row as BetRow) : narrowBetOf(row);
   const network =
     row.networkName != null && row.networkConfirmations != null
       ? { chainId: bet.chainId, name: row.networkName, confirmations: row.networkConfirmations }
@@ -271,18 +302,21 @@ function pageSql(filter: BetFilter, page: { after?: SortKey; direction: "ASC" | 
  * results is one statement, not three subgraph calls). Through the driver, not Prisma: Prisma's
  * per-row work was most of a wallet page's CPU in this subgraph. The `<=`/`>=` bound on
  * placedBlock is what lets PostgreSQL start the index scan at the cursor instead of filtering from
- * the top (no OFFSET cost).
+ * the top (no OFFSET cost). `wide: false` reads a narrow row of each bet (NARROW_COLUMNS: none of
+ * WIDE_BET_FIELDS), for an operation that cannot select them: two statement shapes only, so that
+ * the statements prepared on each connection stay few whatever clients select.
  */
 export async function betPage(
   db: Database,
   filter: BetFilter,
-  page: { after?: SortKey; direction: "ASC" | "DESC"; take: number; joins?: PageJoins },
+  page: { after?: SortKey; direction: "ASC" | "DESC"; take: number; joins?: PageJoins; wide?: boolean },
 ): Promise<BetModel[]> {
   const joins = page.joins ?? NO_JOINS;
+  const wide = page.wide ?? true;
   const values: unknown[] = [];
   const sql = pageSql(filter, page, values);
   const columns = [
-    betColumns(`"Bet"`),
+    betColumns(`"Bet"`, wide ? BET_COLUMNS : NARROW_COLUMNS),
     ...(joins.network ? [`n."name" AS "networkName", n."confirmations" AS "networkConfirmations"`] : []),
     // The calldata's condition a parameter: one prepared statement either way.
     ...(joins.result ? [resultColumns("r", `$${values.push(joins.solidityCalldata ?? true)}::boolean`)] : []),
@@ -293,10 +327,10 @@ export async function betPage(
     ...(joins.result ? [`LEFT JOIN "BetResult" r ON r."chainId" = "Bet"."chainId" AND r."betId" = "Bet"."betId"`] : []),
   ];
   const statement: ReadStatement = {
-    name: `history-bet-page-${sql.shape}${Number(joins.network)}${Number(joins.result)}`,
+    name: `history-bet-page-${sql.shape}${Number(joins.network)}${Number(joins.result)}${wide ? "" : "n"}`,
     text: `SELECT ${columns.join(", ")} FROM ${tables.join(" ")} WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}`,
   };
-  return (await db.read<PageRow>(statement, values)).map(pageBetOf);
+  return (await db.read<PageRow>(statement, values)).map((row) => pageBetOf(row, wide));
 }
 
 const RESULTS_BY_KEYS: ReadStatement = {

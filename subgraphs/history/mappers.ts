@@ -20,7 +20,12 @@ export interface BetJoins {
   result?: BetResultModel | null;
 }
 
-export type BetModel = Bet & { joined?: BetJoins };
+/**
+ * A bet as the resolvers get it: a row of every column, or a page's narrow row (data.ts betPage),
+ * which leaves out what the operation cannot select (WIDE_BET_FIELDS) and what the API never shows.
+ */
+export type BetModel = Pick<Bet, "chainId" | "betId" | "player" | "stake" | "game" | "status" | "placedBlock" | "placedLogIndex" | "lastChangeBlock"> &
+  Partial<Bet> & { joined?: BetJoins };
 export type TokenModel = Token;
 /** A bet's network: its id, and its settings when the page statement read them. */
 export type NetworkRefModel = { chainId: bigint | number } & Partial<NetworkSettings>;

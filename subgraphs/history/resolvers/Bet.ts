@@ -24,6 +24,8 @@ export const Bet: BetResolvers = {
   // come with the bet when its page statement joined them (NetworkConfig.ts).
   network: (bet) => bet.joined?.network ?? { chainId: bet.chainId },
   tokenInfo: async (bet, _args, ctx) => {
+    // A page reads `token` whenever the operation can select tokenInfo (data.ts WIDE_BET_FIELDS).
+    if (bet.token === undefined) throw new Error(`bet ${bet.chainId}:${bet.betId.toFixed(0)} was read without its token`);
     // Read once from the chain and never changed (the native coin's only with the configuration).
     const token = await ctx.tokenByKey.load(tokenKey(bet.chainId, bet.token));
     // The indexer writes the row in the transaction of the token's first bet: a miss is a broken invariant.

@@ -1,6 +1,6 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
 import { decodeCursor, encodeCursor, queryFingerprints } from "../../cursor.ts";
-import { betFilterConditions, betPage, countBets } from "../../data.ts";
+import { betFilterConditions, betPage, countBets, WIDE_BET_FIELDS } from "../../data.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import { pageJoinsOf } from "../../selection.ts";
@@ -29,7 +29,9 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   // The bets' networks and results the query selects come in the page's own statement; a proof's
   // solidityCalldata (~850 bytes) only when the operation can select it.
   const joins = { ...pageJoinsOf(info), solidityCalldata: mayAskFor(info, "solidityCalldata") };
-  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins });
+  // Every column of each bet only when the operation can select one beyond a wallet page's usual fields.
+  const wide = WIDE_BET_FIELDS.some((field) => mayAskFor(info, field));
+  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins, wide });
   const rows = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
