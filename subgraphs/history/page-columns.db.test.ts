@@ -3,7 +3,8 @@ import { startTestStack, type TestStack } from "../../test/stack.ts";
 
 // A wallet page reads each bet's narrow row (data.ts NARROW_COLUMNS) when the operation cannot
 // select any other field of a bet, and every column when it can: the same bets either way, and
-// every field of the API served from its own column.
+// every field of the API served from its own column. Its totalCount from the per-wallet counters
+// comes in the page's own statement.
 
 const statements: string[] = [];
 let t: TestStack;
@@ -75,5 +76,39 @@ describe("playerBets page columns", () => {
       });
     }
     expect([...statuses].sort()).toEqual(["PENDING", "REFUNDED", "SETTLED"]);
+  });
+});
+
+describe("playerBets totalCount", () => {
+  const counted = async (variables: Record<string, unknown>) => {
+    statements.length = 0;
+    const { data, errors } = await t.gql<{ playerBets: { totalCount: number; nodes: { betId: string }[] } }>(
+      `query ($wallet: Address!, $first: Int!, $after: String, $status: [BetStatus!]) {
+        playerBets(wallet: $wallet, first: $first, after: $after, filter: { status: $status }) { totalCount nodes { betId } pageInfo { endCursor } } }`,
+      { wallet: t.fixtures.whale, ...variables },
+    );
+    expect(errors).toBeUndefined();
+    return { ...data!.playerBets, statements: [...statements] };
+  };
+
+  it("comes with the page in one statement, equal to the wallet's bets of the filter", async () => {
+    const all = await t.db.prisma.bet.count({ where: { player: t.fixtures.whale } });
+    const settled = await t.db.prisma.bet.count({ where: { player: t.fixtures.whale, status: "SETTLED" } });
+    const page = await counted({ first: 10 });
+    expect(page.totalCount).toBe(all);
+    // One statement reads the counters, and it is the page's.
+    expect(page.statements.filter((sql) => sql.includes(`"PlayerBetCount"`)).map((sql) => sql.includes(`FROM "Bet"`))).toEqual([true]);
+    expect((await counted({ first: 10, status: ["SETTLED"] })).totalCount).toBe(settled);
+  });
+
+  it("is counted on its own when the page is empty", async () => {
+    const all = await t.db.prisma.bet.count({ where: { player: t.fixtures.whale } });
+    const { data } = await t.gql<{ playerBets: { pageInfo: { endCursor: string } } }>(
+      `query ($wallet: Address!, $first: Int!) { playerBets(wallet: $wallet, first: $first) { pageInfo { endCursor } } }`,
+      { wallet: t.fixtures.whale, first: 100 },
+    );
+    const beyond = await counted({ first: 100, after: data!.playerBets.pageInfo.endCursor });
+    expect(beyond.nodes).toEqual([]);
+    expect(beyond.totalCount).toBe(all);
   });
 });
