@@ -72,7 +72,7 @@ export async function openDataFloor(url: string, logger: Logger): Promise<Floor>
     const [results, nets] = await Promise.all([
       betsWithResults(
         db,
-        rows.map((r) => betKey(r.chainId, r.betId.toFixed(0))),
+        rows.map((r) => betKey(r.chainId, formatUInt256(r.betId))),
         NO_CALLDATA,
       ),
       networksOf(db, chainIds),

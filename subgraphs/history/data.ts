@@ -116,9 +116,9 @@ const bigintOrNull = (text: string | null) => (text === null ? null : BigInt(tex
 function narrowBetOf(row: NarrowBetRow): BetModel {
   return {
     chainId: BigInt(row.chainId),
-    betId: new Prisma.Decimal(row.betId),
+    betId: row.betId,
     player: row.player,
-    stake: new Prisma.Decimal(row.stake),
+    stake: row.stake,
     game: row.game,
     status: row.status,
     placedBlock: BigInt(row.placedBlock),
