@@ -12,7 +12,8 @@ import { formatUInt256, parseAddress, parseChainId, parseUInt256 } from "../core
 import { betKey } from "../subgraphs/kit/bet-key.ts";
 import { betMaxAge, betMaxAgeAt } from "../subgraphs/kit/cache-hints.ts";
 import { encodeCursor, queryFingerprint } from "../subgraphs/history/cursor.ts";
-import { betFilterConditions, betPage, countBets } from "../subgraphs/history/data.ts";
+import { betPage, countBets } from "../subgraphs/history/data.ts";
+import { betFilterConditions } from "../subgraphs/history/filter-conditions.ts";
 import { networksOf } from "../subgraphs/networks/data.ts";
 import { betsWithResults } from "../subgraphs/results/data.ts";
 import type { BetResultModel } from "../subgraphs/results/mappers.ts";
@@ -65,13 +66,13 @@ export async function openDataFloor(url: string, logger: Logger): Promise<Floor>
     checkPageSize(first);
     const conditions = betFilterConditions({ wallet });
     const fingerprint = queryFingerprint([wallet, null, null, null, null, null, "DESC"], BENCH_CURSOR_KEY);
-    const [page, totalCount] = await Promise.all([betPage(db, conditions.filter, { direction: "DESC", take: first + 1 }), countBets(db, conditions)]);
+    const [{ bets: page }, totalCount] = await Promise.all([betPage(db, conditions.filter, { direction: "DESC", take: first + 1 }), countBets(db, conditions)]);
     const rows = page.slice(0, first);
     const chainIds = [...new Set(rows.map((r) => Number(r.chainId)))];
     const [results, nets] = await Promise.all([
       betsWithResults(
         db,
-        rows.map((r) => betKey(r.chainId, r.betId.toFixed(0))),
+        rows.map((r) => betKey(r.chainId, formatUInt256(r.betId))),
         NO_CALLDATA,
       ),
       networksOf(db, chainIds),

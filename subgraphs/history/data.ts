@@ -5,13 +5,12 @@ import { betIdsByChain, splitBetKey } from "../kit/bet-key.ts";
 import { betResultOf, type BetResultModel, resultColumns, type ResultColumns } from "../kit/bet-result.ts";
 import type { ExplorerKey, SortKey } from "./cursor.ts";
 import type { ExplorerConditions } from "./explorer-conditions.ts";
+import { type BetFilter, type BetFilterConditions, INT8_MAX, placedAtRange } from "./filter-conditions.ts";
 import type { BetModel, NetworkSettings } from "./mappers.ts";
 import { MAX_BETS_PER_TRANSACTION } from "../../core/arguments.ts";
 
 // Every statement of the history subgraph, and the conditions they are built from (the explorer's
 // conditions: explorer-conditions.ts).
-
-const INT8_MAX = (1n << 63n) - 1n;
 
 /** Bets by "chainId:betId" key (a DataLoader batch): one `chainId = … AND betId IN (…)` clause per chain. */
 export function betsByKeys(db: Database, keys: readonly string[]): Promise<Bet[]> {
@@ -33,64 +32,6 @@ export function tokensByKeys(db: Database, keys: readonly string[]): Promise<Tok
     byChain.set(BigInt(chainId), list);
   }
   return db.prisma.token.findMany({ where: { OR: [...byChain].map(([chainId, addresses]) => ({ chainId, address: { in: addresses } })) } });
-}
-
-export interface BetFilter {
-  wallet: string;
-  chainId?: number;
-  /** Distinct and sorted, so that equal filters make equal cursors. */
-  statuses?: BetStatus[];
-  game?: string;
-  /** Unix seconds, decimal strings (UInt256). */
-  placedFrom?: string;
-  placedTo?: string;
-}
-
-export interface BetFilterConditions {
-  /** The filter, as the page and counter statements (sent through the driver) are built from it. */
-  filter: BetFilter;
-  /** The wallet + filter condition on Bet, without the page bound. */
-  where: Prisma.BetWhereInput;
-  /** The same condition on the per-wallet counters when the filter uses only chainId and/or status; null otherwise. */
-  counterWhere: Prisma.PlayerBetCountWhereInput | null;
-  /**
-   * No single index serves the page in page order (a time range, several statuses, two of chainId /
-   * status / game): it may read much of the wallet's history. As gateway/limits.ts prices it; such a
-   * page, like a count without counters, runs in the expensive lane (kit/expensive-lane.ts).
-   */
-  scans: boolean;
-}
-
-/** Unix-seconds bounds beyond what the column holds: such a `from` matches nothing, such a `to` bounds nothing. */
-export function placedAtRange(from: string | undefined, to: string | undefined): Prisma.BigIntFilter | undefined {
-  const range: Prisma.BigIntFilter = {};
-  if (from !== undefined) {
-    if (BigInt(from) > INT8_MAX) range.gt = INT8_MAX;
-    else range.gte = BigInt(from);
-  }
-  if (to !== undefined && BigInt(to) <= INT8_MAX) range.lt = BigInt(to);
-  return Object.keys(range).length > 0 ? range : undefined;
-}
-
-export function betFilterConditions(filter: BetFilter): BetFilterConditions {
-  // The columns PlayerBetCount is keyed by: the same condition holds on Bet and on the counters.
-  const byCounterKey = {
-    player: filter.wallet,
-    ...(filter.chainId !== undefined ? { chainId: BigInt(filter.chainId) } : {}),
-    ...(filter.statuses ? { status: { in: filter.statuses } } : {}),
-  };
-  const where: Prisma.BetWhereInput = { ...byCounterKey, ...(filter.game !== undefined ? { game: filter.game } : {}) };
-  const placedAt = placedAtRange(filter.placedFrom, filter.placedTo);
-  if (placedAt) where.placedAt = placedAt;
-  const statuses = filter.statuses?.length ?? 0;
-  const narrowings = [filter.chainId !== undefined, statuses > 0, filter.game !== undefined].filter(Boolean).length;
-  const timeRange = filter.placedFrom !== undefined || filter.placedTo !== undefined;
-  return {
-    filter,
-    where,
-    counterWhere: filter.game === undefined && placedAt === undefined ? byCounterKey : null,
-    scans: timeRange || statuses > 1 || narrowings > 1,
-  };
 }
 
 /** A Bet row as the page statement reads it: 64-bit and 256-bit numbers as text (the drivers' own parsing of them differs). */
@@ -121,39 +62,70 @@ interface BetRow {
   finalizedUpdateBlock: string | null;
 }
 
+/** Every Bet column as BetRow names it: 1 where it is read as text (64- and 256-bit numbers). */
+const READ_AS_TEXT = {
+  chainId: 1,
+  betId: 1,
+  player: 0,
+  token: 0,
+  stake: 1,
+  game: 0,
+  clientSeed: 0,
+  serverSeedHash: 0,
+  status: 0,
+  placedBlock: 1,
+  placedLogIndex: 0,
+  placedBlockHash: 0,
+  placedTx: 0,
+  placedAt: 1,
+  settledBlock: 1,
+  settledBlockHash: 0,
+  settledTx: 0,
+  settledAt: 1,
+  refundedBlock: 1,
+  refundedBlockHash: 0,
+  refundedTx: 0,
+  refundedAt: 1,
+  lastChangeBlock: 1,
+  finalizedUpdateBlock: 1,
+} satisfies Record<keyof BetRow, 0 | 1>;
+const BET_COLUMNS = Object.keys(READ_AS_TEXT) as (keyof BetRow)[];
+
+/**
+ * The Bet columns of a narrow page row (betPage `wide: false`): the bet's key, its place in the page
+ * order (the cursor), what its hints are decided on, and the fields every list of bets shows.
+ */
+const NARROW_COLUMNS = ["chainId", "betId", "player", "stake", "game", "status", "placedBlock", "placedLogIndex", "lastChangeBlock"] as const;
+type NarrowBetRow = Pick<BetRow, (typeof NARROW_COLUMNS)[number]>;
+
+/**
+ * The names of the Bet fields a narrow page row leaves out (`settled` for settledBlock, settledTx
+ * and settledAt; `token` for tokenInfo too): a page reads every column when the operation's text
+ * names one of them (kit/selection.ts mayAskFor). The block hashes and finalizedUpdateBlock are no
+ * fields of the API.
+ */
+export const WIDE_BET_FIELDS = ["token", "clientSeed", "serverSeedHash", "placedTx", "placedAt", "settled", "refunded"] as const;
+
 /** The Bet columns as BetRow names them, of the table (or alias) `table`: qualified, as a statement that joins other tables needs. */
-function betColumns(table: string): string {
-  const text = (column: string) => `${table}."${column}"::text AS "${column}"`;
-  const plain = (column: string) => `${table}."${column}"`;
-  return [
-    text("chainId"),
-    text("betId"),
-    plain("player"),
-    plain("token"),
-    text("stake"),
-    plain("game"),
-    plain("clientSeed"),
-    plain("serverSeedHash"),
-    plain("status"),
-    text("placedBlock"),
-    plain("placedLogIndex"),
-    plain("placedBlockHash"),
-    plain("placedTx"),
-    text("placedAt"),
-    text("settledBlock"),
-    plain("settledBlockHash"),
-    plain("settledTx"),
-    text("settledAt"),
-    text("refundedBlock"),
-    plain("refundedBlockHash"),
-    plain("refundedTx"),
-    text("refundedAt"),
-    text("lastChangeBlock"),
-    text("finalizedUpdateBlock"),
-  ].join(", ");
+function betColumns(table: string, columns: readonly (keyof BetRow)[] = BET_COLUMNS): string {
+  return columns.map((column) => (READ_AS_TEXT[column] ? `${table}."${column}"::text AS "${column}"` : `${table}."${column}"`)).join(", ");
 }
 
 const bigintOrNull = (text: string | null) => (text === null ? null : BigInt(text));
+
+function narrowBetOf(row: NarrowBetRow): BetModel {
+  return {
+    chainId: BigInt(row.chainId),
+    betId: row.betId,
+    player: row.player,
+    stake: row.stake,
+    game: row.game,
+    status: row.status,
+    placedBlock: BigInt(row.placedBlock),
+    placedLogIndex: row.placedLogIndex,
+    lastChangeBlock: BigInt(row.lastChangeBlock),
+  };
+}
 
 function betOf(row: BetRow): Bet {
   return {
@@ -226,11 +198,11 @@ export interface PageJoins {
 
 const NO_JOINS: PageJoins = { network: false, result: false };
 
-/** A page row: the bet, and what PageJoins read beside it (the columns are absent when not read). */
-type PageRow = BetRow & { networkName?: string | null; networkConfirmations?: number | null } & (ResultColumns | { won?: undefined });
+/** A page row: the bet (every column, or a narrow row's), and what PageJoins read beside it (the columns are absent when not read). */
+type PageRow = (BetRow | NarrowBetRow) & { networkName?: string | null; networkConfirmations?: number | null } & (ResultColumns | { won?: undefined });
 
-function pageBetOf(row: PageRow): BetModel {
-  const bet: BetModel = betOf(row);
+function pageBetOf(row: PageRow, wide: boolean): BetModel {
+  const bet: BetModel = wide ? betOf(row as BetRow) : narrowBetOf(row);
   const network =
     row.networkName != null && row.networkConfirmations != null
       ? { chainId: bet.chainId, name: row.networkName, confirmations: row.networkConfirmations }
@@ -271,18 +243,24 @@ function pageSql(filter: BetFilter, page: { after?: SortKey; direction: "ASC" | 
  * results is one statement, not three subgraph calls). Through the driver, not Prisma: Prisma's
  * per-row work was most of a wallet page's CPU in this subgraph. The `<=`/`>=` bound on
  * placedBlock is what lets PostgreSQL start the index scan at the cursor instead of filtering from
- * the top (no OFFSET cost).
+ * the top (no OFFSET cost). `wide: false` reads a narrow row of each bet (NARROW_COLUMNS: none of
+ * WIDE_BET_FIELDS), for an operation that cannot select them: two statement shapes only, so that
+ * the statements prepared on each connection stay few whatever clients select. `counted`: the
+ * filter's count from the per-wallet counters in the same statement (only for a filter they key,
+ * BetFilterConditions.counterWhere), on every row; none when the page is empty.
  */
 export async function betPage(
   db: Database,
   filter: BetFilter,
-  page: { after?: SortKey; direction: "ASC" | "DESC"; take: number; joins?: PageJoins },
-): Promise<BetModel[]> {
+  page: { after?: SortKey; direction: "ASC" | "DESC"; take: number; joins?: PageJoins; wide?: boolean; counted?: boolean },
+): Promise<{ bets: BetModel[]; totalCount?: number }> {
   const joins = page.joins ?? NO_JOINS;
+  const wide = page.wide ?? true;
   const values: unknown[] = [];
   const sql = pageSql(filter, page, values);
   const columns = [
-    betColumns(`"Bet"`),
+    betColumns(`"Bet"`, wide ? BET_COLUMNS : NARROW_COLUMNS),
+    ...(page.counted ? [`(${counterSum(filter, values)}) AS "totalCount"`] : []),
     ...(joins.network ? [`n."name" AS "networkName", n."confirmations" AS "networkConfirmations"`] : []),
     // The calldata's condition a parameter: one prepared statement either way.
     ...(joins.result ? [resultColumns("r", `$${values.push(joins.solidityCalldata ?? true)}::boolean`)] : []),
@@ -293,10 +271,12 @@ export async function betPage(
     ...(joins.result ? [`LEFT JOIN "BetResult" r ON r."chainId" = "Bet"."chainId" AND r."betId" = "Bet"."betId"`] : []),
   ];
   const statement: ReadStatement = {
-    name: `history-bet-page-${sql.shape}${Number(joins.network)}${Number(joins.result)}`,
+    name: `history-bet-page-${sql.shape}${Number(joins.network)}${Number(joins.result)}${wide ? "" : "n"}${page.counted ? "c" : ""}`,
     text: `SELECT ${columns.join(", ")} FROM ${tables.join(" ")} WHERE ${sql.where} ORDER BY ${sql.orderBy} LIMIT ${sql.limit}`,
   };
-  return (await db.read<PageRow>(statement, values)).map(pageBetOf);
+  const rows = await db.read<PageRow & { totalCount?: string }>(statement, values);
+  const counted = rows[0]?.totalCount;
+  return { bets: rows.map((row) => pageBetOf(row, wide)), ...(counted !== undefined ? { totalCount: Number(counted) } : {}) };
 }
 
 const RESULTS_BY_KEYS: ReadStatement = {
@@ -324,17 +304,23 @@ export function networkSettingsOf(db: Database, chainIds: readonly number[]): Pr
   return db.prisma.network.findMany({ where: { chainId: { in: chainIds.map(BigInt) } }, select: { chainId: true, name: true, confirmations: true } });
 }
 
+/** The part of a filter the per-wallet counters are keyed by (wallet, chainId, status). */
+const counterFilter = (filter: BetFilter): BetFilter => ({ ...filter, game: undefined, placedFrom: undefined, placedTo: undefined });
+
+/** The statement summing the filter's per-wallet counters, `$n` numbered in `values`. */
+function counterSum(filter: BetFilter, values: unknown[]): string {
+  return `SELECT coalesce(sum("bets"), 0)::text AS "bets" FROM "PlayerBetCount" WHERE ${filterSql(counterFilter(filter), values, `"PlayerBetCount"`).join(" AND ")}`;
+}
+
 /** Filters on chainId / status alone: the sum of at most (networks × 3) counter rows kept by
  * triggers (O(1) in the wallet's bets), through the driver as the page is. With game or a time
  * range: an exact count over the wallet's index range (O(bets of the wallet)). */
 export async function countBets(db: Database, conditions: BetFilterConditions): Promise<number> {
   if (!conditions.counterWhere) return db.prisma.bet.count({ where: conditions.where });
   const values: unknown[] = [];
-  const filter = { ...conditions.filter, game: undefined, placedFrom: undefined, placedTo: undefined };
-  const where = filterSql(filter, values, `"PlayerBetCount"`);
   const statement: ReadStatement = {
-    name: `history-player-bet-count-${shapeOf(filter, "")}`,
-    text: `SELECT coalesce(sum("bets"), 0)::text AS "bets" FROM "PlayerBetCount" WHERE ${where.join(" AND ")}`,
+    name: `history-player-bet-count-${shapeOf(counterFilter(conditions.filter), "")}`,
+    text: counterSum(conditions.filter, values),
   };
   const [row] = await db.read<{ bets: string }>(statement, values);
   return Number(row?.bets ?? 0);

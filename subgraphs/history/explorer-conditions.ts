@@ -1,5 +1,5 @@
 import type { BetStatus, Prisma } from "../../prisma/generated/client.ts";
-import { placedAtRange } from "./data.ts";
+import { placedAtRange } from "./filter-conditions.ts";
 
 // The conditions of the explorer queries (`bets`, `betsByTransaction`). Page order is
 // (placedAt, chainId, betId): time across networks, then the network, then the contract's own

@@ -1,4 +1,5 @@
 import type { Bet, Token } from "../../prisma/generated/client.ts";
+import type { UInt256Like } from "../../core/scalars.ts";
 import type { BetResultModel } from "../kit/bet-result.ts";
 
 // Resolvers receive Prisma rows; these are the shapes, named after the GraphQL types they back.
@@ -20,7 +21,13 @@ export interface BetJoins {
   result?: BetResultModel | null;
 }
 
-export type BetModel = Bet & { joined?: BetJoins };
+/**
+ * A bet as the resolvers get it: a row of every column, or a page's narrow row (data.ts betPage),
+ * which leaves out what the operation cannot select (WIDE_BET_FIELDS) and what the API never shows,
+ * and holds its 256-bit numbers as the decimal text the API serves (no Decimal made and printed again).
+ */
+export type BetModel = Pick<Bet, "chainId" | "player" | "game" | "status" | "placedBlock" | "placedLogIndex" | "lastChangeBlock"> &
+  Partial<Omit<Bet, "betId" | "stake">> & { betId: UInt256Like; stake: UInt256Like; joined?: BetJoins };
 export type TokenModel = Token;
 /** A bet's network: its id, and its settings when the page statement read them. */
 export type NetworkRefModel = { chainId: bigint | number } & Partial<NetworkSettings>;

@@ -6,6 +6,7 @@ import type { BetWithResult } from "./mappers.ts";
 // Every statement of the results subgraph.
 
 type Row = ResultColumns & { key: string; lastChangeBlock: string; status: string };
+type ChainRow = ResultColumns & { betId: string; lastChangeBlock: string; status: string };
 
 /**
  * The statement of betsWithResults (through the driver: Prisma's per-row conversion was most of a
@@ -19,6 +20,17 @@ const BETS_WITH_RESULTS: ReadStatement = {
            ${resultColumns("r", "$3::boolean")}
     FROM unnest($1::text[]::bigint[], $2::text[]::numeric[]) AS wanted("chainId", "betId")
     JOIN "Bet" b ON b."chainId" = wanted."chainId" AND b."betId" = wanted."betId"
+    LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"`,
+};
+
+/** betResults' statement: one network's bets by id, as BETS_WITH_RESULTS reads them (no "chainId:betId" key made and split per bet). */
+const BETS_ON_CHAIN: ReadStatement = {
+  name: "results-bets-on-chain",
+  text: `
+    SELECT b."betId"::text AS "betId", b."lastChangeBlock"::text AS "lastChangeBlock", b."status"::text AS status,
+           ${resultColumns("r", "$3::boolean")}
+    FROM unnest($2::text[]::numeric[]) AS wanted("betId")
+    JOIN "Bet" b ON b."chainId" = $1::bigint AND b."betId" = wanted."betId"
     LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"`,
 };
 
@@ -52,6 +64,21 @@ export async function betsWithResults(
     }),
   );
   return keys.map((key) => byKey.get(key) ?? null);
+}
+
+/**
+ * betsWithResults for ids of one network (betResults' list, canonical decimal text as the UInt256
+ * scalar parsed them): the same answer, one statement, each distinct bet read once.
+ */
+export async function betsOnChain(db: Database, chainId: number, betIds: readonly string[], reads: ResultReads): Promise<(BetWithResult | null)[]> {
+  const rows = await db.read<ChainRow>(BETS_ON_CHAIN, [String(chainId), [...new Set(betIds)], reads.solidityCalldata]);
+  const byId = new Map(
+    rows.map((row): [string, BetWithResult] => [
+      row.betId,
+      { chainId, result: betResultOf(row), lastChangeBlock: BigInt(row.lastChangeBlock), status: row.status },
+    ]),
+  );
+  return betIds.map((betId) => byId.get(betId) ?? null);
 }
 
 /** A "FairnessCounter" row as fairnessCounters reads it (numbers as text), with its settled bets not final yet. */

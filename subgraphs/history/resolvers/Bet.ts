@@ -1,7 +1,7 @@
 import { MAX_AGE } from "../../../core/max-age.ts";
 import { betMaxAge, cacheFor } from "../../kit/cache-hints.ts";
 import { betDepth } from "../../../core/networks.ts";
-import { parseChainId, parseUInt256 } from "../../../core/scalars.ts";
+import { formatUInt256, parseChainId, parseUInt256 } from "../../../core/scalars.ts";
 import { betKey } from "../../kit/bet-key.ts";
 import { hintedResult } from "../../kit/bet-result.ts";
 import { tokenKey } from "../data.ts";
@@ -24,6 +24,8 @@ export const Bet: BetResolvers = {
   // come with the bet when its page statement joined them (NetworkConfig.ts).
   network: (bet) => bet.joined?.network ?? { chainId: bet.chainId },
   tokenInfo: async (bet, _args, ctx) => {
+    // A page reads `token` whenever the operation can select tokenInfo (data.ts WIDE_BET_FIELDS).
+    if (bet.token === undefined) throw new Error(`bet ${bet.chainId}:${formatUInt256(bet.betId)} was read without its token`);
     // Read once from the chain and never changed (the native coin's only with the configuration).
     const token = await ctx.tokenByKey.load(tokenKey(bet.chainId, bet.token));
     // The indexer writes the row in the transaction of the token's first bet: a miss is a broken invariant.
@@ -40,6 +42,6 @@ export const Bet: BetResolvers = {
   result: (bet, _args, ctx, info) => {
     const joined = bet.joined?.result;
     if (joined !== undefined) return hintedResult(info, ctx.networks, bet, joined);
-    return ctx.resultByKey.load(betKey(bet.chainId, bet.betId.toFixed(0))).then((result) => hintedResult(info, ctx.networks, bet, result));
+    return ctx.resultByKey.load(betKey(bet.chainId, formatUInt256(bet.betId))).then((result) => hintedResult(info, ctx.networks, bet, result));
   },
 };

@@ -4,6 +4,7 @@ import { countExplorerBets, explorerPage } from "../../data.ts";
 import { explorerConditions } from "../../explorer-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
+import type { Bet } from "../../../../prisma/generated/client.ts";
 
 export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   const first = args.first ?? 20;
@@ -38,6 +39,7 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
         const count = () => countExplorerBets(ctx.db, conditions);
         return conditions.counter ? count() : ctx.expensive(count);
       }),
-    cursorFor: (bet) => encodeExplorerCursor(fingerprint, { placedAt: bet.placedAt, chainId: bet.chainId, betId: BigInt(bet.betId.toFixed(0)) }),
+    // The explorer's rows have every column (explorerPage).
+    cursorFor: (bet: Bet) => encodeExplorerCursor(fingerprint, { placedAt: bet.placedAt, chainId: bet.chainId, betId: BigInt(bet.betId.toFixed(0)) }),
   };
 };

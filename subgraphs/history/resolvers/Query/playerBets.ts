@@ -1,6 +1,7 @@
 import { checkPageSize } from "../../../../core/arguments.ts";
 import { decodeCursor, encodeCursor, queryFingerprints } from "../../cursor.ts";
-import { betFilterConditions, betPage, countBets } from "../../data.ts";
+import { betPage, countBets, WIDE_BET_FIELDS } from "../../data.ts";
+import { betFilterConditions } from "../../filter-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import { pageJoinsOf } from "../../selection.ts";
@@ -29,14 +30,19 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   // The bets' networks and results the query selects come in the page's own statement; a proof's
   // solidityCalldata (~850 bytes) only when the operation can select it.
   const joins = { ...pageJoinsOf(info), solidityCalldata: mayAskFor(info, "solidityCalldata") };
-  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins });
-  const rows = await (conditions.scans ? ctx.expensive(page) : page());
+  // Every column of each bet only when the operation can select one beyond a wallet page's usual fields.
+  const wide = WIDE_BET_FIELDS.some((field) => mayAskFor(info, field));
+  // A count from the counters comes in the page's own statement when the operation can ask for it.
+  const counted = conditions.counterWhere !== null && mayAskFor(info, "totalCount");
+  const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins, wide, counted });
+  const { bets: rows, totalCount } = await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
     // Aliases under one filter share one count; the order of the page does not change it.
     count: () =>
       ctx.countOnce(JSON.stringify(["playerBets", ...filterKey]), () => {
+        if (totalCount !== undefined) return Promise.resolve(totalCount);
         const count = () => countBets(ctx.db, conditions);
         return conditions.counterWhere ? count() : ctx.expensive(count);
       }),

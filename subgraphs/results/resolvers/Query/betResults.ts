@@ -2,8 +2,7 @@ import { MAX_AGE } from "../../../../core/max-age.ts";
 import { betMaxAgeAt, cacheFor } from "../../../kit/cache-hints.ts";
 import { checkBetIdCount } from "../../../../core/arguments.ts";
 import { refKey } from "../../context.ts";
-import { betsWithResults } from "../../data.ts";
-import { betKey } from "../../../kit/bet-key.ts";
+import { betsOnChain } from "../../data.ts";
 import { mayAskFor } from "../../../kit/selection.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
 import type { BetRefModel } from "../../mappers.ts";
@@ -23,11 +22,7 @@ export const betResults: QueryResolvers["betResults"] = async (_parent, { chainI
   const network = await ctx.networks.require(chainId);
   // One statement for the list, read directly rather than through the request's DataLoader: the
   // ids are all here already, and a loader would make a promise per id (100 an answer).
-  const found = await betsWithResults(
-    ctx.db,
-    betIds.map((betId) => betKey(chainId, betId)),
-    { solidityCalldata: mayAskFor(info, "solidityCalldata") },
-  );
+  const found = await betsOnChain(ctx.db, chainId, betIds, { solidityCalldata: mayAskFor(info, "solidityCalldata") });
   let maxAge: number = MAX_AGE.final;
   const bets: (BetRefModel | null)[] = [];
   for (let i = 0; i < betIds.length; i++) {
