@@ -42,6 +42,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   beforeGraphQL?: AnswerBeforeGraphQL;
   /** The client's address, kept in the request scope for what the request calls (the gateway forwards it to subgraphs). */
   clientAddressOf?: (req: IncomingMessage) => string;
+  /** The UTF-8 bytes of a body Apollo Server rendered, when its renderer kept them (gateway/forwarded-data.ts): written instead of encoding the string again. */
+  renderedBytesOf?: (body: string) => Buffer | undefined;
 }
 
 /** A complete GraphQL answer, as Apollo Server renders it or as a shortcut replays it. */
@@ -50,6 +52,8 @@ export interface CompleteAnswer {
   headers: Iterable<[string, string]>;
   /** Apollo Server's string, or the very bytes a shortcut kept (written without encoding it again). */
   body: string | Buffer;
+  /** The UTF-8 bytes of a string `body`, when already at hand: written (and compressed) instead of it. */
+  bytes?: Buffer;
   /** The body already compressed in `encoding`, when kept (written as is instead of compressing again). */
   encoded?(encoding: ContentEncoding): Buffer | undefined;
 }
@@ -225,7 +229,9 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       }
       const response = await options.server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: () => options.context(req) });
       if (response.body.kind === "complete") {
-        const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body: response.body.string };
+        const body = response.body.string;
+        const bytes = options.renderedBytesOf?.(body);
+        const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body, ...(bytes ? { bytes } : {}) };
         const sent = await writeAnswer(req, res, answer); // written whether or not a shortcut is watching
         shortcut?.answered?.(httpGraphQLRequest, answer, sent, "graphql");
         return;
@@ -253,18 +259,19 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
   async function writeAnswer(req: IncomingMessage, res: ServerResponse, answer: CompleteAnswer): Promise<SentEncoding> {
     for (const [key, value] of answer.headers) res.setHeader(key, value);
     res.statusCode = answer.status;
+    const body = answer.bytes ?? answer.body;
     if (!options.compression) {
-      res.end(answer.body);
+      res.end(body);
       return undefined;
     }
     const vary = res.getHeader("vary");
     res.setHeader("vary", vary ? `${String(vary)}, accept-encoding` : "accept-encoding");
-    const encoding = encodingFor(req, answer.body, options.compression);
+    const encoding = encodingFor(req, body, options.compression);
     if (!encoding) {
-      res.end(answer.body);
+      res.end(body);
       return undefined;
     }
-    const bytes = answer.encoded?.(encoding) ?? (await compress(answer.body, encoding, options.compression));
+    const bytes = answer.encoded?.(encoding) ?? (await compress(body, encoding, options.compression));
     res.setHeader("content-encoding", encoding);
     res.setHeader("content-length", bytes.length);
     res.end(bytes);

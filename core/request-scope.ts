@@ -21,6 +21,8 @@ interface RequestScope {
   minBlocks?: ReadonlyMap<bigint, bigint>;
   /** The lowest indexed head per chain the subgraph calls of this request were read at (gateway/read-at.ts). */
   readAt?: Map<bigint, { block: bigint; hash: string }>;
+  /** The answer the gateway rendered from a subgraph's own bytes: its text and those bytes (gateway/forwarded-data.ts). */
+  renderedAnswer?: { text: string; bytes: Buffer };
 }
 
 const scope = new AsyncLocalStorage<RequestScope>();

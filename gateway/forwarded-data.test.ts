@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { dataBytesOf, keepDataBytes, stringifyResult } from "./forwarded-data.ts";
+import { runInRequestScope } from "../core/request-scope.ts";
+import { dataBytesOf, keepDataBytes, renderedBytesOf, stringifyResult } from "./forwarded-data.ts";
 
 // The gateway writes a subgraph's bytes of `data` when that data is its answer, and otherwise
 // exactly what Apollo Server's default (JSON.stringify + newline) writes.
@@ -53,5 +54,34 @@ describe("stringifyResult", () => {
     const answer = JSON.parse(body) as { data: Record<string, unknown> };
     keepDataBytes(answer, body);
     expect(stringifyResult({ data: answer.data })).toBe('{"data":{"a":1}}\n');
+  });
+});
+
+describe("the bytes of a rendered answer", () => {
+  it("are the UTF-8 of its string, put together from the subgraph's bytes, for that string once, in its request", () => {
+    const body = '{"data":{"name":"Ünïcode € 🎲 \u2028"},"extensions":{"readAt":[{"hash":"é"}]}}\n';
+    const answer = JSON.parse(body) as { data: Record<string, unknown>; extensions: Record<string, unknown> };
+    const extensions = { readAt: answer.extensions.readAt, cost: { requested: 10, actual: 10 } };
+    runInRequestScope("r1", () => {
+      keepDataBytes(answer, body, Buffer.from(body));
+      const text = stringifyResult({ data: answer.data, extensions });
+      expect(text).toBe(`${JSON.stringify({ data: answer.data, extensions })}\n`);
+      expect(renderedBytesOf(`${text} `)).toBeUndefined();
+      expect(renderedBytesOf(text)).toEqual(Buffer.from(text));
+      expect(renderedBytesOf(text)).toBeUndefined(); // handed out once
+    });
+    // Outside a request nothing is kept for the writer: it encodes the string.
+    expect(renderedBytesOf(stringifyResult({ data: answer.data }))).toBeUndefined();
+  });
+
+  it("are not put together without the subgraph's bytes", () => {
+    const body = '{"data":{"a":"é"}}';
+    const answer = JSON.parse(body) as { data: Record<string, unknown> };
+    runInRequestScope("r2", () => {
+      keepDataBytes(answer, body);
+      const text = stringifyResult({ data: answer.data });
+      expect(text).toBe('{"data":{"a":"é"}}\n');
+      expect(renderedBytesOf(text)).toBeUndefined();
+    });
   });
 });

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { READ_PIN_HEADER, READ_PINS_HONOURED_HEADER, runInRequestScope } from "../core/request-scope.ts";
 import type { InProcessAnswer } from "../core/schema.ts";
+import { renderedBytesOf, stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
@@ -75,6 +76,33 @@ describe("SubgraphDataSource", () => {
     expect(seen[0]!.headers["content-type"]).toBe("application/json");
     expect(seen[0]!.headers["x-request-id"]).toBe("req-123");
     expect(hints).toEqual([{ maxAge: 60, scope: "PUBLIC" }]);
+  });
+
+  it("answers with the UTF-8 of what Apollo Server's default writes, from the subgraph's bytes when they are valid UTF-8", async () => {
+    const data = '{"data":{"bet":{"id":"7","name":"é € 🎲 \u2028"}},"extensions":{"readAt":[]}}';
+    const invalid = Buffer.from(data.replace("é", "x"));
+    invalid[invalid.indexOf("x")] = 0xff; // decoded as U+FFFD, which is not this byte
+    const bodies: [string, Buffer, boolean][] = [
+      ["UTF-8", Buffer.from(data), true],
+      ["UTF-8 after a byte order mark", Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(data)]), true],
+      ["invalid UTF-8", invalid, false],
+    ];
+    for (const [what, bytes, kept] of bodies) {
+      answer = (res) => {
+        res.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+        res.end(bytes);
+      };
+      const source = new SubgraphDataSource("results", url, agent);
+      await runInRequestScope(`req-${what}`, async () => {
+        const response = await source.process(operation([]));
+        const value = { data: response.data, extensions: { ...response.extensions, cost: { requested: 10, actual: 10 } } };
+        const text = stringifyResult(value);
+        expect(text, what).toBe(`${JSON.stringify(value)}\n`);
+        const written = renderedBytesOf(text);
+        expect(written !== undefined, what).toBe(kept);
+        expect((written ?? Buffer.from(text)).equals(Buffer.from(text)), what).toBe(true);
+      });
+    }
   });
 
   it("treats an answer without Cache-Control as not cacheable", async () => {

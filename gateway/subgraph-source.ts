@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES } from "node:http";
 import type { GraphQLDataSource, GraphQLDataSourceProcessOptions } from "@apollo/gateway";
@@ -92,6 +93,8 @@ interface Exchange {
   status: number;
   type: string;
   text: string;
+  /** The body's bytes when `text` is exactly their UTF-8 (gateway/forwarded-data.ts writes them as they came). */
+  bytes?: Buffer;
   cacheControl?: string | string[];
   /** Whether the subgraph said it reads by pin (READ_PINS_HONOURED_HEADER). */
   pinsHonoured: boolean;
@@ -227,11 +230,12 @@ export class SubgraphDataSource implements GraphQLDataSource {
       } catch {
         throw unavailable(this.subgraphName); // nothing answered: refused, reset, DNS
       }
-      const text = await answer.body.text();
+      const { text, bytes } = decodeBody(await answer.body.bytes());
       return {
         status: answer.statusCode,
         type: String(answer.headers["content-type"] ?? ""),
         text,
+        bytes,
         cacheControl: answer.headers["cache-control"],
         pinsHonoured: answer.headers[READ_PINS_HONOURED_HEADER] === "1",
       };
@@ -240,12 +244,12 @@ export class SubgraphDataSource implements GraphQLDataSource {
     }
   }
 
-  private interpret({ status, type, text }: Exchange): GatewayGraphQLResponse {
+  private interpret({ status, type, text, bytes }: Exchange): GatewayGraphQLResponse {
     const parsed = JSON_TYPE.test(type) ? parseJson(text) : undefined;
     checkStatus(status, parsed, this.url, parsed ?? text);
     if (!isObject(parsed)) throw new Error(`Expected JSON response body, but received: ${text.slice(0, 200)}`);
     // Written as they came when this data is the gateway's answer (gateway/forwarded-data.ts).
-    keepDataBytes(parsed, text);
+    keepDataBytes(parsed, text, bytes);
     return parsed as GatewayGraphQLResponse;
   }
 }
@@ -308,6 +312,16 @@ export class InProcessSubgraphSource implements GraphQLDataSource {
       stop?.();
     }
   }
+}
+
+/**
+ * A body as undici's `text()` decodes it (UTF-8, a byte order mark skipped), with its bytes when
+ * they are valid UTF-8: then the text is exactly their decoding, and a slice of one is a slice of the other.
+ */
+function decodeBody(body: Uint8Array): { text: string; bytes?: Buffer } {
+  const all = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const bytes = all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf ? all.subarray(3) : all;
+  return { text: bytes.toString("utf8"), ...(isUtf8(bytes) ? { bytes } : {}) };
 }
 
 function parseJson(text: string): unknown {
