@@ -30,7 +30,7 @@ export function pendingBet(bet: Omit<Bet, LifecycleColumn>): Bet {
     refundedTx: null,
     refundedAt: null,
     lastChangeBlock: bet.placedBlock,
-    // Not announced final (nothing pending is); the store never overwrites the stored marker.
+    // Not announced final (nothing pending is): a pending row's stored marker is null too.
     finalizedUpdateBlock: null,
   };
 }
