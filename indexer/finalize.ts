@@ -4,6 +4,7 @@
  * `finalizedUpdateBlock`, and their rows. Used by indexer/store.ts inside its write transactions
  * (a commit, the head advance of touchCursor).
  */
+import { lifecycleOf, withLifecycle } from "../core/bet-row.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import { betUpdateRow, type BetUpdateRow } from "../core/outbox.ts";
 import { Prisma, type Bet, type BetResult } from "../prisma/generated/client.ts";
@@ -30,7 +31,7 @@ export function claimWritten(bets: readonly Bet[], results: readonly BetResult[]
   const marked = bets.map((bet) => {
     const result = resultOf.get(betIdKey(bet.betId)) ?? null;
     if (bet.status === "PENDING" || bet.lastChangeBlock > finalizedBlock || (bet.status === "SETTLED" && !result)) return bet;
-    const claim = { ...bet, finalizedUpdateBlock: bet.lastChangeBlock };
+    const claim = withLifecycle(bet, { ...lifecycleOf(bet), finalizedUpdateBlock: bet.lastChangeBlock });
     claimed.push({ bet: claim, result });
     return claim;
   });
