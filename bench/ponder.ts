@@ -15,12 +15,13 @@
 //
 //   npx tsx bench/proof-cache.ts --bets 600      # once: the genuine proofs (~0.3 s each, cached in .data/)
 //   npm run bench:ponder -- [--filler 4000] [--backfill-runs 2] [--duration 10] [--runs 2] [--connections 10]
+//   npm run bench:ponder -- --baseline /tmp/base --modes unchecked@base,unchecked --backfill-runs 6   # A/B of our backfill only
 //
 // Needs PostgreSQL (BENCH_DATABASE_URL's server, databases bench_ponder_*, dropped at the end
 // unless --keep) and npm (the fixture's first install). Everything listens on 127.0.0.1.
 import { availableParallelism, loadavg } from "node:os";
 import { writeFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { loadConfig } from "../core/config.ts";
@@ -50,6 +51,10 @@ const { values: args } = parseArgs({
     keep: { type: "boolean", default: false },
     /** Log level of our indexer (`debug`: one line per commit with its phases' milliseconds). */
     log: { type: "string", default: "silent" },
+    /** Another checkout (same layout, its own node_modules) whose indexer runs the `…@base` modes. */
+    baseline: { type: "string" },
+    /** Backfill rows, in the order each run interleaves them; without `ponder`, no wallet page either. */
+    modes: { type: "string", default: "unchecked,ponder,verified" },
   },
 });
 function int(name: keyof typeof args, min: number): number {
@@ -66,7 +71,19 @@ const RUNS = int("runs", 1);
 const CONNECTIONS = int("connections", 1);
 const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 const APP = "bench-ponder";
-const DB = { skip: "bench_ponder_ours_unchecked", verified: "bench_ponder_ours_verified", ponder: "bench_ponder_peer" } as const;
+const DB = {
+  skip: "bench_ponder_ours_unchecked",
+  verified: "bench_ponder_ours_verified",
+  ponder: "bench_ponder_peer",
+  base: "bench_ponder_ours_base",
+} as const;
+const MODES = ["unchecked", "ponder", "verified", "unchecked@base", "verified@base"] as const;
+type Mode = (typeof MODES)[number];
+const isMode = (m: string): m is Mode => (MODES as readonly string[]).includes(m);
+const RUN_MODES = (args.modes ?? "").split(",").filter(Boolean);
+for (const m of RUN_MODES) if (!isMode(m)) throw new Error(`--modes: unknown ${m} (${MODES.join(", ")})`);
+const MODE_LIST = RUN_MODES.filter(isMode);
+if (MODE_LIST.some((m) => m.endsWith("@base")) && !args.baseline) throw new Error("--modes: the @base modes need --baseline DIR");
 const PLOT = fileURLToPath(new URL("../docs/bench-ponder.svg", import.meta.url));
 const PAGE = 50;
 
@@ -111,7 +128,7 @@ async function cleanup(): Promise<void> {
 }
 
 interface Backfill {
-  mode: "unchecked" | "ponder" | "verified";
+  mode: Mode;
   ms: number;
   /** Ponder: from spawn to serving (build, database set-up), not part of `ms`. */
   startupMs?: number;
@@ -125,16 +142,38 @@ async function backendCpuMs(database: string): Promise<number> {
   return pids.reduce((sum, pid) => sum + (processCpuMs(pid) ?? 0), 0);
 }
 
-async function oursBackfill(mode: "unchecked" | "verified"): Promise<Backfill> {
-  const name = mode === "unchecked" ? DB.skip : DB.verified;
+/** The indexer's modules, this checkout's or the baseline's (--baseline DIR: same layout, loaded in this process). */
+interface IndexerModules {
+  createIndexer: typeof createIndexer;
+  openDatabase: typeof openDatabase;
+  networkFromDeployment: typeof networkFromDeployment;
+}
+const OWN_MODULES: IndexerModules = { createIndexer, openDatabase, networkFromDeployment };
+let baseModules: IndexerModules | undefined;
+async function baselineModules(dir: string): Promise<IndexerModules> {
+  const load = (path: string) => import(pathToFileURL(`${dir}/${path}`).href);
+  const [indexer, db, config] = await Promise.all([load("indexer/indexer.ts"), load("core/db.ts"), load("indexer/config.ts")]);
+  baseModules ??= {
+    createIndexer: (indexer as typeof import("../indexer/indexer.ts")).createIndexer,
+    openDatabase: (db as typeof import("../core/db.ts")).openDatabase,
+    networkFromDeployment: (config as typeof import("../indexer/config.ts")).networkFromDeployment,
+  };
+  return baseModules;
+}
+
+async function oursBackfill(mode: Exclude<Mode, "ponder">): Promise<Backfill> {
+  const base = mode.endsWith("@base");
+  const unchecked = mode.startsWith("unchecked");
+  const modules = base ? await baselineModules(args.baseline ?? "") : OWN_MODULES;
+  const name = base ? DB.base : unchecked ? DB.skip : DB.verified;
   await recreatePostgresDatabase(name, SERVER_URL);
-  const db = await openDatabase({ url: databaseUrl(name, SERVER_URL), migrate: true });
+  const db = await modules.openDatabase({ url: databaseUrl(name, SERVER_URL), migrate: true });
   const sys = chain!.system;
-  const indexer = createIndexer({
+  const indexer = modules.createIndexer({
     db,
     logger: args.log === "silent" ? silentLogger() : createLogger({ level: args.log, name: `indexer-${mode}` }),
-    networks: [networkFromDeployment(sys, { name: "bench", confirmations: 2, batchSize: 2000, pollingIntervalMs: 1000 })],
-    skipProofVerification: mode === "unchecked" ? skipProofs : false,
+    networks: [modules.networkFromDeployment(sys, { name: "bench", confirmations: 2, batchSize: 2000, pollingIntervalMs: 1000 })],
+    skipProofVerification: unchecked ? skipProofs : false,
   });
   try {
     const cpu = process.cpuUsage();
@@ -150,7 +189,7 @@ async function oursBackfill(mode: "unchecked" | "verified"): Promise<Backfill> {
       db.prisma.betResult.count(),
       db.prisma.betResult.count({ where: { verified: true } }),
     ]);
-    const want = mode === "unchecked" ? 0 : PROVEN;
+    const want = unchecked ? 0 : PROVEN;
     if (bets !== PROVEN + FILLER || results !== PROVEN || verified !== want)
       throw new Error(`ours (${mode}): ${bets} bets, ${results} results, ${verified} verified; want ${PROVEN + FILLER}, ${PROVEN}, ${want}`);
     return { mode, ms, cpuMs: (used.user + used.system) / 1000 + pgUsed };
@@ -213,11 +252,50 @@ async function main(): Promise<boolean> {
   // ---------------------------------------------------------------------------- backfill
   const backfills: Backfill[] = [];
   for (let run = 1; run <= BACKFILL_RUNS; run++) {
-    for (const mode of ["unchecked", "ponder", "verified"] as const) {
+    for (const mode of MODE_LIST) {
       const result = mode === "ponder" ? await ponderBackfill(run === BACKFILL_RUNS) : await oursBackfill(mode);
       backfills.push(result);
       log(`backfill run ${run} ${mode}: ${fmt.s(result.ms)}${result.startupMs === undefined ? "" : ` (+ ${fmt.s(result.startupMs)} start-up)`}`);
     }
+  }
+
+  const rate = (xs: Backfill[]) => median(xs.map((x) => chain!.events / (x.ms / 1000)));
+  const of = (mode: Mode) => backfills.filter((x) => x.mode === mode);
+  const bf = { unchecked: rate(of("unchecked")), ponder: rate(of("ponder")), verified: rate(of("verified")) };
+  const cpuPerEvent = (xs: Backfill[]) => median(xs.map((x) => x.cpuMs / chain!.events));
+  const ponderNote = () =>
+    `from serving to "Completed historical indexing"; start-up ${fmt.s(median(of("ponder").map((x) => x.startupMs ?? 0)))} before it (not counted)`;
+  const labels: Record<Mode, [string, () => string]> = {
+    unchecked: ["ours, proofs not checked (like-for-like)", () => "results stored verified: false"],
+    ponder: [`Ponder ${version}`, ponderNote],
+    verified: ["ours, every genuine proof verified", () => "Groth16 per settlement, worker pool"],
+    "unchecked@base": ["baseline, proofs not checked", () => `${args.baseline}`],
+    "verified@base": ["baseline, every genuine proof verified", () => `${args.baseline}`],
+  };
+  log();
+  log(
+    `Backfill — ${fmt.int(chain.events)} BetVault events (${PROVEN} settled with genuine proofs, ${FILLER} refunded), ${range}, median of ${BACKFILL_RUNS} interleaved runs`,
+  );
+  log(
+    table(
+      ["indexer", "events/s", "wall", "CPU ms/event (indexer + pg)", "note"],
+      MODE_LIST.map((mode) => [
+        labels[mode][0],
+        fmt.int(rate(of(mode))),
+        fmt.s(median(of(mode).map((x) => x.ms))),
+        fmt.ms(cpuPerEvent(of(mode))),
+        labels[mode][1](),
+      ]),
+      [false, true, true, true, false],
+    ),
+  );
+  for (const mode of ["unchecked", "verified"] as const) {
+    if (of(mode).length > 0 && of(`${mode}@base`).length > 0)
+      log(`${mode}: this checkout ÷ baseline ${fmt.ratio(rate(of(mode)) / rate(of(`${mode}@base`)))} in events/s (medians)`);
+  }
+  if (!MODE_LIST.includes("ponder") || !MODE_LIST.includes("verified")) {
+    log("(no wallet page: it needs the ponder and verified modes)");
+    return true;
   }
 
   // ------------------------------------------------------------------------- wallet page
@@ -264,43 +342,6 @@ async function main(): Promise<boolean> {
   }
 
   // ------------------------------------------------------------------------------ report
-  const rate = (xs: Backfill[]) => median(xs.map((x) => chain!.events / (x.ms / 1000)));
-  const of = (mode: Backfill["mode"]) => backfills.filter((x) => x.mode === mode);
-  const bf = { unchecked: rate(of("unchecked")), ponder: rate(of("ponder")), verified: rate(of("verified")) };
-  const cpuPerEvent = (xs: Backfill[]) => median(xs.map((x) => x.cpuMs / chain!.events));
-  log();
-  log(
-    `Backfill — ${fmt.int(chain.events)} BetVault events (${PROVEN} settled with genuine proofs, ${FILLER} refunded), ${range}, median of ${BACKFILL_RUNS} interleaved runs`,
-  );
-  log(
-    table(
-      ["indexer", "events/s", "wall", "CPU ms/event (indexer + pg)", "note"],
-      [
-        [
-          "ours, proofs not checked (like-for-like)",
-          fmt.int(bf.unchecked),
-          fmt.s(median(of("unchecked").map((x) => x.ms))),
-          fmt.ms(cpuPerEvent(of("unchecked"))),
-          "results stored verified: false",
-        ],
-        [
-          `Ponder ${version}`,
-          fmt.int(bf.ponder),
-          fmt.s(median(of("ponder").map((x) => x.ms))),
-          fmt.ms(cpuPerEvent(of("ponder"))),
-          `from serving to "Completed historical indexing"; start-up ${fmt.s(median(of("ponder").map((x) => x.startupMs ?? 0)))} before it (not counted)`,
-        ],
-        [
-          "ours, every genuine proof verified",
-          fmt.int(bf.verified),
-          fmt.s(median(of("verified").map((x) => x.ms))),
-          fmt.ms(cpuPerEvent(of("verified"))),
-          "Groth16 per settlement, worker pool",
-        ],
-      ],
-      [false, true, true, true, false],
-    ),
-  );
   const m = (key: keyof typeof endpoints, f: (s: RunStats) => number) => median(loads[key].map(f));
   log();
   log(`Wallet page — ${PAGE} newest bets with results (proof included), ${CONNECTIONS} connections, ${DURATION} s runs, median of ${RUNS} interleaved runs`);

@@ -5,7 +5,7 @@
  * rules are unit-tested on their own (apply.test.ts).
  */
 import type { Hex } from "viem";
-import { pendingBet } from "../core/bet-row.ts";
+import { pendingBet, withLifecycle } from "../core/bet-row.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import { betUpdateRow, type BetUpdateRow } from "../core/outbox.ts";
 import { Prisma, type Bet, type BetResult } from "../prisma/generated/client.ts";
@@ -121,15 +121,19 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         const before = current(e.betId, e);
         const proof = input.proofs.get(settlementKey(e));
         if (!proof) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
-        const bet: Bet = {
-          ...before,
+        const bet = withLifecycle(before, {
           status: "SETTLED",
           settledBlock: e.blockNumber,
           settledBlockHash: e.blockHash,
           settledTx: e.transactionHash,
           settledAt: timestampOf(input.timestamps, e.blockNumber),
+          refundedBlock: before.refundedBlock,
+          refundedBlockHash: before.refundedBlockHash,
+          refundedTx: before.refundedTx,
+          refundedAt: before.refundedAt,
           lastChangeBlock: e.blockNumber,
-        };
+          finalizedUpdateBlock: before.finalizedUpdateBlock,
+        });
         const result = settledResult(chainId, bet, e, proof);
         touched.set(key, bet);
         results.set(key, result);
@@ -138,15 +142,19 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
       }
       case "BetRefunded": {
         const before = current(e.betId, e);
-        const bet: Bet = {
-          ...before,
+        const bet = withLifecycle(before, {
           status: "REFUNDED",
+          settledBlock: before.settledBlock,
+          settledBlockHash: before.settledBlockHash,
+          settledTx: before.settledTx,
+          settledAt: before.settledAt,
           refundedBlock: e.blockNumber,
           refundedBlockHash: e.blockHash,
           refundedTx: e.transactionHash,
           refundedAt: timestampOf(input.timestamps, e.blockNumber),
           lastChangeBlock: e.blockNumber,
-        };
+          finalizedUpdateBlock: before.finalizedUpdateBlock,
+        });
         touched.set(key, bet);
         updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
         break;

@@ -20,6 +20,7 @@ import { Prisma, type Bet, type BetResult, type PrismaClient } from "../prisma/g
 import { betIdKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
 import { CursorConflictError, DeploymentChangedError, IndexerInvariantError } from "./errors.ts";
+import { claimWritten, finalizeBets } from "./finalize.ts";
 import type { VerificationKeyFile } from "./proofs.ts";
 
 type Tx = Prisma.TransactionClient;
@@ -229,11 +230,12 @@ export class IndexerStore {
     events: number;
   }): Promise<number> {
     const chainId = BigInt(input.chainId);
+    const { bets, claimed } = claimWritten(input.bets, input.results, input.state.finalizedBlock);
     return this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, input.chainId, input.from);
       // Before the bets: no bet is ever visible without its token.
       if (input.tokens?.length) await tx.token.createMany({ data: [...input.tokens], skipDuplicates: true });
-      await upsertBets(tx, input.bets);
+      await upsertBets(tx, bets);
       await insertResults(tx, input.results);
       if (input.blocks.length > 0) {
         const doc = JSON.stringify(input.blocks.map((b) => ({ n: big(b.number), h: b.hash })));
@@ -250,7 +252,7 @@ export class IndexerStore {
           "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}, "rejectedProofs" = "rejectedProofs" + ${rejected}::int
         WHERE "chainId" = ${chainId}`;
       // After the bets' upsert: a settlement committed in an already final block is announced now.
-      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, input);
+      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, { ...input, claimed });
       await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       return finalized.length;
@@ -346,63 +348,6 @@ function toStoredCursor(row: CursorRow): StoredCursor {
   return { number: row.indexedBlock, hash: row.indexedBlockHash as Hex | "", headBlock: row.headBlock, finalizedBlock: row.finalizedBlock };
 }
 
-/**
- * Claims, inside `tx`, every settled or refunded bet of the chain whose latest change is at or below
- * `finalizedBlock` (the published finality, finalizedBlockAt of core/finality.ts) and was not
- * announced yet, and returns one FINALIZED row per bet, oldest change first. The claim is a single
- * UPDATE of the marker column: the caller's commit makes marker and outbox rows durable together
- * (exactly once across restarts), a concurrent claimer blocks on the row locks and then skips the
- * rows, and a reorg rolls back only changes above the finality, which were never announced.
- *
- * `written`: the bets (and results) this transaction has just written, exactly as stored: a claimed
- * bet among them is not read back (a backfill commits settlements in blocks that are already final,
- * so that would read every bet it just wrote).
- */
-async function finalizeBets(
-  tx: Tx,
-  chainId: number,
-  finalizedBlock: bigint,
-  network: NetworkEntry,
-  written: { bets: readonly Bet[]; results: readonly BetResult[] } = { bets: [], results: [] },
-): Promise<BetUpdateRow[]> {
-  const id = BigInt(chainId);
-  // The predicate repeats the partial index's ("Bet_finalized_pending_idx") so the planner uses it.
-  const claimed = await tx.$queryRaw<{ betId: string }[]>`
-    UPDATE "Bet" SET "finalizedUpdateBlock" = "lastChangeBlock"
-    WHERE "chainId" = ${id} AND "finalizedUpdateBlock" IS NULL AND status <> 'PENDING' AND "lastChangeBlock" <= ${finalizedBlock}
-    RETURNING "betId"::text AS "betId"`;
-  if (claimed.length === 0) return [];
-  const writtenBets = new Map(written.bets.map((b) => [betIdKey(b.betId), b]));
-  const writtenResults = new Map(written.results.map((r) => [betIdKey(r.betId), r]));
-  const claimedBets: { bet: Bet; result: BetResult | null }[] = [];
-  const toRead: string[] = [];
-  for (const { betId } of claimed) {
-    const bet = writtenBets.get(betId);
-    const result = writtenResults.get(betId) ?? null;
-    // A settled bet whose result this transaction did not write is read back with it.
-    if (bet && bet.chainId === id && (bet.status !== "SETTLED" || result)) claimedBets.push({ bet, result });
-    else toRead.push(betId);
-  }
-  for (let i = 0; i < toRead.length; i += CHUNK) {
-    const bets = await tx.bet.findMany({
-      where: { chainId: id, betId: { in: toRead.slice(i, i + CHUNK).map((betId) => new Prisma.Decimal(betId)) } },
-      include: { result: true },
-    });
-    for (const { result, ...bet } of bets) claimedBets.push({ bet, result });
-  }
-  // Oldest change first: (lastChangeBlock, placedBlock, placedLogIndex) is unique within a chain.
-  claimedBets.sort(
-    ({ bet: a }, { bet: b }) =>
-      compareBig(a.lastChangeBlock, b.lastChangeBlock) || compareBig(a.placedBlock, b.placedBlock) || a.placedLogIndex - b.placedLogIndex,
-  );
-  return claimedBets.map(({ bet, result }) => {
-    const hash = (bet.status === "SETTLED" ? bet.settledBlockHash : bet.refundedBlockHash) ?? "";
-    return betUpdateRow("FINALIZED", bet, result, { number: bet.lastChangeBlock, hash }, network);
-  });
-}
-
-const compareBig = (a: bigint, b: bigint) => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Locks the cursor row and checks it is still at `expected`. */
 async function lockCursor(tx: Tx, chainId: number, expected: { number: bigint; hash: string }): Promise<void> {
   const rows = await tx.$queryRaw<{ indexedBlock: bigint; indexedBlockHash: string }[]>`
@@ -447,7 +392,7 @@ async function insertResults(tx: Tx, results: readonly BetResult[]): Promise<voi
   }
 }
 
-/** Inserts or overwrites bets (every non-key column replaced on conflict). */
+/** Inserts or overwrites bets (every non-key column replaced on conflict, the marker with them: see claimWritten). */
 async function upsertBets(tx: Tx, bets: readonly Bet[]): Promise<void> {
   for (let i = 0; i < bets.length; i += CHUNK) {
     const doc = JSON.stringify(
@@ -475,17 +420,18 @@ async function upsertBets(tx: Tx, bets: readonly Bet[]): Promise<void> {
         rt: b.refundedTx,
         ra: big(b.refundedAt),
         lc: big(b.lastChangeBlock),
+        fu: big(b.finalizedUpdateBlock),
       })),
     );
     await tx.$executeRaw`
       INSERT INTO "Bet" ("chainId", "betId", "player", "token", "stake", "game", "clientSeed", "serverSeedHash", "status",
         "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt",
         "settledBlock", "settledBlockHash", "settledTx", "settledAt",
-        "refundedBlock", "refundedBlockHash", "refundedTx", "refundedAt", "lastChangeBlock")
+        "refundedBlock", "refundedBlockHash", "refundedTx", "refundedAt", "lastChangeBlock", "finalizedUpdateBlock")
       SELECT (e->>'c')::bigint, (e->>'id')::numeric, e->>'pl', e->>'tk', (e->>'st')::numeric, e->>'g', e->>'cs', e->>'sh', (e->>'s')::"BetStatus",
         (e->>'pb')::bigint, (e->>'pi')::int, e->>'ph', e->>'pt', (e->>'pa')::bigint,
         (e->>'sb')::bigint, e->>'shh', e->>'stx', (e->>'sa')::bigint,
-        (e->>'rb')::bigint, e->>'rh', e->>'rt', (e->>'ra')::bigint, (e->>'lc')::bigint
+        (e->>'rb')::bigint, e->>'rh', e->>'rt', (e->>'ra')::bigint, (e->>'lc')::bigint, (e->>'fu')::bigint
       FROM jsonb_array_elements(${doc}::jsonb) AS r(e)
       ON CONFLICT ("chainId", "betId") DO UPDATE SET
         "player" = EXCLUDED."player", "token" = EXCLUDED."token", "stake" = EXCLUDED."stake", "game" = EXCLUDED."game",
@@ -495,6 +441,7 @@ async function upsertBets(tx: Tx, bets: readonly Bet[]): Promise<void> {
         "settledBlock" = EXCLUDED."settledBlock", "settledBlockHash" = EXCLUDED."settledBlockHash", "settledTx" = EXCLUDED."settledTx",
         "settledAt" = EXCLUDED."settledAt",
         "refundedBlock" = EXCLUDED."refundedBlock", "refundedBlockHash" = EXCLUDED."refundedBlockHash", "refundedTx" = EXCLUDED."refundedTx",
-        "refundedAt" = EXCLUDED."refundedAt", "lastChangeBlock" = EXCLUDED."lastChangeBlock"`;
+        "refundedAt" = EXCLUDED."refundedAt", "lastChangeBlock" = EXCLUDED."lastChangeBlock",
+        "finalizedUpdateBlock" = EXCLUDED."finalizedUpdateBlock"`;
   }
 }

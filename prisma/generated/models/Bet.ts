@@ -1445,8 +1445,9 @@ export type $BetPayload<ExtArgs extends runtime.Types.Extensions.InternalArgs = 
     lastChangeBlock: bigint
     /**
      * `lastChangeBlock` of the settlement or refund whose FINALIZED update the outbox holds; null
-     * until one is written. Written only by the indexer's head advance (never by the bet upsert),
-     * so the notification is sent once.
+     * until one is written. Set only by the indexer, in the transaction that writes that update
+     * (indexer/finalize.ts: with the row when the change is already final, else by the head
+     * advance's claim), so the notification is sent once.
      */
     finalizedUpdateBlock: bigint | null
   }, ExtArgs["result"]["bet"]>
