@@ -196,6 +196,23 @@ describe("replayBudget", () => {
     // Another client's budget is its own.
     expect((await replay.take("127.0.0.10", 1_000)).allowed).toBe(true);
   });
+
+  it("refuses to start with a prepayment no budget can hold (every deep replay would be refused forever)", () => {
+    const env = { RATE_LIMIT_POINTS: "5000", REALTIME_REPLAY_PAGE_POINTS: "600", REALTIME_REPLAY_PREPAID_PAGES: "10" };
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], env);
+    expect(() => replayBudget(config, pointsStore(config))).toThrow(/REALTIME_REPLAY_PREPAID_PAGES.*RATE_LIMIT_POINTS/s);
+    const fits = loadConfig(["shared", ...REALTIME_SECTIONS], { ...env, REALTIME_REPLAY_PREPAID_PAGES: "8" });
+    expect(replayBudget(fits, pointsStore(fits))).toBeDefined();
+  });
+
+  it("gives back the prepaid pages a completed replay did not read", async () => {
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], { RATE_LIMIT_POINTS: "6000", REALTIME_REPLAY_PAGE_POINTS: "100" });
+    const points = pointsStore(config)!;
+    const replay = replayBudget(config, points)!;
+    expect((await replay.take("127.0.0.11", 1_000, 10)).allowed).toBe(true);
+    await replay.refund?.("127.0.0.11", 1_000, 9);
+    expect((await points.take("127.0.0.11", 1_000, 0)).remaining).toBe(5_900);
+  });
 });
 
 describe("cursorKeys", () => {

@@ -326,10 +326,21 @@ export function realtimeSettings(
  * client could have asked through GraphQL, and the other way round. Undefined when replays are free
  * or the budget is off.
  */
-export function replayBudget(config: Config<"realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
+export function replayBudget(config: Config<"shared" | "realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
   const price = config.REALTIME_REPLAY_PAGE_POINTS;
   if (!points || price === 0) return undefined;
-  return { take: (key, now, pages = 1) => points.take(key, now, pages * price) };
+  // The prepayment is taken all at once: more than a full budget would refuse every deep replay forever.
+  const prepaid = config.REALTIME_REPLAY_PREPAID_PAGES * price;
+  if (config.RATE_LIMIT_POINTS > 0 && prepaid > config.RATE_LIMIT_POINTS)
+    throw new ConfigError(
+      `Invalid configuration:\n  REALTIME_REPLAY_PREPAID_PAGES × REALTIME_REPLAY_PAGE_POINTS (${prepaid}): must be at most RATE_LIMIT_POINTS (${config.RATE_LIMIT_POINTS})`,
+    );
+  return {
+    take: (key, now, pages = 1) => points.take(key, now, pages * price),
+    refund: async (key, now, pages) => {
+      await points.settle(key, now, -pages * price);
+    },
+  };
 }
 
 /** Starts this process's traces when the OTEL_* variables ask for them (core/tracing.ts). */

@@ -345,7 +345,7 @@ export const CONFIG_VARIABLES = {
     "realtime",
     positiveInt.max(1000),
     "10",
-    "pages a `sinceSeq` replay pays for before its first read: the pages between `sinceSeq` and the newest update, at most this many (later pages one by one); a replay its client leaves is not refunded, so a reconnect loop pays for each deep replay it restarts",
+    "pages a `sinceSeq` replay pays for before its first read: the pages between `sinceSeq` and the newest update, at most this many (later pages one by one; at most `RATE_LIMIT_POINTS` in all); a completed replay gets back those it did not read, one its client leaves does not, so a reconnect loop pays for each deep replay it restarts",
   ),
   REALTIME_REPLAY_LANE_CONCURRENCY: variable(
     "realtime",

@@ -87,11 +87,13 @@ export interface ConnectionContext {
 }
 
 /**
- * A per-key budget of replay pages: `take` charges `pages` (default 1), all or nothing. The
- * composition root decides which store, and what a page costs in it (bin/wiring.ts replayBudget).
+ * A per-key budget of replay pages: `take` charges `pages` (default 1), all or nothing; `refund`
+ * gives back pages paid up front that a completed replay did not read. The composition root
+ * decides which store, and what a page costs in it (bin/wiring.ts replayBudget).
  */
 export interface ReplayBudget {
   take(key: string, now: number, pages?: number): Promise<{ allowed: boolean; retryAfterSeconds: number }>;
+  refund?(key: string, now: number, pages: number): Promise<void>;
 }
 
 /** The replay of a socket that stopped reading was given up and its connection closed: nothing to answer. */
@@ -313,9 +315,11 @@ class SocketSubscription {
       sink.matches = (update) => matches(next, update);
 
       let cursor = since;
+      let pagesRead = 0;
       try {
         // 3. Replay from the table, paid up front then page by page, each update sent only while the socket takes them.
         for (let page = 0; ; page++) {
+          pagesRead = page + 1;
           const rows = await this.readReplayPage(cursor, next, page === 0 ? prepaid : page < prepaid ? 0 : 1, page === 0);
           if (!socket.connected) return stateToPayload(next, cursor);
           // The publisher prunes from the oldest row up: if it passed the cursor while this replay
@@ -332,6 +336,9 @@ class SocketSubscription {
           }
           if (rows.length < ctx.replayPageSize) break;
         }
+        // Settled with what it read: a filtered range holds fewer pages than its seqs span. A client
+        // that leaves or stalls mid-replay got here by no path, so a reconnect loop still pays in full.
+        if (pagesRead < prepaid) await this.refundReplay(prepaid - pagesRead);
         // 4. Nothing at or below the cursor can still arrive live.
         await ctx.stream.catchUp(cursor);
       } catch (error) {
@@ -382,6 +389,17 @@ class SocketSubscription {
       `${what}: resume with your last seq after ${decision.retryAfterSeconds} s, or re-read through GraphQL`,
       decision.retryAfterSeconds,
     );
+  }
+
+  /** Gives back `pages` paid up front and not read; a store that fails only costs the client them. */
+  private async refundReplay(pages: number): Promise<void> {
+    const { ctx } = this;
+    if (!ctx.replayBudget?.refund) return;
+    try {
+      await ctx.replayBudget.refund(clientAddress(this.socket.request, ctx.trustProxyHops), Date.now(), pages);
+    } catch (error) {
+      ctx.logger.warn({ err: error instanceof Error ? error.message : String(error) }, "replay budget unavailable: unread pages not given back");
+    }
   }
 
   /**

@@ -119,7 +119,7 @@ describe("the replay budget", () => {
     expect(first.updates).toHaveLength(written.length);
     first.close();
 
-    // The client reconnects and asks for the same history again: the budget has three pages left.
+    // The client reconnects and asks for the same history again: what is left cannot pay for it.
     const again = await client(node.url);
     const refused = await again.subscribe({ all: true, sinceSeq: since });
     expect(isErrorResponse(refused) ? refused.error : refused).toMatchObject({ code: "RATE_LIMITED", retryAfterSeconds: expect.any(Number) });
@@ -174,6 +174,40 @@ describe("a reconnect loop replaying deep history", () => {
     // Three replays of 21 pages paid ten each before reading one; the fourth found nothing left.
     expect(refusedAt).toEqual([4]);
     expect(node.realtime.replayRefusals()).toBe(1);
+  });
+});
+
+describe("a replay that completes", () => {
+  it("is settled with the pages it read: a wallet's resume over a deep range that holds one of its updates pays one page, not the range", async () => {
+    const others = await insertUpdates(
+      db,
+      Array.from({ length: 5 * PAGE }, (_, i) => ({ chainId: 1, betId: String(700_000 + i), player: wallet(i % 3) })),
+    );
+    const [own] = await insertUpdates(db, [{ chainId: 1, betId: "800000", player: wallet(7) }]);
+    const since = String(others[0]! - 1n);
+    // Twenty pages per client address; the clock stands still (no refill during the test).
+    const store = createMemoryRateLimitStore({ capacity: 20, refillPerSecond: 20 / 3_600 });
+    const keys = new Set<string>();
+    const node = await startNode({
+      replayBudget: {
+        take: (key, _now, pages) => {
+          keys.add(key);
+          return store.take(key, 0, pages);
+        },
+        refund: async (key, _now, pages) => {
+          await store.settle(key, 0, -pages);
+        },
+      },
+      replayPrepaidPages: 10,
+    });
+
+    const resuming = await client(node.url);
+    const answer = await resuming.subscribe({ wallets: [wallet(7)], sinceSeq: since });
+    expect(isErrorResponse(answer)).toBe(false);
+    expect(resuming.updates.map((update) => BigInt(update.seq))).toEqual([own]);
+    // The range (501 updates) may hold six pages and the replay paid them up front; it read one.
+    expect([...keys]).toHaveLength(1);
+    await eventually(async () => (await store.take([...keys][0]!, 0, 0)).remaining === 19, 5_000, "the unread pages given back");
   });
 });
 
