@@ -1,7 +1,8 @@
 // FINALIZED on a real chain: a firehose subscriber sees one FINALIZED update when the head makes a
 // settlement final (confirmations = head − block + 1 reaching the network's), exactly once — more
 // blocks and an indexer restart add none — and a `sinceSeq` resume replays it. A settlement that a
-// reorg rolls back before finality is never announced; its settlement on the new branch is.
+// reorg rolls back before finality is never announced; its settlement on the new branch is. A settlement already final when
+// the indexer first reads it is written FINALIZED with its row, once.
 import http from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "../core/logger.ts";
@@ -142,4 +143,31 @@ it("never announces a settlement a reorg rolls back before finality; announces t
   await firehose.until(() => of(firehose.updates, betId, "FINALIZED").length === 1, 15_000, "FINALIZED");
   expect(of(firehose.updates, betId).map((u) => u.type)).toEqual(["PLACED", "SETTLED", "PLACED", "SETTLED", "FINALIZED"]);
   expect(await db.prisma.betUpdate.count({ where: { type: "FINALIZED", betId: betId.toString() } })).toBe(1);
+}, 120_000);
+
+it("writes FINALIZED with the row, once, for a settlement already final when the indexer first reads it (a catch-up or a backfill)", async () => {
+  const { driver } = chain;
+  // The indexer is away while a bet is placed, settled and buried under more than its confirmations.
+  await indexer.stop();
+  await driver.place(3);
+  const [betId] = (await driver.mine()).placed;
+  if (betId === undefined) throw new Error("no bet placed");
+  await driver.settle(betId);
+  const settledBlock = (await driver.mine()).block;
+  await driver.mineEmpty(CONFIRMATIONS + 2);
+  indexer = await startIndexer();
+
+  const rowsOf = async () => db.prisma.betUpdate.findMany({ where: { betId: betId.toString() }, orderBy: { seq: "asc" }, select: { seq: true, type: true } });
+  expect((await rowsOf()).map((row) => row.type)).toEqual(["PLACED", "SETTLED", "FINALIZED"]);
+  const bet = await db.prisma.bet.findUniqueOrThrow({ where: { chainId_betId: { chainId: network.chainId, betId: betId.toString() } } });
+  expect(bet.finalizedUpdateBlock).toBe(settledBlock);
+  await firehose.until(() => of(firehose.updates, betId, "FINALIZED").length === 1, 15_000, "FINALIZED");
+  expect(of(firehose.updates, betId, "FINALIZED")[0]?.bet).toMatchObject({ status: "SETTLED", finalized: true });
+
+  // A head advance and a restart claim nothing again.
+  await mine(2);
+  await indexer.stop();
+  indexer = await startIndexer();
+  await mine(2);
+  expect((await rowsOf()).map((row) => row.type)).toEqual(["PLACED", "SETTLED", "FINALIZED"]);
 }, 120_000);
