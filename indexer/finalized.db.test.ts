@@ -1,8 +1,8 @@
 // FINALIZED on a real chain: a firehose subscriber sees one FINALIZED update when the head makes a
 // settlement final (confirmations = head − block + 1 reaching the network's), exactly once — more
 // blocks and an indexer restart add none — and a `sinceSeq` resume replays it. A settlement that a
-// reorg rolls back before finality is never announced; its settlement on the new branch is. A settlement already final when
-// the indexer first reads it is written FINALIZED with its row, once.
+// reorg rolls back before finality is never announced; its settlement on the new branch is. A
+// settlement already final when the indexer first reads it is written FINALIZED with its row, once.
 import http from "node:http";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createLogger } from "../core/logger.ts";
