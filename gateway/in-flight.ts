@@ -8,10 +8,11 @@ import { sendJson } from "../core/http.ts";
 // budget prices work, but a gateway that answers fewer requests a second than one address's budget
 // allows lets that address keep hundreds queued in front of everyone else. So each client address
 // (the points budget's rule: core/client-address.ts) may have at most `maxPerClient` requests open
-// in this process; the next is refused at the door, before any work or any charge. A slot is held
-// from the door until the answer's `close` (finished, aborted or cut off), released exactly once.
-// A refusal says the client's points budget in RateLimit-* headers, as every other answer does
-// (looked at, not charged: the refusal did no work).
+// in this process; the next is refused at the door, before any GraphQL work or any charge. A slot is
+// held from the door until the answer's `close` (finished, aborted or cut off), released exactly
+// once. A refusal says the client's points budget in RateLimit-* headers, as every other answer
+// does: looked at with a charge of 0, which with Redis is one guarded round trip per refusal (nginx
+// in front bounds how many one address can make).
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
