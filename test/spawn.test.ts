@@ -50,7 +50,7 @@ describe("spawnChild's stop() of a process group", () => {
     const { grandchildPid } = await child.waitForJson<{ grandchildPid: number }>((line) => line.msg === "started");
     leftovers.push(grandchildPid);
     // Its group exists once the detached grandchild has called setsid, a moment after its pid is known.
-    await eventually(() => groupAlive(grandchildPid), 10_000, "the announced group");
+    await eventually(() => groupAlive(grandchildPid), 30_000, "the announced group");
     await child.stop({ graceMs: 500 });
     expect(groupAlive(child.pid)).toBe(false);
     expect(groupAlive(grandchildPid)).toBe(false);
