@@ -5,7 +5,7 @@
  * rules are unit-tested on their own (apply.test.ts).
  */
 import type { Hex } from "viem";
-import { pendingBet, withLifecycle } from "../core/bet-row.ts";
+import { lifecycleOf, pendingBet, withLifecycle } from "../core/bet-row.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import { betUpdateRow, type BetUpdateRow } from "../core/outbox.ts";
 import { Prisma, type Bet, type BetResult } from "../prisma/generated/client.ts";
@@ -122,17 +122,13 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         const proof = input.proofs.get(settlementKey(e));
         if (!proof) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
         const bet = withLifecycle(before, {
+          ...lifecycleOf(before),
           status: "SETTLED",
           settledBlock: e.blockNumber,
           settledBlockHash: e.blockHash,
           settledTx: e.transactionHash,
           settledAt: timestampOf(input.timestamps, e.blockNumber),
-          refundedBlock: before.refundedBlock,
-          refundedBlockHash: before.refundedBlockHash,
-          refundedTx: before.refundedTx,
-          refundedAt: before.refundedAt,
           lastChangeBlock: e.blockNumber,
-          finalizedUpdateBlock: before.finalizedUpdateBlock,
         });
         const result = settledResult(chainId, bet, e, proof);
         touched.set(key, bet);
@@ -143,17 +139,13 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
       case "BetRefunded": {
         const before = current(e.betId, e);
         const bet = withLifecycle(before, {
+          ...lifecycleOf(before),
           status: "REFUNDED",
-          settledBlock: before.settledBlock,
-          settledBlockHash: before.settledBlockHash,
-          settledTx: before.settledTx,
-          settledAt: before.settledAt,
           refundedBlock: e.blockNumber,
           refundedBlockHash: e.blockHash,
           refundedTx: e.transactionHash,
           refundedAt: timestampOf(input.timestamps, e.blockNumber),
           lastChangeBlock: e.blockNumber,
-          finalizedUpdateBlock: before.finalizedUpdateBlock,
         });
         touched.set(key, bet);
         updates.push(betUpdateRow("REFUNDED", bet, null, block, network));

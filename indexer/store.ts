@@ -252,7 +252,7 @@ export class IndexerStore {
           "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}, "rejectedProofs" = "rejectedProofs" + ${rejected}::int
         WHERE "chainId" = ${chainId}`;
       // After the bets' upsert: a settlement committed in an already final block is announced now.
-      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, { ...input, claimed });
+      const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, { claimed });
       await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       return finalized.length;
