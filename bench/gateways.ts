@@ -24,7 +24,19 @@ import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin 
 import type { Spawned } from "../test/spawn.ts";
 import { BET_RESULTS, benchConfig, fmt, log, median, PLAYER_BETS, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
 import { barPlot } from "./plot.ts";
-import { backendPids, checkResponse, errorCount, printProfile, runBenchmark, runLoad, runOpenLoop, spawnServer, spreadOf, type RunStats } from "./load.ts";
+import {
+  backendPids,
+  checkResponse,
+  errorCount,
+  printProfile,
+  runBenchmark,
+  runLoad,
+  runOpenLoop,
+  settle,
+  spawnServer,
+  spreadOf,
+  type RunStats,
+} from "./load.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -379,6 +391,12 @@ async function main(): Promise<boolean> {
         pg: backendPids(sql, DB_NAME, APP),
       };
     };
+    // Before every run, every server (and PostgreSQL) idle again: see settle().
+    const everyServer = { servers: () => [...children.values()].map((c) => c.pid), pg: backendPids(sql, DB_NAME, APP) };
+    const settleBeforeRun = async () => {
+      const { waitedMs, settled } = await settle(everyServer);
+      if (!settled) log(`  (servers still busy after ${(waitedMs / 1000).toFixed(0)} s: the next run starts anyway)`);
+    };
     let loadPeak = 0;
     for (const query of queries) {
       log();
@@ -386,6 +404,7 @@ async function main(): Promise<boolean> {
       for (let run = 1; run <= RUNS; run++) {
         for (const cell of cells.filter((c) => c.query === query && !c.problem)) {
           const options = { url: cell.url, bodies: cell.bodies, connections: CONNECTIONS, cpu: cpuOf(cell.endpoint) };
+          await settleBeforeRun();
           if (WARMUP > 0) await runLoad({ ...options, seconds: WARMUP });
           const stats = await runLoad({ ...options, seconds: DURATION });
           cell.runs.push(stats);
@@ -406,6 +425,7 @@ async function main(): Promise<boolean> {
         log(`${query.label}: open loop at ${RATE} req/s`);
         for (let run = 1; run <= RUNS; run++) {
           for (const cell of cells.filter((c) => c.query === query && !c.problem)) {
+            await settleBeforeRun();
             const stats = await runOpenLoop({ url: cell.url, bodies: cell.bodies, rate: RATE, seconds: OPEN_SECONDS, cpu: cpuOf(cell.endpoint) });
             cell.open.push(stats);
             loadPeak = Math.max(loadPeak, stats.load1);

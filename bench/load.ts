@@ -92,6 +92,32 @@ export function spreadOf(xs: number[]): number {
   return xs.length < 2 ? 0 : (Math.max(...xs) - Math.min(...xs)) / median(xs);
 }
 
+/**
+ * Waits until the given processes have gone (nearly) idle, at most `maxMs`: a server that fell
+ * behind in one run (an open loop it could not keep up with leaves seconds of queued requests
+ * that it goes on serving after the client gave up) must not be measured as the next run's noise.
+ * Returns how long it waited and whether they settled.
+ */
+export async function settle(groups: CpuGroups, options: { maxMs?: number; idleShare?: number } = {}): Promise<{ waitedMs: number; settled: boolean }> {
+  const maxMs = options.maxMs ?? 20_000;
+  const idleShare = options.idleShare ?? 0.1; // of one core, over a 500 ms window
+  const start = performance.now();
+  const busyMs = async () => {
+    const snapshot = await cpuSnapshot(groups);
+    let ms = 0;
+    for (const byPid of snapshot.groups.values()) for (const v of byPid.values()) ms += v;
+    return ms;
+  };
+  let before = await busyMs();
+  while (performance.now() - start < maxMs) {
+    await sleep(500);
+    const now = await busyMs();
+    if (now - before <= 500 * idleShare) return { waitedMs: performance.now() - start, settled: true };
+    before = now;
+  }
+  return { waitedMs: performance.now() - start, settled: false };
+}
+
 /** One run; latencies are kept per response (autocannon's own histogram rounds to whole ms). */
 export async function runLoad(options: LoadOptions): Promise<RunStats> {
   const before = await cpuSnapshot(options.cpu);
