@@ -20,7 +20,10 @@ export interface Sample {
   tcpMemPages: number;
 }
 
-type Scraped = Record<"slowReaderCuts" | "laneRefused" | "admissionRefusals" | "replayRefusals" | "replayStalled", number>;
+type Scraped = Record<
+  "slowReaderCuts" | "laneRefused" | "admissionRefusals" | "replayRefusals" | "replayStalled" | "firehoseRefusals" | "inFlightRefusals",
+  number
+>;
 
 export interface ReportInput {
   bets: number;
@@ -244,7 +247,9 @@ export function printReport(r: ReportInput): boolean {
       `expensive lane refusals ${delta("laneRefused", r.metrics.a)} / ${delta("laneRefused", r.metrics.b)}, ` +
       `realtime admission refusals ${delta("admissionRefusals", r.metrics.a)} / ${delta("admissionRefusals", r.metrics.b)}, ` +
       `replay refusals ${delta("replayRefusals", r.metrics.a)} / ${delta("replayRefusals", r.metrics.b)}, ` +
-      `stalled replays cut ${delta("replayStalled", r.metrics.a)} / ${delta("replayStalled", r.metrics.b)}`,
+      `stalled replays cut ${delta("replayStalled", r.metrics.a)} / ${delta("replayStalled", r.metrics.b)}, ` +
+      `firehose subscribes refused ${delta("firehoseRefusals", r.metrics.a)} / ${delta("firehoseRefusals", r.metrics.b)}, ` +
+      `gateway in-flight refusals ${delta("inFlightRefusals", r.metrics.a)} / ${delta("inFlightRefusals", r.metrics.b)}`,
   );
 
   log();

@@ -317,6 +317,8 @@ async function main(): Promise<boolean> {
       admissionRefusals: metric(r!, "realtime_admission_refusals_total"),
       replayRefusals: metric(r!, "realtime_replay_refusals_total"),
       replayStalled: metric(r!, "realtime_replay_stalled_disconnects_total"),
+      firehoseRefusals: metric(r!, "realtime_firehose_refusals_total"),
+      inFlightRefusals: metric(g!, "gateway_refusals_total"),
     };
   };
   const serverPids: Record<string, number> = {

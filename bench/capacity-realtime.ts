@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import type { Database } from "../core/db.ts";
 import { Outbox } from "../core/outbox.ts";
 import { isErrorResponse, REALTIME_PATH, type SubscribeRequest } from "../realtime/events.ts";
+import { DEFAULT_FIREHOSE_LIMITS } from "../realtime/firehose.ts";
 import { testUpdateRow, wallet } from "../test/outbox.ts";
 import { connectClient, type Cluster, type TestClient } from "../test/realtime.ts";
 import { log, processCpuMs } from "./common.ts";
@@ -76,12 +77,14 @@ export async function measureRealtime(
     log(`  realtime: ${options.idleSockets} idle sockets on node A: RSS ${rssBeforeMb.toFixed(1)} → ${rssAfterMb.toFixed(1)} MiB`);
 
     // 2. Deliveries: firehose sockets on both nodes, from addresses after the idle ones' (admission
-    // counts sockets per address on each node and across the cluster), updates written at a fixed rate.
+    // counts sockets per address on each node and across the cluster, and firehose subscriptions
+    // per address on a node: realtime/firehose.ts), updates written at a fixed rate.
     const firehose: TestClient[][] = [];
+    const firehosePerAddress = Math.min(options.perAddress, DEFAULT_FIREHOSE_LIMITS.maxPerAddress);
     let nextAddress = 2 + Math.ceil(options.idleSockets / options.perAddress);
     for (const node of [nodeA, nodeB]) {
-      const opened = await openSockets(node.url, options.firehosePerNode, options.perAddress, nextAddress, () => ({ all: true }));
-      nextAddress += Math.ceil(options.firehosePerNode / options.perAddress);
+      const opened = await openSockets(node.url, options.firehosePerNode, firehosePerAddress, nextAddress, () => ({ all: true }));
+      nextAddress += Math.ceil(options.firehosePerNode / firehosePerAddress);
       firehose.push(opened);
       clients.push(...opened);
     }

@@ -260,8 +260,14 @@ async function main(): Promise<void> {
       prefix: `bets-bench:${randomBytes(6).toString("hex")}:`,
       nodes: 2,
       publishers: 1,
-      // Every client of this benchmark is one loopback address: no per-address allowance.
-      env: { REALTIME_MAX_SOCKETS_PER_ADDRESS: "0", REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER: "0" },
+      // Every client of this benchmark is one loopback address, each a firehose: no per-address
+      // allowance, and no bound on firehose subscriptions (what is measured is their delivery).
+      env: {
+        REALTIME_MAX_SOCKETS_PER_ADDRESS: "0",
+        REALTIME_MAX_SOCKETS_PER_ADDRESS_CLUSTER: "0",
+        REALTIME_MAX_FIREHOSE_SUBSCRIPTIONS: "0",
+        REALTIME_MAX_FIREHOSE_PER_ADDRESS: "0",
+      },
     });
     const urls = cluster.nodes.map((n) => n.url);
 

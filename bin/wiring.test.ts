@@ -163,6 +163,7 @@ describe("realtimeSettings", () => {
       transports: ["websocket"],
       limits: { maxSubscriptions: 200, maxChainIds: 32, eventsPerSecond: 20, maxMessageBytes: 16384, maxBufferedBytes: 0 },
       admission: { maxSocketsPerAddress: 20, maxSocketsPerAddressCluster: 40, maxSockets: 10_000, maxMemoryBytes: 512 * 1024 * 1024 },
+      firehose: { maxPerNode: 256, maxPerAddress: 8 },
       trustProxyHops: 1,
       replayDrainTimeoutMs: 10_000,
       replayPrepaidPages: 10,

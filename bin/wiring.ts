@@ -299,6 +299,7 @@ export function realtimeSettings(
       maxSockets: config.REALTIME_MAX_SOCKETS,
       maxMemoryBytes: config.REALTIME_MAX_MEMORY_MB * 1024 * 1024,
     },
+    firehose: { maxPerNode: config.REALTIME_MAX_FIREHOSE_SUBSCRIPTIONS, maxPerAddress: config.REALTIME_MAX_FIREHOSE_PER_ADDRESS },
     trustProxyHops: config.TRUST_PROXY_HOPS,
     replayBudget: replayBudget(config, points),
     replayDrainTimeoutMs: config.REALTIME_REPLAY_DRAIN_TIMEOUT_MS,

@@ -321,6 +321,18 @@ export const CONFIG_VARIABLES = {
     "with `REDIS_URL`: sockets one client address may hold across the nodes, counted in Redis (while Redis is away, each node's own bound still holds; `0`: no bound)",
   ),
   REALTIME_MAX_SOCKETS: variable("realtime", nonNegativeInt, "10000", "sockets a node holds at most (`NODE_FULL` at the handshake beyond; `0`: no bound)"),
+  REALTIME_MAX_FIREHOSE_SUBSCRIPTIONS: variable(
+    "realtime",
+    nonNegativeInt,
+    "256",
+    "firehose subscriptions (`{ all }` or `chainIds` alone: one delivery per update each) a node serves at most; beyond, such a subscribe is refused `SERVICE_UNAVAILABLE` with `retryAfterSeconds` (`0`: no bound)",
+  ),
+  REALTIME_MAX_FIREHOSE_PER_ADDRESS: variable(
+    "realtime",
+    nonNegativeInt,
+    "8",
+    "firehose subscriptions one client address holds at most on a node; beyond, `RATE_LIMITED` with `retryAfterSeconds` (`0`: no bound)",
+  ),
   REALTIME_MAX_MEMORY_MB: variable(
     "realtime",
     nonNegativeInt,

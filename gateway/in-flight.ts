@@ -11,8 +11,9 @@ import { sendJson } from "../core/http.ts";
 // in this process; the next is refused at the door, before any GraphQL work or any charge. A slot is
 // held from the door until the answer's `close` (finished, aborted or cut off), released exactly
 // once. A refusal says the client's points budget in RateLimit-* headers, as every other answer
-// does: looked at with a charge of 0, which with Redis is one guarded round trip per refusal (nginx
-// in front bounds how many one address can make).
+// does, but from what this process last saw of it (gateway/points-budget.ts knownHeaders), never
+// from the store: under a flood, asking Redis once per refused request would load the limiter's
+// Redis with the very requests that are refused. The refusal is answered at once, synchronously.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -23,12 +24,12 @@ export interface InFlightSettings {
   trustProxyHops: number;
 }
 
-/** The client's points budget as RateLimit-* headers, uncharged (gateway/points-budget.ts `headersOf`). */
-export type BudgetHeaders = (req: IncomingMessage) => Promise<[string, string][] | undefined>;
+/** The client's points budget as RateLimit-* headers, as last seen, without asking its store (gateway/points-budget.ts `knownHeaders`). */
+export type BudgetHeaders = (req: IncomingMessage) => [string, string][] | undefined;
 
 export interface InFlightCap {
-  /** core/http.ts's `limitInFlight`: false when it answered 429 (the slot is decided at once; only the refusal waits for its headers). */
-  admit(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+  /** core/http.ts's `limitInFlight`: false when it answered 429 (decided and answered at once). */
+  admit(req: IncomingMessage, res: ServerResponse): boolean;
   /** Requests open per client address now (for tests and diagnostics). */
   open(address: string): number;
 }
@@ -46,10 +47,9 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     if (left > 0) open.set(address, left);
     else open.delete(address); // no entry per idle address: memory follows the open requests
   };
-  const refuse = async (req: IncomingMessage, res: ServerResponse): Promise<false> => {
+  const refuse = (req: IncomingMessage, res: ServerResponse): false => {
     refusals.inc({ reason: "in_flight" });
-    const headers = (await budgetHeaders?.(req)) ?? [];
-    if (res.closed) return false;
+    const headers = budgetHeaders?.(req) ?? [];
     sendJson(
       res,
       429,

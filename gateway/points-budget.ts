@@ -70,12 +70,18 @@ export interface PointsBudget {
   /** Apollo Server's per-request context: carries the door's charge to the plugin. */
   context(req: IncomingMessage): BaseContext;
   /**
-   * The client's budget as RateLimit-* headers, without charging it (a refusal in front of the
-   * budget, gateway/in-flight.ts, says it as every other answer does); undefined without a budget
-   * or while its store fails.
+   * The client's budget as RateLimit-* headers without asking the store: as this process last saw
+   * it, refilled at the policy's rate since (a refusal in front of the budget, gateway/in-flight.ts,
+   * says it as every other answer does, without a round trip to Redis). Undefined without a budget,
+   * or when this process has not seen the client's budget lately.
    */
-  headersOf?: (req: IncomingMessage) => Promise<[string, string][] | undefined>;
+  knownHeaders?: (req: IncomingMessage) => [string, string][] | undefined;
+  /** The budget's settings, its store seen through (for the CSV export's charges: knownHeaders sees them too); undefined without a budget. */
+  settings?: PointsBudgetSettings;
 }
+
+/** Client budgets this process remembers for knownHeaders, the least recently seen forgotten first. */
+const MAX_SEEN_BUDGETS = 10_000;
 
 export const rateLimitHeaders = (policy: RateLimitPolicy, decision: RateLimitDecision): [string, string][] => [
   ["ratelimit-limit", String(policy.capacity)],
@@ -111,6 +117,18 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
   const { budget, logger } = options;
   const now = budget?.now ?? Date.now;
   const byRequest = new WeakMap<IncomingMessage, Charge>();
+  // The last budget the store answered for each client, and when (its points, not yet refilled).
+  const seen = new Map<string, { points: number; at: number }>();
+  const see = (key: string, decision: RateLimitDecision): RateLimitDecision => {
+    seen.delete(key); // re-inserted: Map order is then least recently seen first
+    seen.set(key, { points: decision.remaining, at: now() });
+    if (seen.size > MAX_SEEN_BUDGETS) seen.delete(seen.keys().next().value!);
+    return decision;
+  };
+  const store: RateLimitStore | undefined = budget && {
+    take: async (key, at, cost) => see(key, await budget.store.take(key, at, cost)),
+    settle: async (key, at, delta) => see(key, await budget.store.settle(key, at, delta)),
+  };
   let warned = 0;
   /** A store that fails lets the request through rather than failing it (the fallback store already answers in process). */
   const unavailable = (error: unknown) => {
@@ -121,38 +139,43 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
     return undefined;
   };
 
-  const admit = budget
-    ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
-        const charge: Charge = { key: clientAddress(req, budget.trustProxyHops), paid: 0, decision: undefined };
-        byRequest.set(req, charge);
-        const decision = await budget.store.take(charge.key, now(), REQUEST_POINTS).catch(unavailable);
-        if (!decision) return true;
-        charge.decision = decision;
-        for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
-        if (decision.allowed) {
-          charge.paid = REQUEST_POINTS;
-          return true;
+  const admit =
+    budget && store
+      ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+          const charge: Charge = { key: clientAddress(req, budget.trustProxyHops), paid: 0, decision: undefined };
+          byRequest.set(req, charge);
+          const decision = await store.take(charge.key, now(), REQUEST_POINTS).catch(unavailable);
+          if (!decision) return true;
+          charge.decision = decision;
+          for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
+          if (decision.allowed) {
+            charge.paid = REQUEST_POINTS;
+            return true;
+          }
+          sendJson(res, 429, { errors: [refusal(budget.policy, REQUEST_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
+          return false;
         }
-        sendJson(res, 429, { errors: [refusal(budget.policy, REQUEST_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
-        return false;
-      }
-    : undefined;
-  const admitRoute = budget
-    ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
-        const decision = await budget.store.take(clientAddress(req, budget.trustProxyHops), now(), ROUTE_POINTS).catch(unavailable);
-        if (!decision) return true;
-        for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
-        if (decision.allowed) return true;
-        sendJson(res, 429, { errors: [refusal(budget.policy, ROUTE_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
-        return false;
-      }
-    : undefined;
+      : undefined;
+  const admitRoute =
+    budget && store
+      ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
+          const decision = await store.take(clientAddress(req, budget.trustProxyHops), now(), ROUTE_POINTS).catch(unavailable);
+          if (!decision) return true;
+          for (const [name, value] of rateLimitHeaders(budget.policy, decision)) res.setHeader(name, value);
+          if (decision.allowed) return true;
+          sendJson(res, 429, { errors: [refusal(budget.policy, ROUTE_POINTS, decision)] }, { "retry-after": String(decision.retryAfterSeconds) });
+          return false;
+        }
+      : undefined;
 
-  // Taking 0 points refills the bucket to now and changes nothing else: a look at the budget.
-  const headersOf = budget
-    ? async (req: IncomingMessage) => {
-        const decision = await budget.store.take(clientAddress(req, budget.trustProxyHops), now(), 0).catch(unavailable);
-        return decision && rateLimitHeaders(budget.policy, decision);
+  // No round trip: another replica (or a realtime node's replays) may have charged the budget since,
+  // so this may read higher than the store would; it never invents a budget this process has not seen.
+  const knownHeaders = budget
+    ? (req: IncomingMessage) => {
+        const last = seen.get(clientAddress(req, budget.trustProxyHops));
+        if (!last) return undefined;
+        const refilled = Math.min(budget.policy.capacity, last.points + (Math.max(0, now() - last.at) / 1000) * budget.policy.refillPerSecond);
+        return rateLimitHeaders(budget.policy, decide(budget.policy, refilled, true));
       }
     : undefined;
 
@@ -162,9 +185,9 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       let requested: number | undefined;
       let refused = false;
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
-        if (!budget || !charge?.decision) return;
+        if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
-        if (delta !== 0) void budget.store.settle(charge.key, now(), delta).catch(unavailable);
+        if (delta !== 0) void store.settle(charge.key, now(), delta).catch(unavailable);
         // The headers say the budget after the settlement, as far as this request knows it.
         const settled = refused ? charge.decision : decide(budget.policy, charge.decision.remaining - delta, true);
         for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
@@ -172,10 +195,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       return {
         async responseForOperation({ request }) {
           requested = Math.max(REQUEST_POINTS, measuredOperation(request)?.cost ?? 0);
-          if (!budget || !charge?.decision) return null;
+          if (!budget || !store || !charge?.decision) return null;
           const rest = requested - charge.paid;
           if (rest <= 0) return null;
-          const decision = await budget.store.take(charge.key, now(), rest).catch(unavailable);
+          const decision = await store.take(charge.key, now(), rest).catch(unavailable);
           if (!decision) return null;
           charge.decision = decision;
           if (decision.allowed) {
@@ -211,7 +234,8 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
     plugin,
     admit,
     admitRoute,
-    headersOf,
+    knownHeaders,
+    ...(budget && store ? { settings: { ...budget, store } } : {}),
     context(req) {
       // A symbol property: Apollo Server clones the context per operation (own properties survive).
       return { [CHARGE]: byRequest.get(req) };

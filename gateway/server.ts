@@ -166,7 +166,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       })
     : undefined;
   const points = createPointsBudget({ budget: deps.rateLimit, logger });
-  const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry, points.headersOf);
+  const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry, points.knownHeaders);
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });
   const serviceFor = (name: string, url: string | undefined): GraphQLDataSource => {
@@ -244,7 +244,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         networks: new NetworkDirectory(deps.db),
         logger,
         compression: deps.compression,
-        rateLimit: deps.rateLimit,
+        rateLimit: points.settings,
       })
     : undefined;
 

@@ -21,6 +21,7 @@ import type { Logger } from "../core/logger.ts";
 import type { NetworkDirectory } from "../core/networks.ts";
 import { closeTransport, waitForRoom } from "./backpressure.ts";
 import type { DeliveryDepth } from "./depth.ts";
+import { FirehoseHold, type FirehoseSlots } from "./firehose.ts";
 import { RealtimeErrorCode, type ClientEventName, type ErrorBody, type Response, type SubscribedPayload } from "./events.ts";
 import type { RealtimeSocket } from "./fanout.ts";
 import { MAX_SEQ, type Outbox, type Retention, type StoredBetUpdate } from "../core/outbox.ts";
@@ -29,6 +30,7 @@ import {
   addToState,
   chainIdsOf,
   emptyState,
+  isFirehose,
   limitViolation,
   matches,
   parseSubscribe,
@@ -82,6 +84,8 @@ export interface ConnectionContext {
   replayDrainTimeoutMs: number;
   /** The node's bulkhead for replay page reads, keyed by client address (replayLaneRefusal refuses); none: unbounded. */
   replayLane?: BoundedLane;
+  /** The node's firehose subscriptions, per node and per client address (firehose.ts). */
+  firehose: FirehoseSlots;
   /** Counts for metrics: a replay's socket cut for not reading, a replay refused by the budget. */
   counters: { replayStalls: number; replayRefusals: number };
 }
@@ -236,11 +240,30 @@ class RequestQueue {
 class SocketSubscription {
   private state: SubscriptionState = emptyState();
   private joined = new Set<string>();
+  private readonly firehose: FirehoseHold;
 
   constructor(
     private readonly socket: RealtimeSocket,
     private readonly ctx: ConnectionContext,
-  ) {}
+  ) {
+    this.firehose = new FirehoseHold(ctx.firehose, clientAddress(socket.request, ctx.trustProxyHops));
+  }
+
+  /** The socket left: its firehose slot goes back. */
+  leave(): void {
+    this.firehose.leave();
+  }
+
+  /** Before `next` is applied: a firehose needs a slot of the node's (refused with the request, nothing changed). */
+  private claimFirehose(next: SubscriptionState): void {
+    const refusal = isFirehose(next) ? this.firehose.claim() : undefined;
+    if (refusal) throw new Refusal(refusal.code, refusal.message, refusal.retryAfterSeconds);
+  }
+
+  private setState(state: SubscriptionState): void {
+    this.state = state;
+    this.firehose.keep(isFirehose(state));
+  }
 
   /** Items in the subscription: wallets + bets + chainIds, and 1 for `all`. */
   size(): number {
@@ -258,7 +281,8 @@ class SocketSubscription {
 
     if (change.sinceSeq === undefined) {
       await this.checkChains(chainIdsOf(change));
-      this.state = next;
+      this.claimFirehose(next);
+      this.setState(next);
       this.setRooms(roomsForState(next));
       return stateToPayload(next, this.ctx.stream.lastSeq);
     }
@@ -268,7 +292,7 @@ class SocketSubscription {
   async unsubscribe(payload: unknown): Promise<SubscribedPayload> {
     const parsed = parseUnsubscribe(payload);
     if (!parsed.ok) throw new Refusal(RealtimeErrorCode.BadUserInput, parsed.message);
-    this.state = removeFromState(this.state, parsed.value);
+    this.setState(removeFromState(this.state, parsed.value));
     this.setRooms(roomsForState(this.state));
     return stateToPayload(this.state, this.ctx.stream.lastSeq);
   }
@@ -307,11 +331,12 @@ class SocketSubscription {
         // What the replay pays before it reads: the pages its range may hold, up to the bound.
         const rangePages = window.head === undefined ? 1 : Number((window.head - since) / BigInt(ctx.replayPageSize)) + 1;
         prepaid = Math.max(1, Math.min(ctx.replayPrepaidPages, rangePages));
+        this.claimFirehose(next);
       } catch (error) {
         this.goLive(sink, previous, 0n);
         throw error;
       }
-      this.state = next;
+      this.setState(next);
       sink.matches = (update) => matches(next, update);
 
       let cursor = since;
@@ -343,7 +368,7 @@ class SocketSubscription {
         await ctx.stream.catchUp(cursor);
       } catch (error) {
         // Half a replay cannot go live without a gap: the socket ends unsubscribed and is told so.
-        this.state = emptyState();
+        this.setState(emptyState());
         throw error;
       }
       // 5. Buffered updates above the cursor, then live.
@@ -443,6 +468,7 @@ export function handleConnection(socket: RealtimeSocket, ctx: ConnectionContext)
   const subscription = new SocketSubscription(socket, ctx);
   socket.on("bets:subscribe", (...args: unknown[]) => requests.enqueue("bets:subscribe", args, (payload) => subscription.subscribe(payload)));
   socket.on("bets:unsubscribe", (...args: unknown[]) => requests.enqueue("bets:unsubscribe", args, (payload) => subscription.unsubscribe(payload)));
+  socket.once("disconnect", () => subscription.leave());
   return {
     idle: () => requests.idle(),
     subscriptions: () => subscription.size(),

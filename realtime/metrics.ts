@@ -44,7 +44,17 @@ function gauge(registry: Registry, name: string, help: string, read: () => numbe
 export function createNodeMetrics(
   realtime: Pick<
     Realtime,
-    "state" | "delivered" | "healed" | "subscriptions" | "lastSeq" | "slowConsumerDisconnects" | "admission" | "replayStalls" | "replayRefusals" | "replayLane"
+    | "state"
+    | "delivered"
+    | "healed"
+    | "subscriptions"
+    | "lastSeq"
+    | "slowConsumerDisconnects"
+    | "admission"
+    | "firehose"
+    | "replayStalls"
+    | "replayRefusals"
+    | "replayLane"
   >,
   fanout: Pick<Fanout, "kind" | "connected">,
   options: { defaultMetrics?: boolean } = {},
@@ -88,6 +98,18 @@ export function createNodeMetrics(
     () => realtime.replayLane()?.refused ?? 0,
   );
   admissionRefusals(registry, () => realtime.admission().refusals);
+  gauge(
+    registry,
+    "realtime_firehose_subscriptions",
+    "Firehose subscriptions ({ all } or chainIds alone) on this node, each one delivery per update",
+    () => realtime.firehose().subscriptions,
+  );
+  labelledCounter(
+    registry,
+    "realtime_firehose_refusals_total",
+    "Firehose subscribes refused: reason node (REALTIME_MAX_FIREHOSE_SUBSCRIPTIONS, SERVICE_UNAVAILABLE) or address (REALTIME_MAX_FIREHOSE_PER_ADDRESS, RATE_LIMITED)",
+    () => realtime.firehose().refusals,
+  );
   gauge(registry, "realtime_last_seq", "The newest seq this node has delivered", () => Number(realtime.lastSeq()));
   gauge(registry, "realtime_local_delivery", "1 while this node delivers from the outbox itself (feed or Redis down), else 0", () =>
     realtime.state().delivery === "local" ? 1 : 0,
@@ -96,12 +118,22 @@ export function createNodeMetrics(
   return { registry, route: metricsRoute(registry) };
 }
 
-/** Refused handshakes by reason (labels fixed up front, so every series exists from 0). */
+/** Refused handshakes by reason. */
 function admissionRefusals(registry: Registry, read: () => Record<RefusalReason, number>): void {
+  labelledCounter(
+    registry,
+    "realtime_admission_refusals_total",
+    "Handshakes refused by admission: reason memory, node or node_connections (NODE_FULL), address, address_cluster or address_connections (TOO_MANY_CONNECTIONS)",
+    read,
+  );
+}
+
+/** A counter by `reason` mirroring counts kept elsewhere (labels fixed up front, so every series exists from 0). */
+function labelledCounter(registry: Registry, name: string, help: string, read: () => Readonly<Record<string, number>>): void {
   const reported: Record<string, number> = {};
   new Counter({
-    name: "realtime_admission_refusals_total",
-    help: "Handshakes refused by admission: reason memory, node or node_connections (NODE_FULL), address, address_cluster or address_connections (TOO_MANY_CONNECTIONS)",
+    name,
+    help,
     labelNames: ["reason"],
     registers: [registry],
     collect() {

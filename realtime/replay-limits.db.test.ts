@@ -47,6 +47,8 @@ async function startNode(deps: Partial<RealtimeDeps>): Promise<{ url: string; re
     // Heartbeats far apart: a stalled client must be cut by the replay's deadline, not a ping timeout.
     pingIntervalMs: 120_000,
     pingTimeoutMs: 60_000,
+    // Crowds of firehose replays from one address: the lane is under test, not the firehose share.
+    firehose: { maxPerAddress: 0 },
     ...deps,
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -12,6 +12,7 @@ import { createRedisClient, guardRedis } from "../core/redis.ts";
 import type { AdmissionLimits } from "./admission.ts";
 import { createRedisSocketCounter } from "./admission-redis.ts";
 import type { RealtimeLimits, ReplayBudget } from "./connection.ts";
+import type { FirehoseLimits } from "./firehose.ts";
 import { createMemoryFanout, createRedisFanout, type Fanout } from "./fanout.ts";
 import { createLocalLock, createPgAdvisoryLock, type PublisherLock } from "./lock.ts";
 import type { Retention } from "../core/outbox.ts";
@@ -43,6 +44,8 @@ export interface RealtimeSettings {
   limits: RealtimeLimits;
   /** Sockets per client address (per node, and across nodes with Redis), per node, and the memory budget. */
   admission: AdmissionLimits;
+  /** Firehose subscriptions per node and per client address. */
+  firehose: FirehoseLimits;
   /** Proxies whose X-Forwarded-For entries name the client (TRUST_PROXY_HOPS, as the gateway's). */
   trustProxyHops: number;
   /** The replay window of `sinceSeq`. */
@@ -112,6 +115,7 @@ export async function startRealtime(httpServer: HttpServer, options: StartRealti
     networks: options.networks,
     limits: settings.limits,
     admission: settings.admission,
+    firehose: settings.firehose,
     trustProxyHops: settings.trustProxyHops,
     ...(admissionRedis
       ? {

@@ -19,6 +19,7 @@ import {
   type ReplayBudget,
 } from "./connection.ts";
 import { DeliveryDepth } from "./depth.ts";
+import { DEFAULT_FIREHOSE_LIMITS, FirehoseSlots, type FirehoseLimits, type FirehoseStats } from "./firehose.ts";
 import {
   ConnectErrorCode,
   type ConnectErrorData,
@@ -71,6 +72,8 @@ export interface RealtimeDeps {
   feedTimeoutMs?: number;
   /** Admission at the handshake (admission.ts): sockets per address, per node, memory. Default DEFAULT_ADMISSION. */
   admission?: Partial<AdmissionLimits>;
+  /** Firehose subscriptions per node and per client address (firehose.ts). Default DEFAULT_FIREHOSE_LIMITS. */
+  firehose?: Partial<FirehoseLimits>;
   /** Proxies whose X-Forwarded-For entries name the client (core/client-address.ts); default 0: the peer. */
   trustProxyHops?: number;
   /** The cluster's sockets per address (admission-redis.ts); none: admission counts this node only. */
@@ -115,6 +118,8 @@ export interface Realtime {
   replayLane(): LaneStats | undefined;
   /** Handshakes refused by admission, by reason. */
   admission(): AdmissionStats;
+  /** Firehose subscriptions held, and refused by reason. */
+  firehose(): FirehoseStats;
   state(): RealtimeState;
   /**
    * SIGTERM: refuses new connections, sends `server:draining` to every socket, lets requests in
@@ -237,6 +242,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
     replayPrepaidPages: deps.replayPrepaidPages ?? 10,
     ...(replayLane ? { replayLane } : {}),
+    firehose: new FirehoseSlots({ ...DEFAULT_FIREHOSE_LIMITS, ...deps.firehose }),
     counters,
   };
   const connections = new Map<string, ConnectionHandle>();
@@ -283,6 +289,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     },
     slowConsumerDisconnects: () => slowConsumers.disconnected(),
     admission: () => admission.stats(),
+    firehose: () => context.firehose.stats(),
     replayStalls: () => counters.replayStalls,
     replayRefusals: () => counters.replayRefusals,
     replayLane: () => replayLane?.stats(),

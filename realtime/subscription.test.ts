@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   addToState,
   emptyState,
+  isFirehose,
   limitViolation,
   matches,
   parseSubscribe,
@@ -36,6 +37,16 @@ describe("rooms", () => {
         expect(inRoom).toBe(matches(state, update));
       }),
       { numRuns: 3000 },
+    );
+  });
+
+  it("a firehose (firehose.ts counts them) is exactly a state in the `all` room or a chain's room", () => {
+    fc.assert(
+      fc.property(arbitraryState, (state) => {
+        const rooms = [...roomsForState(state)];
+        expect(isFirehose(state)).toBe(rooms.some((room) => room === "all" || room.startsWith("c:")));
+      }),
+      { numRuns: 1000 },
     );
   });
 

@@ -49,6 +49,14 @@ export function isEmptyState(state: SubscriptionState): boolean {
   return !state.all && state.wallets.size === 0 && state.bets.size === 0 && state.chainIds.size === 0;
 }
 
+/**
+ * Whether the state follows every update (of some chains): the `all` room or chain rooms
+ * (roomsForState), so one delivery per update of them, however few the client wants (firehose.ts).
+ */
+export function isFirehose(state: SubscriptionState): boolean {
+  return state.all || (state.chainIds.size > 0 && state.wallets.size === 0 && state.bets.size === 0);
+}
+
 export function stateToPayload(state: SubscriptionState, seq: bigint): SubscribedPayload {
   return {
     wallets: [...state.wallets],
