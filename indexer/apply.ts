@@ -34,6 +34,12 @@ export interface ApplyInput {
   proofs: ReadonlyMap<string, SettlementProof>;
   /** The network's depth as this commit will record it: what the payloads' confirmations use. */
   network: NetworkEntry;
+  /**
+   * The bets alone, before the proofs are verified (indexer/backfill-pipeline.ts): no outbox rows,
+   * and each settlement's result without its proof (what BetResult rows a commit writes, not their
+   * content). The bets are those of the same input with the proofs.
+   */
+  draft?: boolean;
 }
 
 export const settlementKey = (event: { blockNumber: bigint; logIndex: number }) => `${event.blockNumber}:${event.logIndex}`;
@@ -65,7 +71,7 @@ function placedBet(chainId: bigint, e: Extract<BetEvent, { kind: "BetPlaced" }>,
   });
 }
 
-function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: SettlementProof): BetResult {
+function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: SettlementProof | undefined): BetResult {
   // The contract emits won/payout from its fixed game rules; a mismatch with the off-chain mirror
   // would mean a different contract than chain/betvault.ts describes.
   if (isGameId(bet.game)) {
@@ -80,15 +86,15 @@ function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: Set
     outcome: new Prisma.Decimal(e.outcome.toString(10)),
     won: e.won,
     payout: new Prisma.Decimal(e.payout.toString(10)),
-    proof: proof.proof as unknown as Prisma.JsonValue,
-    publicSignals: proof.publicSignals,
-    solidityCalldata: proof.solidityCalldata,
-    verified: proof.verified,
+    proof: (proof?.proof ?? null) as unknown as Prisma.JsonValue,
+    publicSignals: proof?.publicSignals ?? [],
+    solidityCalldata: proof?.solidityCalldata ?? "",
+    verified: proof?.verified ?? false,
   };
 }
 
 export function applyEvents(input: ApplyInput): AppliedBatch {
-  const { chainId, network } = input;
+  const { chainId, network, draft } = input;
   const touched = new Map<string, Bet>();
   const results = new Map<string, BetResult>();
   const updates: BetUpdateRow[] = [];
@@ -114,13 +120,13 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         if (touched.has(key) || input.existing.has(key)) throw new IndexerInvariantError(`bet ${e.betId} placed twice`, { details: `tx ${e.transactionHash}` });
         const bet = placedBet(chainId, e, timestampOf(input.timestamps, e.blockNumber));
         touched.set(key, bet);
-        updates.push(betUpdateRow("PLACED", bet, null, block, network));
+        if (!draft) updates.push(betUpdateRow("PLACED", bet, null, block, network));
         break;
       }
       case "BetSettled": {
         const before = current(e.betId, e);
         const proof = input.proofs.get(settlementKey(e));
-        if (!proof) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
+        if (!proof && !draft) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
         const bet = withLifecycle(before, {
           ...lifecycleOf(before),
           status: "SETTLED",
@@ -133,7 +139,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         const result = settledResult(chainId, bet, e, proof);
         touched.set(key, bet);
         results.set(key, result);
-        updates.push(betUpdateRow("SETTLED", bet, result, block, network));
+        if (!draft) updates.push(betUpdateRow("SETTLED", bet, result, block, network));
         break;
       }
       case "BetRefunded": {
@@ -148,7 +154,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
           lastChangeBlock: e.blockNumber,
         });
         touched.set(key, bet);
-        updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
+        if (!draft) updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
         break;
       }
     }

@@ -25,9 +25,16 @@ export interface IndexerDeps {
   onEvent?: (event: IndexerEvent) => void;
   /** Test and observability hooks inside the write transactions. */
   hooks?: StoreHooks;
-  /** Largest number of events one backfill commit carries (whole blocks only). Default 5 000. */
+  /**
+   * Largest number of events one backfill commit carries (whole blocks only). Default 20 000: a bet placed
+   * and settled or refunded within one commit is written once, in its final state, instead of inserted
+   * and then updated (every index of "Bet" and its triggers twice).
+   */
   maxEventsPerCommit?: number;
-  /** Largest number of settlements one backfill commit carries (proofs pipelined per commit). Default 500. */
+  /**
+   * Largest number of settlements one backfill commit carries (proofs pipelined per commit; the commit
+   * writes its bets while they are verified). Default 2 000.
+   */
   maxSettlementsPerCommit?: number;
   /** How often an idle indexer refreshes its cursor's head and updatedAt. Default 15 s. */
   heartbeatMs?: number;
@@ -134,8 +141,8 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           verifier,
           logger,
           emit,
-          maxEventsPerCommit: deps.maxEventsPerCommit ?? 5_000,
-          maxSettlementsPerCommit: deps.maxSettlementsPerCommit ?? 500,
+          maxEventsPerCommit: deps.maxEventsPerCommit ?? 20_000,
+          maxSettlementsPerCommit: deps.maxSettlementsPerCommit ?? 2_000,
           heartbeatMs: deps.heartbeatMs ?? 15_000,
           progressIntervalMs: deps.progressIntervalMs ?? 10_000,
           signal: controller.signal,
