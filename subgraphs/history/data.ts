@@ -194,6 +194,8 @@ export interface PageJoins {
   result: boolean;
   /** With the result, its proof's solidityCalldata (default true; false when the operation cannot select it). */
   solidityCalldata?: boolean;
+  /** With the result, its proof's piB and piC (default true; false when the operation can select neither). */
+  wholeProof?: boolean;
 }
 
 const NO_JOINS: PageJoins = { network: false, result: false };
@@ -262,8 +264,10 @@ export async function betPage(
     betColumns(`"Bet"`, wide ? BET_COLUMNS : NARROW_COLUMNS),
     ...(page.counted ? [`(${counterSum(filter, values)}) AS "totalCount"`] : []),
     ...(joins.network ? [`n."name" AS "networkName", n."confirmations" AS "networkConfirmations"`] : []),
-    // The calldata's condition a parameter: one prepared statement either way.
-    ...(joins.result ? [resultColumns("r", `$${values.push(joins.solidityCalldata ?? true)}::boolean`)] : []),
+    // The calldata's and the whole proof's conditions parameters: one prepared statement either way.
+    ...(joins.result
+      ? [resultColumns("r", `$${values.push(joins.solidityCalldata ?? true)}::boolean`, `$${values.push(joins.wholeProof ?? true)}::boolean`)]
+      : []),
   ];
   const tables = [
     `"Bet"`,

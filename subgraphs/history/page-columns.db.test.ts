@@ -79,6 +79,25 @@ describe("playerBets page columns", () => {
   });
 });
 
+describe("playerBets proofs", () => {
+  it("serves the same proofs whether or not the operation can select piB and piC (read only then)", async () => {
+    const proofs = async (fields: string) => {
+      const { data, errors } = await t.gql<{ playerBets: { nodes: { result: { proof: Record<string, unknown> } | null }[] } }>(
+        `query ($wallet: Address!) { playerBets(wallet: $wallet, first: 100) { nodes { result { proof { ${fields} } } } } }`,
+        { wallet: t.fixtures.whale },
+      );
+      expect(errors).toBeUndefined();
+      return data!.playerBets.nodes.flatMap((node) => (node.result ? [node.result.proof] : []));
+    };
+    const narrow = await proofs("protocol curve piA publicSignals verified");
+    const whole = await proofs("protocol curve piA piB piC publicSignals verified");
+    expect(narrow.length).toBeGreaterThan(10);
+    expect(whole.every((proof) => Array.isArray(proof.piB) && Array.isArray(proof.piC))).toBe(true);
+    expect(narrow).toEqual(whole.map(({ piB: _piB, piC: _piC, ...proof }) => proof));
+    expect((await proofs("piC")).map((proof) => proof.piC)).toEqual(whole.map((proof) => proof.piC));
+  });
+});
+
 describe("playerBets totalCount", () => {
   const counted = async (variables: Record<string, unknown>) => {
     statements.length = 0;

@@ -27,8 +27,9 @@ export interface Groth16ProofModel {
   protocol: SnarkjsProof["protocol"];
   curve: SnarkjsProof["curve"];
   piA: SnarkjsProof["pi_a"];
-  piB: SnarkjsProof["pi_b"];
-  piC: SnarkjsProof["pi_c"];
+  /** piB and piC: absent when the statement did not read them (resultColumns `wholeProofWhen`: the operation cannot select them). */
+  piB?: SnarkjsProof["pi_b"];
+  piC?: SnarkjsProof["pi_c"];
   publicSignals: string[];
   /** Absent when the statement did not read it (results/data.ts ResultReads: the operation cannot select it). */
   solidityCalldata?: string;
@@ -39,7 +40,8 @@ interface ReadResult {
   outcome: string;
   won: boolean;
   payout: string;
-  proof: SnarkjsProof;
+  /** Without pi_b and pi_c when not read (`wholeProofWhen` false). */
+  proof: Omit<SnarkjsProof, "pi_b" | "pi_c"> & Partial<Pick<SnarkjsProof, "pi_b" | "pi_c">>;
   publicSignals: string[];
   /** Null when not read (`calldataWhen` false). */
   solidityCalldata: string | null;
@@ -53,10 +55,17 @@ export type ResultColumns = ReadResult | { [column in keyof ReadResult]: null };
  * The select list of a "BetResult" row under the alias `table`, named as ResultColumns. publicSignals
  * as JSON, which V8 parses natively, not as a text[] the driver parses in JS. `calldataWhen`: an SQL
  * boolean under which `solidityCalldata` is read (~850 bytes a row; null otherwise); unset: always.
+ * `wholeProofWhen`: an SQL boolean under which the whole proof is read; otherwise its pi_a, protocol
+ * and curve only (pi_b and pi_c are 9 of its 12 numbers, ~700 bytes a row sent, decoded and parsed
+ * for a wallet page that shows piA); unset: always whole.
  */
-export function resultColumns(table: string, calldataWhen?: string): string {
+export function resultColumns(table: string, calldataWhen?: string, wholeProofWhen?: string): string {
   const calldata = calldataWhen ? `CASE WHEN ${calldataWhen} THEN ${table}."solidityCalldata" END` : `${table}."solidityCalldata"`;
-  return `${table}."outcome"::text AS outcome, ${table}."won", ${table}."payout"::text AS payout, ${table}."proof",
+  const proof = `${table}."proof"`;
+  const proofColumn = wholeProofWhen
+    ? `CASE WHEN ${wholeProofWhen} OR ${proof} IS NULL THEN ${proof} ELSE jsonb_build_object('protocol', ${proof}->'protocol', 'curve', ${proof}->'curve', 'pi_a', ${proof}->'pi_a') END AS "proof"`
+    : proof;
+  return `${table}."outcome"::text AS outcome, ${table}."won", ${table}."payout"::text AS payout, ${proofColumn},
     to_json(${table}."publicSignals") AS "publicSignals", ${calldata} AS "solidityCalldata", ${table}."verified"`;
 }
 
@@ -71,8 +80,8 @@ export function betResultOf(row: ResultColumns): BetResultModel | null {
       protocol: row.proof.protocol,
       curve: row.proof.curve,
       piA: row.proof.pi_a,
-      piB: row.proof.pi_b,
-      piC: row.proof.pi_c,
+      ...(row.proof.pi_b === undefined ? {} : { piB: row.proof.pi_b }),
+      ...(row.proof.pi_c === undefined ? {} : { piC: row.proof.pi_c }),
       publicSignals: row.publicSignals,
       ...(row.solidityCalldata === null ? {} : { solidityCalldata: row.solidityCalldata }),
       verified: row.verified,

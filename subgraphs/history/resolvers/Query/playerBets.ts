@@ -28,8 +28,12 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeCursor(args.after, fingerprints) : undefined;
   // The bets' networks and results the query selects come in the page's own statement; a proof's
-  // solidityCalldata (~850 bytes) only when the operation can select it.
-  const joins = { ...pageJoinsOf(info), solidityCalldata: mayAskFor(info, "solidityCalldata") };
+  // solidityCalldata (~850 bytes), piB and piC (~700) only when the operation can select them.
+  const joins = {
+    ...pageJoinsOf(info),
+    solidityCalldata: mayAskFor(info, "solidityCalldata"),
+    wholeProof: mayAskFor(info, "piB") || mayAskFor(info, "piC"),
+  };
   // Every column of each bet only when the operation can select one beyond a wallet page's usual fields.
   const wide = WIDE_BET_FIELDS.some((field) => mayAskFor(info, field));
   // A count from the counters comes in the page's own statement when the operation can ask for it.
