@@ -1,7 +1,8 @@
 import http from "node:http";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { acceptsHtml, listen } from "./http.ts";
+import { acceptsHtml, listen, renderedBytesOf, stringifyAnswer } from "./http.ts";
+import { runInRequestScope } from "./request-scope.ts";
 
 // Graceful drain: a request already under way when the server closes still gets its answer;
 // a new connection is refused.
@@ -98,4 +99,30 @@ describe("a route that fails while writing its head", () => {
       await running.close(0);
     }
   }, 10_000);
+});
+
+describe("stringifyAnswer (Apollo Server's stringifyResult, written as bytes)", () => {
+  const values = [
+    { data: { a: 1, b: ["x", null] } },
+    { errors: [{ message: "m", path: ["a"] }], data: { a: null }, extensions: { cost: { requested: 1, actual: 1 } } },
+    { data: { "\u2028": "é\u0000 € 🎲" } },
+  ];
+
+  it("writes what Apollo Server's default writes, and keeps its UTF-8 for that string once, in its request", () => {
+    runInRequestScope("r1", () => {
+      for (const value of values) {
+        const text = stringifyAnswer(value);
+        expect(text).toBe(`${JSON.stringify(value)}\n`);
+        expect(renderedBytesOf(`${text} `)).toBeUndefined();
+        expect(renderedBytesOf(text)).toEqual(Buffer.from(text));
+        expect(renderedBytesOf(text)).toBeUndefined(); // handed out once
+      }
+    });
+  });
+
+  it("keeps nothing outside a request", () => {
+    const text = stringifyAnswer(values[0]);
+    expect(text).toBe(`${JSON.stringify(values[0])}\n`);
+    expect(renderedBytesOf(text)).toBeUndefined();
+  });
 });

@@ -4,7 +4,7 @@ import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest
 import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
 import { ErrorCode } from "./errors.ts";
-import { requestIdOf, runInRequestScope } from "./request-scope.ts";
+import { currentRequestScope, requestIdOf, runInRequestScope } from "./request-scope.ts";
 import { serveTraced } from "./tracing.ts";
 import { nestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.ts";
 import type { Registry } from "prom-client";
@@ -42,8 +42,6 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   beforeGraphQL?: AnswerBeforeGraphQL;
   /** The client's address, kept in the request scope for what the request calls (the gateway forwards it to subgraphs). */
   clientAddressOf?: (req: IncomingMessage) => string;
-  /** The UTF-8 bytes of a body Apollo Server rendered, when its renderer kept them (gateway/forwarded-data.ts): written instead of encoding the string again. */
-  renderedBytesOf?: (body: string) => Buffer | undefined;
 }
 
 /** A complete GraphQL answer, as Apollo Server renders it or as a shortcut replays it. */
@@ -73,6 +71,38 @@ export interface AnswerBeforeGraphQL {
   /** `incoming`: the HTTP request it was read from (its client's address). */
   answer(request: HTTPGraphQLRequest, incoming?: IncomingMessage): Promise<CompleteAnswer | undefined>;
   answered?(request: HTTPGraphQLRequest, answer: CompleteAnswer, sent: SentEncoding, from: "graphql" | "before"): void;
+}
+
+/**
+ * Apollo Server's `stringifyResult`, writing what its default writes (`JSON.stringify` and a
+ * newline), with the answer's UTF-8 bytes kept for the request being served: the front writes those
+ * (renderedBytesOf). Written as a string, an answer (112 KB for betResults(100) with proofs) was
+ * copied on the heap twice, flattened to measure its Content-Length and again behind the response
+ * head Node prepends to it, then encoded by writev: ~200 KB of heap a request, 18 % of what
+ * `npm start` allocated under betResults load.
+ */
+export function stringifyAnswer(value: unknown): string {
+  const json = JSON.stringify(value);
+  const text = `${json}\n`;
+  const scope = currentRequestScope();
+  if (scope) {
+    const length = Buffer.byteLength(json);
+    const bytes = Buffer.allocUnsafe(length + 1);
+    // All ASCII (as answers of decimal strings are): copied as is, not encoded character by character.
+    bytes.write(json, length === json.length ? "latin1" : "utf8");
+    bytes[length] = 0x0a;
+    scope.renderedAnswer = { text, bytes };
+  }
+  return text;
+}
+
+/** The UTF-8 bytes of `text`, when the renderer put them together for this very answer of the request being served (once). */
+export function renderedBytesOf(text: string): Buffer | undefined {
+  const scope = currentRequestScope();
+  const rendered = scope?.renderedAnswer;
+  if (!scope || rendered?.text !== text) return undefined;
+  scope.renderedAnswer = undefined;
+  return rendered.bytes;
 }
 
 export class HttpError extends Error {
@@ -230,7 +260,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       const response = await options.server.executeHTTPGraphQLRequest({ httpGraphQLRequest, context: () => options.context(req) });
       if (response.body.kind === "complete") {
         const body = response.body.string;
-        const bytes = options.renderedBytesOf?.(body);
+        const bytes = renderedBytesOf(body);
         const answer: CompleteAnswer = { status: response.status ?? 200, headers: response.headers, body, ...(bytes ? { bytes } : {}) };
         const sent = await writeAnswer(req, res, answer); // written whether or not a shortcut is watching
         shortcut?.answered?.(httpGraphQLRequest, answer, sent, "graphql");

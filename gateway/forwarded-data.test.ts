@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runInRequestScope } from "../core/request-scope.ts";
-import { dataBytesOf, keepDataBytes, renderedBytesOf, stringifyResult } from "./forwarded-data.ts";
+import { renderedBytesOf } from "../core/http.ts";
+import { dataBytesOf, keepDataBytes, stringifyResult } from "./forwarded-data.ts";
 
 // The gateway writes a subgraph's bytes of `data` when that data is its answer, and otherwise
 // exactly what Apollo Server's default (JSON.stringify + newline) writes.

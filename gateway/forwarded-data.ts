@@ -1,4 +1,5 @@
 import type { FormattedExecutionResult } from "graphql";
+import { stringifyAnswer } from "../core/http.ts";
 import { currentRequestScope } from "../core/request-scope.ts";
 
 // An operation one subgraph answers whole (gateway/single-subgraph.ts) is answered with that
@@ -13,7 +14,7 @@ import { currentRequestScope } from "../core/request-scope.ts";
 // but written to the socket, a string is measured, flattened and encoded to UTF-8 again (profiled
 // on betResults(100): the largest share of the gateway's own work after the write itself). So
 // the answer's bytes are also put together from the subgraph's own bytes, kept for the request in
-// its scope, and the HTTP front writes those (renderedBytesOf) instead of encoding the string.
+// its scope, and the HTTP front writes those (core/http.ts renderedBytesOf) instead of encoding the string.
 
 /** What is kept of a subgraph's `data`: its text, and its UTF-8 bytes when the body's were at hand. */
 interface KeptData {
@@ -66,19 +67,10 @@ export function keepDataBytes(answer: { data?: unknown; errors?: unknown; extens
  */
 export function stringifyResult(value: FormattedExecutionResult): string {
   const kept = value.data && value.errors === undefined ? keptOf.get(value.data) : undefined;
-  if (kept === undefined) return `${JSON.stringify(value)}\n`;
+  if (kept === undefined) return stringifyAnswer(value);
   const end = value.extensions === undefined ? "}\n" : `,"extensions":${JSON.stringify(value.extensions)}}\n`;
   const text = `${DATA}${kept.text}${end}`;
   const scope = currentRequestScope();
   if (kept.bytes && scope) scope.renderedAnswer = { text, bytes: Buffer.concat([DATA_BYTES, kept.bytes, Buffer.from(end)]) };
   return text;
-}
-
-/** The UTF-8 bytes of `text`, when stringifyResult put them together for this very answer of the request being served. */
-export function renderedBytesOf(text: string): Buffer | undefined {
-  const scope = currentRequestScope();
-  const rendered = scope?.renderedAnswer;
-  if (!scope || rendered?.text !== text) return undefined;
-  scope.renderedAnswer = undefined;
-  return rendered.bytes;
 }

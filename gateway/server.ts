@@ -29,7 +29,7 @@ import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } f
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
-import { renderedBytesOf, stringifyResult } from "./forwarded-data.ts";
+import { stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 import type { UsageRecorder } from "./schema-usage.ts";
 import { createSupergraphSource, keyedBySchema, type SupergraphRegistrySettings } from "./supergraph-source.ts";
@@ -271,8 +271,6 @@ export function createGateway(deps: GatewayDeps): Gateway {
         beforeGraphQL: responseCache?.beforeGraphQL,
         // The subgraphs share expensive work out per client: they learn who asks from here, by the rate limit's rule.
         clientAddressOf: (req) => clientAddress(req, deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0),
-        // Answers rendered from a subgraph's own bytes are written from those bytes (gateway/forwarded-data.ts).
-        renderedBytesOf,
       });
       http = await listen(listener, host, port, { writeDeadlineMs: deps.writeDeadlineMs, registry: metrics.registry });
       logger.info({ url: `${http.url}/graphql` }, "gateway listening");

@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { READ_PIN_HEADER, READ_PINS_HONOURED_HEADER, runInRequestScope } from "../core/request-scope.ts";
 import type { InProcessAnswer } from "../core/schema.ts";
-import { renderedBytesOf, stringifyResult } from "./forwarded-data.ts";
+import { renderedBytesOf } from "../core/http.ts";
+import { stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it

@@ -4,7 +4,7 @@ import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginInlineTraceDi
 import type { DocumentNode } from "graphql";
 import type { Registry } from "prom-client";
 import { createErrorFormatter } from "../../core/errors.ts";
-import { createGraphQLRequestListener, listen, type RunningHttpServer } from "../../core/http.ts";
+import { createGraphQLRequestListener, listen, stringifyAnswer, type RunningHttpServer } from "../../core/http.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Database } from "../../core/db.ts";
 import { databaseCheck, probeRoutes, reasonOf } from "../../core/probes.ts";
@@ -95,6 +95,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
     ...(compiled ? { gateway: compiled.gateway } : { schema }),
     formatError: createErrorFormatter({ production: options.production, logger }),
     includeStacktraceInErrorResponses: false,
+    // Answers are written as bytes kept when rendered (core/http.ts stringifyAnswer), not as strings.
+    stringifyResult: stringifyAnswer,
     // Introspection answers in every mode, as at the gateway (Apollo turns it off under NODE_ENV=production).
     introspection: true,
     // No Apollo usage reporting here: federated traces would only cost time per request.

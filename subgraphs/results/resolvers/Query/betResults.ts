@@ -27,8 +27,9 @@ export const betResults: QueryResolvers["betResults"] = async (_parent, { chainI
   const bets: (BetRefModel | null)[] = [];
   for (let i = 0; i < betIds.length; i++) {
     const row = found[i];
-    maxAge = Math.min(maxAge, row ? betMaxAgeAt(network, row) : MAX_AGE.live);
-    bets.push(row ? { chainId, betId: betIds[i] as string, loaded: row } : null);
+    const rowMaxAge = row ? betMaxAgeAt(network, row) : MAX_AGE.live;
+    maxAge = Math.min(maxAge, rowMaxAge);
+    bets.push(row ? { chainId, betId: betIds[i] as string, loaded: { row, maxAge: rowMaxAge } } : null);
   }
   cacheFor(info, maxAge);
   return bets;
