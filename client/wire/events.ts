@@ -82,7 +82,11 @@ export type RealtimeErrorCode = (typeof RealtimeErrorCode)[keyof typeof Realtime
 export interface ErrorBody {
   code: RealtimeErrorCode;
   message: string;
-  /** With `RATE_LIMITED` from the replay budget, or `SERVICE_UNAVAILABLE` from the replay lane: seconds until a replay of this client may start. */
+  /**
+   * With `RATE_LIMITED` from the replay budget, or `SERVICE_UNAVAILABLE` from the replay lane:
+   * seconds until a replay of this client may start; with either refusing a firehose subscription
+   * (firehose.ts): seconds until one may be free.
+   */
   retryAfterSeconds?: number;
 }
 
