@@ -90,17 +90,6 @@ function apply(events: BetEvent[], existing: ReadonlyMap<string, Bet> = new Map(
 }
 
 describe("applyEvents", () => {
-  it("as a draft, needs no proof and gives the same bets and which results, without proofs or outbox rows", () => {
-    const events = [placed(1n, 5n), placed(2n, 5n, 1), settled(1n, 6n), refunded(2n, 7n)];
-    const full = apply(events);
-    const draft = applyEvents({ chainId: 31337n, events, existing: new Map(), timestamps, proofs: new Map(), network, draft: true });
-    expect(draft.bets).toEqual(full.bets);
-    expect(draft.updates).toEqual([]);
-    expect(draft.results.map((r) => [betIdKey(r.betId), r.outcome.toFixed(0), r.won, r.payout.toFixed(0), r.proof, r.verified])).toEqual(
-      full.results.map((r) => [betIdKey(r.betId), r.outcome.toFixed(0), r.won, r.payout.toFixed(0), null, false]),
-    );
-  });
-
   it("places, settles and refunds, one outbox row per change carrying the state right after it", () => {
     const out = apply([placed(1n, 5n), placed(2n, 5n, 1), settled(1n, 6n), refunded(2n, 7n)]);
     expect(out.updates.map((u) => [u.type, betIdKey(BigInt(String(u.betId))), u.blockNumber])).toEqual([

@@ -34,12 +34,6 @@ export interface ApplyInput {
   proofs: ReadonlyMap<string, SettlementProof>;
   /** The network's depth as this commit will record it: what the payloads' confirmations use. */
   network: NetworkEntry;
-  /**
-   * The bets alone, before the proofs are verified (indexer/backfill-pipeline.ts): no outbox rows,
-   * and each settlement's result without its proof (what BetResult rows a commit writes, not their
-   * content). The bets are those of the same input with the proofs.
-   */
-  draft?: boolean;
 }
 
 export const settlementKey = (event: { blockNumber: bigint; logIndex: number }) => `${event.blockNumber}:${event.logIndex}`;
@@ -71,7 +65,7 @@ function placedBet(chainId: bigint, e: Extract<BetEvent, { kind: "BetPlaced" }>,
   });
 }
 
-function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: SettlementProof | undefined): BetResult {
+function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: SettlementProof): BetResult {
   // The contract emits won/payout from its fixed game rules; a mismatch with the off-chain mirror
   // would mean a different contract than chain/betvault.ts describes.
   if (isGameId(bet.game)) {
@@ -86,15 +80,15 @@ function settledResult(chainId: bigint, bet: Bet, e: BetSettledEvent, proof: Set
     outcome: new Prisma.Decimal(e.outcome.toString(10)),
     won: e.won,
     payout: new Prisma.Decimal(e.payout.toString(10)),
-    proof: (proof?.proof ?? null) as unknown as Prisma.JsonValue,
-    publicSignals: proof?.publicSignals ?? [],
-    solidityCalldata: proof?.solidityCalldata ?? "",
-    verified: proof?.verified ?? false,
+    proof: proof.proof as unknown as Prisma.JsonValue,
+    publicSignals: proof.publicSignals,
+    solidityCalldata: proof.solidityCalldata,
+    verified: proof.verified,
   };
 }
 
 export function applyEvents(input: ApplyInput): AppliedBatch {
-  const { chainId, network, draft } = input;
+  const { chainId, network } = input;
   const touched = new Map<string, Bet>();
   const results = new Map<string, BetResult>();
   const updates: BetUpdateRow[] = [];
@@ -120,13 +114,13 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         if (touched.has(key) || input.existing.has(key)) throw new IndexerInvariantError(`bet ${e.betId} placed twice`, { details: `tx ${e.transactionHash}` });
         const bet = placedBet(chainId, e, timestampOf(input.timestamps, e.blockNumber));
         touched.set(key, bet);
-        if (!draft) updates.push(betUpdateRow("PLACED", bet, null, block, network));
+        updates.push(betUpdateRow("PLACED", bet, null, block, network));
         break;
       }
       case "BetSettled": {
         const before = current(e.betId, e);
         const proof = input.proofs.get(settlementKey(e));
-        if (!proof && !draft) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
+        if (!proof) throw new IndexerInvariantError(`no proof prepared for the settlement of bet ${e.betId}`);
         const bet = withLifecycle(before, {
           ...lifecycleOf(before),
           status: "SETTLED",
@@ -139,7 +133,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
         const result = settledResult(chainId, bet, e, proof);
         touched.set(key, bet);
         results.set(key, result);
-        if (!draft) updates.push(betUpdateRow("SETTLED", bet, result, block, network));
+        updates.push(betUpdateRow("SETTLED", bet, result, block, network));
         break;
       }
       case "BetRefunded": {
@@ -154,7 +148,7 @@ export function applyEvents(input: ApplyInput): AppliedBatch {
           lastChangeBlock: e.blockNumber,
         });
         touched.set(key, bet);
-        if (!draft) updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
+        updates.push(betUpdateRow("REFUNDED", bet, null, block, network));
         break;
       }
     }

@@ -3,9 +3,9 @@
 // in an earlier group, and a never-placed bet failing its own group only.
 import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
-import { betResult, type SolidityProof } from "../chain/betvault.ts";
+import type { SolidityProof } from "../chain/betvault.ts";
 import { IndexerInvariantError } from "./errors.ts";
-import { applyWhileVerifying, commitGroups, verifyGroupsAhead } from "./backfill-pipeline.ts";
+import { commitGroups, verifyGroupsAhead } from "./backfill-pipeline.ts";
 import type { BetEvent } from "./events.ts";
 import type { SettlementProof } from "./proofs.ts";
 
@@ -101,39 +101,5 @@ describe("verifyGroupsAhead", () => {
     await expect(promises[0]).resolves.toBeInstanceOf(Map);
     await expect(promises[1]).rejects.toBeInstanceOf(IndexerInvariantError);
     await expect(promises[2]).resolves.toBeInstanceOf(Map);
-  });
-});
-
-describe("applyWhileVerifying", () => {
-  const network = { chainId: 31337, name: "localnet", confirmations: 2, headBlock: 9n, finalizedBlock: 8n };
-  const rules = betResult("dice", 7n, 1n);
-  const events = [placed(1n, 1, 0), { ...settled(1n, 2, 0), won: rules.won, payout: rules.payout }];
-  const input = { chainId: 31337n, events, existing: new Map(), timestamps: new Map([1n, 2n].map((b) => [b, 1_700_000_000n])), network };
-  const verdict: SettlementProof = {
-    proof: { pi_a: [], pi_b: [], pi_c: [], protocol: "groth16", curve: "bn128" },
-    publicSignals: ["1"],
-    solidityCalldata: "0x",
-    verified: true,
-  };
-
-  it("gives the bets before the verdicts, and the results and outbox rows once they are in", async () => {
-    let release: (proofs: Map<string, SettlementProof>) => void = () => undefined;
-    const verifying = new Promise<Map<string, SettlementProof>>((resolve) => {
-      release = resolve;
-    });
-    const { draft, final } = await applyWhileVerifying(input, verifying, async () => new Map());
-    expect(draft.bets.map((b) => b.status)).toEqual(["SETTLED"]);
-    expect(draft.updates).toEqual([]);
-    release(new Map([["2:0", verdict]]));
-    const applied = await final;
-    expect(applied.bets).toEqual(draft.bets);
-    expect(applied.results.map((r) => r.verified)).toEqual([true]);
-    expect(applied.updates.map((u) => u.type)).toEqual(["PLACED", "SETTLED"]);
-  });
-
-  it("without overlap, both are the batch applied with its verdicts", async () => {
-    const { draft, final } = await applyWhileVerifying(input, Promise.resolve(new Map([["2:0", verdict]])), async () => new Map(), false);
-    expect(draft.updates.map((u) => u.type)).toEqual(["PLACED", "SETTLED"]);
-    expect(await final).toBe(draft);
   });
 });

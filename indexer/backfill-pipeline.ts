@@ -2,12 +2,10 @@
  * The backfill's proof pipeline (indexer/sync.ts): a range's events are cut into commit groups of
  * whole blocks, and every group's settlements go to the verifier (the worker pool, which queues
  * them in order) as soon as the range is decoded, so the next groups are verified while the
- * current one is written. A commit writes its bets (which no verdict changes) while its own
- * group's proofs are still being verified, and awaits the verdicts only for the results and the
- * outbox rows (applyWhileVerifying, IndexerStore.commit's `final`).
+ * current one is written. Each commit still awaits its own group's verdicts before writing.
  */
 import type { Bet } from "../prisma/generated/client.ts";
-import { type AppliedBatch, type ApplyInput, applyEvents, betIdKey, settlementInputs, settlementKey } from "./apply.ts";
+import { betIdKey, settlementInputs, settlementKey } from "./apply.ts";
 import type { BetEvent } from "./events.ts";
 import { settlementProofs, type ProofVerifier, type SettlementProof } from "./proofs.ts";
 
@@ -65,32 +63,4 @@ export function verifyGroupsAhead(
     for (const e of group) if (e.kind === "BetPlaced") bets.set(betIdKey(e.betId), { serverSeedHash: e.serverSeedHash, clientSeed: e.clientSeed });
     return verifying;
   });
-}
-
-/**
- * A commit's batch applied: `draft` at once (its bets final, its results without proofs, no outbox
- * rows) and `final` once the proofs are verified (`verifying`, from verifyGroupsAhead: the verdicts
- * ahead cover exactly these settlements; anything else, none expected, is verified now). Without
- * settlements, verdicts pending, or `overlap` (a verifier that checks nothing: its verdicts take no
- * time), both are the batch applied with its proofs.
- */
-export async function applyWhileVerifying(
-  input: Omit<ApplyInput, "proofs" | "draft">,
-  verifying: Promise<Map<string, SettlementProof>> | undefined,
-  verify: (inputs: Inputs) => Promise<Map<string, SettlementProof>>,
-  overlap = true,
-): Promise<{ draft: AppliedBatch; final: Promise<AppliedBatch> }> {
-  const inputs = settlementInputs(input.events, input.existing);
-  const proofs = async () => {
-    const ahead = await verifying;
-    return ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : verify(inputs);
-  };
-  if (!verifying || !overlap || inputs.length === 0) {
-    const applied = applyEvents({ ...input, proofs: await proofs() });
-    return { draft: applied, final: Promise.resolve(applied) };
-  }
-  const draft = applyEvents({ ...input, proofs: new Map(), draft: true });
-  const final = proofs().then((done) => applyEvents({ ...input, proofs: done }));
-  final.catch(() => undefined); // awaited inside the commit; a commit failing before it leaves it unawaited
-  return { draft, final };
 }

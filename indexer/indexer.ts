@@ -31,10 +31,7 @@ export interface IndexerDeps {
    * and then updated (every index of "Bet" and its triggers twice).
    */
   maxEventsPerCommit?: number;
-  /**
-   * Largest number of settlements one backfill commit carries (proofs pipelined per commit; the commit
-   * writes its bets while they are verified). Default 2 000.
-   */
+  /** Largest number of settlements one backfill commit carries (proofs pipelined per commit). Default 500. */
   maxSettlementsPerCommit?: number;
   /** How often an idle indexer refreshes its cursor's head and updatedAt. Default 15 s. */
   heartbeatMs?: number;
@@ -142,7 +139,7 @@ export function createIndexer(deps: IndexerDeps): Indexer {
           logger,
           emit,
           maxEventsPerCommit: deps.maxEventsPerCommit ?? 20_000,
-          maxSettlementsPerCommit: deps.maxSettlementsPerCommit ?? 2_000,
+          maxSettlementsPerCommit: deps.maxSettlementsPerCommit ?? 500,
           heartbeatMs: deps.heartbeatMs ?? 15_000,
           progressIntervalMs: deps.progressIntervalMs ?? 10_000,
           signal: controller.signal,

@@ -224,24 +224,19 @@ export class IndexerStore {
     bets: readonly Bet[];
     results: readonly BetResult[];
     updates: readonly BetUpdateRow[];
-    /** The results and outbox rows once the proofs are verified, replacing `results` and `updates` (drafts: see applyEvents), awaited after the bets are written. */
-    final?: Promise<{ results: readonly BetResult[]; updates: readonly BetUpdateRow[] }>;
     state: CursorState;
     network: NetworkEntry;
     pruneBelow: bigint;
     events: number;
   }): Promise<number> {
     const chainId = BigInt(input.chainId);
-    const { bets } = claimWritten(input.bets, input.results, input.state.finalizedBlock);
+    const { bets, claimed } = claimWritten(input.bets, input.results, input.state.finalizedBlock);
     return this.prisma.$transaction(async (tx) => {
       await lockCursor(tx, input.chainId, input.from);
       // Before the bets: no bet is ever visible without its token.
       if (input.tokens?.length) await tx.token.createMany({ data: [...input.tokens], skipDuplicates: true });
       await upsertBets(tx, bets);
-      // The verdicts (the worker pool's) were computed while the bets were written: they change no bet.
-      const { results, updates } = input.final ? await input.final : input;
-      const { claimed } = claimWritten(input.bets, results, input.state.finalizedBlock);
-      await insertResults(tx, results);
+      await insertResults(tx, input.results);
       if (input.blocks.length > 0) {
         const doc = JSON.stringify(input.blocks.map((b) => ({ n: big(b.number), h: b.hash })));
         await tx.$executeRaw`
@@ -251,14 +246,14 @@ export class IndexerStore {
       await tx.$executeRaw`DELETE FROM "IndexedBlock" WHERE "chainId" = ${chainId} AND "number" < ${input.pruneBelow}`;
       const { headBlock, finalizedBlock, isReady } = input.state;
       // A settled proof failing under the served key: the key or the verifier is wrong (schema.prisma).
-      const rejected = results.filter((r) => !r.verified).length;
+      const rejected = input.results.filter((r) => !r.verified).length;
       await tx.$executeRaw`
         UPDATE "IndexingCursor" SET "indexedBlock" = ${input.to.number}, "indexedBlockHash" = ${input.to.hash}, "headBlock" = ${headBlock},
           "finalizedBlock" = ${finalizedBlock}, "isReady" = ${isReady}, "updatedAt" = ${UTC_NOW}, "rejectedProofs" = "rejectedProofs" + ${rejected}::int
         WHERE "chainId" = ${chainId}`;
       // After the bets' upsert: a settlement committed in an already final block is announced now.
       const finalized = await finalizeBets(tx, input.chainId, input.state.finalizedBlock, input.network, { claimed });
-      await appendBetUpdates(tx, [...updates, ...finalized]);
+      await appendBetUpdates(tx, [...input.updates, ...finalized]);
       await this.hooks.beforeCommit?.({ chainId: input.chainId, from: input.from, to: input.to, events: input.events });
       return finalized.length;
     }, TX_OPTIONS);

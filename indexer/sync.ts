@@ -23,13 +23,13 @@ import type { Logger } from "../core/logger.ts";
 import type { NetworkEntry } from "../core/networks.ts";
 import { rootTraced } from "../core/tracing.ts";
 import type { Bet } from "../prisma/generated/client.ts";
-import { betIdKey, betsToLoad } from "./apply.ts";
+import { applyEvents, betIdKey, betsToLoad, settlementInputs, settlementKey } from "./apply.ts";
 import type { NetworkConfig } from "./config.ts";
 import { backoffDelay, ChainIdMismatchError, ChainInconsistentError, ReorgTooDeepError, sleep, toIndexerError, type IndexerError } from "./errors.ts";
 import { decodeBetLogs, type BetEvent } from "./events.ts";
 import { blockTimestamps } from "./timestamps.ts";
 import { BackfillProgressTracker, progressFields, progressMessage } from "./progress.ts";
-import { applyWhileVerifying, commitGroups, proofsByKey, verifyGroupsAhead } from "./backfill-pipeline.ts";
+import { commitGroups, proofsByKey, verifyGroupsAhead } from "./backfill-pipeline.ts";
 import type { ProofVerifier, SettlementProof } from "./proofs.ts";
 import type { BlockHeader, ChainRpc } from "./rpc.ts";
 import type { BlockRef, CursorState, IndexerStore } from "./store.ts";
@@ -276,21 +276,22 @@ export class NetworkSync {
     const started = performance.now();
     const existing = await this.existingBets(events);
     const loaded = performance.now();
+    const inputs = settlementInputs(events, existing);
+    const ahead = verifying ? await verifying : undefined;
+    // The verdicts verified ahead are for exactly these settlements (same proof, same bet signals);
+    // anything else (none expected) is verified now.
+    const proofs = ahead && inputs.every(({ event }) => ahead.has(settlementKey(event))) ? ahead : await proofsByKey(inputs, this.deps.verifier);
+    const proved = performance.now();
     const state = this.cursorState(to.number);
     const network = this.entry(state);
-    // The bets are written while the proofs verified ahead are still being checked (indexer/backfill-pipeline.ts).
-    const batch = { chainId: BigInt(this.chainId), events, existing, timestamps, network };
-    const { verifier } = this.deps;
-    const { draft, final } = await applyWhileVerifying(batch, verifying, (inputs) => proofsByKey(inputs, verifier), !verifier.checksNothing);
-    const proved = performance.now();
-    const tokens = await this.tokens.newTokens(draft.bets.map((b) => b.token));
+    const applied = applyEvents({ chainId: BigInt(this.chainId), events, existing, timestamps, proofs, network });
+    const tokens = await this.tokens.newTokens(applied.bets.map((b) => b.token));
     const prepared = performance.now();
-    const input = { chainId: this.chainId, from, to, blocks: [to], tokens, bets: draft.bets, results: draft.results, updates: draft.updates, final, state };
+    const input = { chainId: this.chainId, from, to, blocks: [to], tokens, bets: applied.bets, results: applied.results, updates: applied.updates, state };
     const pruneBelow = min(state.finalizedBlock, to.number);
     // The commit's trace (when this process traces), stored with its outbox rows for the publisher (core/outbox.ts).
     const traced = { "chain.id": this.chainId, "block.first": String(from.number + 1n), "block.last": String(to.number), events: events.length, mode };
     const finalized = await rootTraced("indexer commit", traced, () => store.commit({ ...input, network, pruneBelow, events: events.length }));
-    const applied = await final;
     if (events.length > 0) {
       const ms = (a: number, b: number) => Math.round(b - a);
       this.deps.logger.debug(
