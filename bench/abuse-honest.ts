@@ -2,7 +2,8 @@
 // evenly paced rate (open loop: a slow answer never delays the next request), within its points
 // budget — playerBets, betResults, bets, a CSV export — and two Socket.IO clients (socket.io-client,
 // as an application uses it: on a reconnect it subscribes again from the last seq it saw), one on
-// the firehose and one on a wallet, counting every update by seq to compare with the outbox.
+// the firehose and one on a wallet, counting every update by seq to compare with the outbox; and a
+// newcomer who opens the firehose in the middle of B (a refusal is an honest error).
 import http from "node:http";
 import { io as ioClient } from "socket.io-client";
 import type { TypedClientSocket } from "../test/realtime.ts";
@@ -16,6 +17,8 @@ export const HONEST = {
   wallet: wallet(4242),
   firehoseAddress: "127.0.0.6",
   walletSocketAddress: "127.0.0.7",
+  /** A visitor who opens the live page in the middle of B, while the crowd holds its firehoses. */
+  newcomerAddress: "127.0.0.8",
 };
 
 export interface HonestOptions {
@@ -66,6 +69,8 @@ export interface SocketCheck {
   duplicated: number;
   reconnects: number;
   errors: number;
+  /** The node refused this socket's subscription (the newcomer's firehose): why. */
+  refused?: string;
 }
 
 const body = (query: string, variables: Record<string, unknown>) => Buffer.from(JSON.stringify({ query, variables }));
@@ -93,7 +98,11 @@ interface LiveSocket {
   errors: number;
 }
 
+/** A newcomer whose firehose the node refused: reported beside the sockets, with the refusal. */
+const NEWCOMER = "newcomer firehose (B)";
+
 export class HonestClients {
+  private newcomerRefusal: string | undefined;
   private readonly ops: Op[];
   private readonly done: Done[] = [];
   private readonly windows: { phase: Phase; start: number; end: number }[] = [];
@@ -200,6 +209,15 @@ export class HonestClients {
     this.sockets.push(await this.connect("wallet socket", HONEST.walletSocketAddress, { wallets: [HONEST.wallet] }));
   }
 
+  /** The newcomer: a fresh address's first firehose, opened while the attackers hold theirs. */
+  async connectNewcomer(): Promise<void> {
+    try {
+      this.sockets.push(await this.connect(NEWCOMER, HONEST.newcomerAddress, { all: true }));
+    } catch (error) {
+      this.newcomerRefusal = error instanceof Error ? error.message : String(error);
+    }
+  }
+
   /** The lowest seq the sockets went live from: every stored update after it is expected by one of them. */
   socketsLiveFrom(): bigint {
     const sinces = this.sockets.map((s) => s.since).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -254,8 +272,8 @@ export class HonestClients {
   /** Each socket's deliveries against the outbox rows it should have had (`phaseOf`: the phase each was written in). */
   compareWithOutbox(stored: { seq: bigint; player: string }[], phaseOf: Map<string, string>): SocketCheck[] {
     for (const s of this.sockets) s.socket.close();
-    return this.sockets.map((s) => {
-      const wanted = stored.filter((u) => u.seq > s.since && (s.name === "firehose socket" || u.player === HONEST.wallet));
+    const checks: SocketCheck[] = this.sockets.map((s) => {
+      const wanted = stored.filter((u) => u.seq > s.since && (s.name !== "wallet socket" || u.player === HONEST.wallet));
       const expected = { A: 0, B: 0, other: 0 };
       const missed = { A: 0, B: 0, other: 0 };
       for (const u of wanted) {
@@ -268,5 +286,11 @@ export class HonestClients {
       for (const count of s.seen.values()) duplicated += count - 1;
       return { name: s.name, address: s.address, expected, missed, duplicated, reconnects: s.reconnects, errors: s.errors };
     });
+    if (this.newcomerRefusal === undefined) return checks;
+    const none = { A: 0, B: 0, other: 0 };
+    return [
+      ...checks,
+      { name: NEWCOMER, address: HONEST.newcomerAddress, expected: none, missed: none, duplicated: 0, reconnects: 0, errors: 1, refused: this.newcomerRefusal },
+    ];
   }
 }

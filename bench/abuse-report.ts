@@ -139,8 +139,8 @@ export function printReport(r: ReportInput): boolean {
       ["socket", "address", "expected A / B / other", "missed A / B / other", "duplicated", "reconnects", "errors", ""],
       r.sockets.map((s) => {
         const missed = s.missed.A + s.missed.B + s.missed.other;
-        const ok = missed === 0 && s.duplicated === 0;
-        verdicts.push([`${s.name}: 0 updates missed or duplicated`, verdict(ok)]);
+        const ok = missed === 0 && s.duplicated === 0 && s.refused === undefined;
+        verdicts.push([s.refused === undefined ? `${s.name}: 0 updates missed or duplicated` : `${s.name}: refused (${s.refused})`, verdict(ok)]);
         return [
           s.name,
           s.address,

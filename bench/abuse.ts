@@ -387,7 +387,9 @@ async function main(): Promise<boolean> {
   for (const a of attackers) a.child.stdin!.write(`${JSON.stringify({ cmd: "attack", seconds: DURATION })}\n`);
   const windowB = honest.window("B");
   const selfCpu1 = process.cpuUsage();
+  const newcomer = new Promise((resolve) => setTimeout(resolve, DURATION * 500)).then(() => honest.connectNewcomer());
   await new Promise((resolve) => setTimeout(resolve, DURATION * 1000));
+  await newcomer;
   windowB.end();
   const cpuB1 = cpuOf();
   const selfCpuB = process.cpuUsage(selfCpu1);

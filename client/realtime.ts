@@ -160,7 +160,17 @@ class DesiredState {
 /** Errors after which the same request may succeed later (on this node or another one). */
 const TRANSIENT: ReadonlySet<string> = new Set([RealtimeErrorCode.ServiceUnavailable, RealtimeErrorCode.RateLimited]);
 
-class TransientFailure extends Error {}
+class TransientFailure extends Error {
+  /** The server's hint (`retryAfterSeconds`), when it gave one: the next attempt waits at least this long. */
+  constructor(
+    message: string,
+    readonly retryAfterMs = 0,
+  ) {
+    super(message);
+  }
+}
+
+const failureOf = (error: ErrorBody): TransientFailure => new TransientFailure(error.message, (error.retryAfterSeconds ?? 0) * 1000);
 
 export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
   if (options.urls.length === 0) throw new Error("openBetsFeed: at least one URL is needed");
@@ -201,7 +211,7 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
   };
 
   /** Gives up this connection and tries the next URL after a backoff. */
-  const retry = (socket: FeedSocket) => {
+  const retry = (socket: FeedSocket, notBeforeMs = 0) => {
     if (socket !== current || closed) return;
     current = undefined;
     socket.removeAllListeners();
@@ -210,7 +220,8 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
     const base = Math.min(delays.max, delays.min * 2 ** attempt);
     attempt++;
     status("reconnecting");
-    retryTimer = setTimeout(connect, base / 2 + Math.random() * (base / 2));
+    // A refusal's retryAfterSeconds (a full node, a spent budget) is a floor, not a hint to beat.
+    retryTimer = setTimeout(connect, Math.max(notBeforeMs, base / 2 + Math.random() * (base / 2)));
   };
 
   const ask = async (socket: FeedSocket, event: keyof ClientToServerEvents, request: SubscribeRequest): Promise<Response<SubscribedPayload>> =>
@@ -223,7 +234,7 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
     if (lastSeq === undefined && options.backlog && !desired.isEmpty()) {
       // The node's position, from an empty unsubscribe; the backlog is a resume from before it.
       const position = await ask(socket, "bets:unsubscribe", {});
-      if (isErrorResponse(position)) throw new TransientFailure(position.error.message);
+      if (isErrorResponse(position)) throw failureOf(position.error);
       const head = BigInt(position.seq);
       request.sinceSeq = String(head > BigInt(options.backlog) ? head - BigInt(options.backlog) : 0n);
     } else if (lastSeq !== undefined) {
@@ -235,7 +246,7 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
       advance(state.seq);
       return undefined;
     }
-    if (TRANSIENT.has(state.error.code)) throw new TransientFailure(state.error.message);
+    if (TRANSIENT.has(state.error.code)) throw failureOf(state.error);
     if (state.error.code !== RealtimeErrorCode.ReplayWindowExceeded) {
       options.onError?.(state.error);
       return undefined;
@@ -243,7 +254,7 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
     // Too far behind to replay: live from now, and the app re-reads what it missed.
     delete request.sinceSeq;
     const live = await ask(socket, "bets:subscribe", request);
-    if (isErrorResponse(live)) throw new TransientFailure(live.error.message);
+    if (isErrorResponse(live)) throw failureOf(live.error);
     advance(live.seq);
     return { seq: live.seq, code: state.error.code };
   };
@@ -270,7 +281,7 @@ export function openBetsFeed(options: BetsFeedOptions): BetsFeed {
           // The app's re-read runs while updates keep arriving; its errors are the app's own.
           if (resync) void options.onResync?.(resync);
         },
-        () => retry(socket),
+        (error: unknown) => retry(socket, error instanceof TransientFailure ? error.retryAfterMs : 0),
       );
     });
   };

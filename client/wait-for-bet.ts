@@ -1,12 +1,17 @@
 // waitForBet: a wallet has sent a transaction and wants its bet as the API serves it. Not by polling:
-// it follows the bet feed for the chain, asks once when the feed is live (the bet may be indexed
-// already), and when an update of that transaction arrives, asks with `minBlock` at the update's
+// it follows the bet feed for the chain, asks whenever the feed is live (again; the bet may be
+// indexed already), and while the feed cannot get in (a node refusing its firehose subscription, a
+// node down) at most every 5 s, so a full node delays the answer but never hides it; when an update
+// of that transaction arrives, it asks with `minBlock` at the update's
 // block, so that the answer comes from a database that has indexed it (client/graphql.ts retries a
 // NOT_YET_INDEXED after the wait the server names).
 import type { GraphQLClient } from "./graphql.ts";
 import type { BetsSource } from "./live.ts";
 import { betsByTransactionQuery } from "./operations.ts";
 import { openBetsFeed } from "./realtime.ts";
+
+/** While the feed cannot get in, GraphQL is asked at most this often. */
+const RECONNECTING_ASK_INTERVAL_MS = 5_000;
 
 export type WaitedBet = Awaited<ReturnType<typeof askTransaction>>[number];
 
@@ -35,8 +40,10 @@ export function waitForBet(
       if ("bets" in outcome) resolve(outcome.bets);
       else reject(outcome.error);
     };
-    const ask = (block?: string) =>
-      askTransaction(source.api, options.chainId, txHash, block).then(
+    let askedAt = Number.NEGATIVE_INFINITY;
+    const ask = (block?: string) => {
+      askedAt = performance.now();
+      return askTransaction(source.api, options.chainId, txHash, block).then(
         (bets) => {
           if (bets.length > 0) finish({ bets });
         },
@@ -45,6 +52,7 @@ export function waitForBet(
           if (block !== undefined) finish({ error });
         },
       );
+    };
     const timer = setTimeout(
       () => finish({ error: new Error(`waitForBet: ${txHash} not indexed within ${options.timeoutMs ?? 120_000} ms`) }),
       options.timeoutMs ?? 120_000,
@@ -57,6 +65,7 @@ export function waitForBet(
       onStatus(status) {
         // Live (again): the bet may have been indexed before (or while) the feed was away.
         if (status.state === "live") void ask();
+        else if (status.state === "reconnecting" && performance.now() - askedAt >= RECONNECTING_ASK_INTERVAL_MS) void ask();
       },
       onUpdate(update) {
         const { bet } = update;

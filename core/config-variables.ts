@@ -325,7 +325,7 @@ export const CONFIG_VARIABLES = {
     "realtime",
     nonNegativeInt,
     "256",
-    "firehose subscriptions (`{ all }` or `chainIds` alone: one delivery per update each) a node serves at most; beyond, such a subscribe is refused `SERVICE_UNAVAILABLE` with `retryAfterSeconds` (`0`: no bound)",
+    "firehose subscriptions (`{ all }` or `chainIds` alone: one delivery per update each) a node serves at most beyond each client address's first (a first one is bounded only by the node's socket cap); beyond, such a subscribe is refused `SERVICE_UNAVAILABLE` with `retryAfterSeconds` (`0`: no bound)",
   ),
   REALTIME_MAX_FIREHOSE_PER_ADDRESS: variable(
     "realtime",

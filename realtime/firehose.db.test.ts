@@ -1,8 +1,8 @@
 // The firehose bound (realtime/firehose.ts) on a real node and real sockets: a crowd of client
 // addresses, each within its own socket allowance, cannot put more than the node's bound of
-// firehose subscriptions on it (one delivery per socket per update), while wallet and bet
-// subscriptions keep working; each address has its share; a slot is given back when its socket
-// unsubscribes or leaves. Addresses are loopback's 127.0.0.x, bound with the ws client's `localAddress`.
+// firehose subscriptions (one delivery per socket per update) beyond each address's first on it,
+// nor keep a newcomer's first out, while wallet and bet subscriptions keep working; each address
+// has its share; a slot is given back when its socket unsubscribes or leaves. Addresses are loopback's 127.0.0.x, bound with the ws client's `localAddress`.
 import http from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { REALTIME_SECTIONS, realtimeSettings } from "../bin/wiring.ts";
@@ -55,8 +55,8 @@ const subscribe = (socket: TypedClientSocket, request: SubscribeRequest): Promis
 const errorOf = (response: Response<SubscribedPayload>): ErrorBody | undefined => (isErrorResponse(response) ? response.error : undefined);
 
 describe("firehose subscriptions on a node", () => {
-  it("a crowd of addresses within their allowances: the node's bound and each address's share hold, with a retry hint; wallets still follow", async () => {
-    const node = await startNode({ firehose: { maxPerNode: 10, maxPerAddress: 2 } });
+  it("a crowd of addresses within their allowances: the node's bound (beyond each address's first) and each address's share hold, with a retry hint; wallets still follow", async () => {
+    const node = await startNode({ firehose: { maxPerNode: 5, maxPerAddress: 2 } });
     const accepted: TypedClientSocket[] = [];
     const refused: { address: string; error: ErrorBody }[] = [];
     // Eight addresses, three firehose sockets each (the default allows 20 sockets per address).
@@ -69,22 +69,23 @@ describe("firehose subscriptions on a node", () => {
         else accepted.push(socket);
       }
     }
-    expect(accepted).toHaveLength(10);
-    // Addresses 10–14: two each, the third refused for the address's share.
+    // Every address has its first; addresses 10–14 also a second (the node's 5 beyond the first ones).
+    expect(accepted).toHaveLength(13);
+    // Addresses 10–14: the third refused for the address's share.
     const byAddress = refused.filter((r) => r.error.code === "RATE_LIMITED");
     expect(byAddress.map((r) => r.address)).toEqual(["127.0.0.10", "127.0.0.11", "127.0.0.12", "127.0.0.13", "127.0.0.14"]);
     for (const { error } of byAddress) {
       expect(error.retryAfterSeconds).toBeGreaterThan(0);
       expect(error.message).toMatch(/at most 2 firehose subscriptions per client address/i);
     }
-    // Addresses 15–17: the node is full.
+    // Addresses 15–17: their second and third refused, the node is full beyond first ones.
     const byNode = refused.filter((r) => r.error.code === "SERVICE_UNAVAILABLE");
-    expect(byNode).toHaveLength(9);
+    expect(byNode.map((r) => r.address)).toEqual(["127.0.0.15", "127.0.0.15", "127.0.0.16", "127.0.0.16", "127.0.0.17", "127.0.0.17"]);
     for (const { error } of byNode) {
       expect(error.retryAfterSeconds).toBeGreaterThan(0);
-      expect(error.message).toMatch(/most firehose subscriptions \(10\)/);
+      expect(error.message).toMatch(/most firehose subscriptions \(5 beyond one per client address/);
     }
-    expect(refused).toHaveLength(14);
+    expect(refused).toHaveLength(11);
 
     // The node still serves wallets and bets to anyone, a firehose-refused address included; a
     // refused firehose leaves the subscription as it was.
@@ -95,43 +96,62 @@ describe("firehose subscriptions on a node", () => {
     const state = await subscribe(walletSocket, {}); // adds nothing: the state as it is
     expect(isErrorResponse(state) ? state : { wallets: state.wallets, all: state.all }).toEqual({ wallets: [WALLET], all: false });
 
-    expect(node.realtime.firehose()).toEqual({ subscriptions: 10, refusals: { node: 10, address: 5 } });
+    expect(node.realtime.firehose()).toEqual({ subscriptions: 13, refusals: { node: 7, address: 5 } });
     const metrics = createNodeMetrics(node.realtime, { kind: "memory", connected: () => true }, { defaultMetrics: false });
-    expect((await metrics.registry.getSingleMetric("realtime_firehose_subscriptions")!.get()).values[0]?.value).toBe(10);
+    expect((await metrics.registry.getSingleMetric("realtime_firehose_subscriptions")!.get()).values[0]?.value).toBe(13);
     const series = (await metrics.registry.getSingleMetric("realtime_firehose_refusals_total")!.get()).values;
-    expect(series.find((v) => v.labels.reason === "node")?.value).toBe(10);
+    expect(series.find((v) => v.labels.reason === "node")?.value).toBe(7);
     expect(series.find((v) => v.labels.reason === "address")?.value).toBe(5);
 
-    // A slot comes back when its socket unsubscribes...
-    expect(errorOf(await subscribe(accepted[0]!, { wallets: [WALLET] }))).toBeUndefined(); // still the firehose: `all` narrows nothing
-    expect(node.realtime.firehose().subscriptions).toBe(10);
-    await accepted[0]!.emitWithAck("bets:unsubscribe", {});
-    expect(node.realtime.firehose().subscriptions).toBe(9);
+    // A slot beyond the first ones comes back when its socket unsubscribes...
+    const secondOf10 = accepted[1]!; // 127.0.0.10's second
+    expect(errorOf(await subscribe(secondOf10, { wallets: [WALLET] }))).toBeUndefined(); // still the firehose: `all` narrows nothing
+    expect(node.realtime.firehose().subscriptions).toBe(13);
+    await secondOf10.emitWithAck("bets:unsubscribe", {});
+    expect(node.realtime.firehose().subscriptions).toBe(12);
     const late = await connect(node.url, "127.0.0.16");
     expect(errorOf(await subscribe(late, { all: true }))).toBeUndefined();
-    // ...or leaves.
-    accepted[1]!.close();
-    await eventually(() => node.realtime.firehose().subscriptions === 9, 10_000, "the closed socket's slot to come back");
+    // ...or leaves (127.0.0.11's first: its second becomes its first, and a slot frees).
+    accepted[2]!.close();
+    await eventually(() => node.realtime.firehose().subscriptions === 12, 10_000, "the closed socket's slot to come back");
     expect(errorOf(await subscribe(await connect(node.url, "127.0.0.17"), { all: true }))).toBeUndefined();
-    expect(node.realtime.firehose().subscriptions).toBe(10);
+    expect(node.realtime.firehose().subscriptions).toBe(13);
+    expect(errorOf(await subscribe(await connect(node.url, "127.0.0.17"), { all: true }))?.code).toBe("RATE_LIMITED");
   });
 
-  it("a resume of the firehose (sinceSeq) takes a slot too; refused, it leaves the subscription unchanged", async () => {
+  it("a crowd that fills the node's bound does not keep a newcomer's first firehose out (live page, waitForBet)", async () => {
+    const node = await startNode({ firehose: { maxPerNode: 4, maxPerAddress: 8 } });
+    // Two addresses take every slot the bound has, and more.
+    for (let i = 0; i < 8; i++) await subscribe(await connect(node.url, "127.0.0.30"), { all: true });
+    for (let i = 0; i < 8; i++) await subscribe(await connect(node.url, "127.0.0.31"), { all: true });
+    expect(node.realtime.firehose().subscriptions).toBe(6);
+    // Newcomers, each with its first firehose: served; a second one of theirs is not.
+    for (const address of ["127.0.0.32", "127.0.0.33", "127.0.0.34"]) {
+      expect(errorOf(await subscribe(await connect(node.url, address), { all: true }))).toBeUndefined();
+    }
+    expect(errorOf(await subscribe(await connect(node.url, "127.0.0.32"), { all: true }))?.code).toBe("SERVICE_UNAVAILABLE");
+    expect(node.realtime.firehose().subscriptions).toBe(9);
+  });
+
+  it("a resume of the firehose (sinceSeq) beyond an address's first takes a slot too; refused, it leaves the subscription unchanged", async () => {
     const node = await startNode({ firehose: { maxPerNode: 1, maxPerAddress: 0 } });
-    const first = await connect(node.url, "127.0.0.20");
+    const address = "127.0.0.20";
+    const first = await connect(node.url, address);
     const head = await first.emitWithAck("bets:unsubscribe", {});
     const since = isErrorResponse(head) ? "0" : head.seq;
     expect(errorOf(await subscribe(first, { all: true, sinceSeq: since }))).toBeUndefined();
-    const second = await connect(node.url, "127.0.0.21");
-    expect(errorOf(await subscribe(second, { wallets: [WALLET] }))).toBeUndefined();
-    expect(errorOf(await subscribe(second, { all: true, sinceSeq: since }))?.code).toBe("SERVICE_UNAVAILABLE");
-    const state = await subscribe(second, {});
+    const second = await connect(node.url, address);
+    expect(errorOf(await subscribe(second, { all: true, sinceSeq: since }))).toBeUndefined(); // the one beyond the first
+    const third = await connect(node.url, address);
+    expect(errorOf(await subscribe(third, { wallets: [WALLET] }))).toBeUndefined();
+    expect(errorOf(await subscribe(third, { all: true, sinceSeq: since }))?.code).toBe("SERVICE_UNAVAILABLE");
+    const state = await subscribe(third, {});
     expect(isErrorResponse(state) ? state : state.wallets).toEqual([WALLET]);
-    // The first one's resume holds its slot; once it goes, the second may resume.
-    first.close();
-    await eventually(() => node.realtime.firehose().subscriptions === 0, 10_000, "the first socket's slot to come back");
-    expect(errorOf(await subscribe(second, { all: true, sinceSeq: since }))).toBeUndefined();
-    expect(node.realtime.firehose()).toEqual({ subscriptions: 1, refusals: { node: 1, address: 0 } });
+    // The second one's resume holds the slot; once it goes, the third may resume.
+    second.close();
+    await eventually(() => node.realtime.firehose().subscriptions === 1, 10_000, "the second socket's slot to come back");
+    expect(errorOf(await subscribe(third, { all: true, sinceSeq: since }))).toBeUndefined();
+    expect(node.realtime.firehose()).toEqual({ subscriptions: 2, refusals: { node: 1, address: 0 } });
   });
 
   it("is configured by REALTIME_MAX_FIREHOSE_SUBSCRIPTIONS and REALTIME_MAX_FIREHOSE_PER_ADDRESS", () => {

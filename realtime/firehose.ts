@@ -4,7 +4,10 @@
 // per-address socket bounds (admission.ts) do not bound them when a crowd spreads over many
 // addresses. So a node holds at most `maxPerNode` firehose subscriptions, a CPU budget the operator
 // sizes (sockets × updates per second × CPU per delivery), and one client address at most
-// `maxPerAddress` of them, so that a crowd of few addresses cannot take every slot. A slot is taken
+// `maxPerAddress` of them, so that a crowd of few addresses cannot take every slot. An address's
+// first firehose on the node is not counted against the node's bound (only the node-wide socket
+// cap of admission.ts bounds those): otherwise a crowd of 32 addresses holding their 8 each would
+// keep every newcomer's live page and waitForBet out for as long as it liked. A slot is taken
 // when a socket's subscription becomes a firehose and given back when it stops being one or the
 // socket leaves. Counting, not pricing: a firehose costs for as long as it is open, which a
 // one-off charge of points would not cover, and a charge per delivery would cost the points store
@@ -12,7 +15,7 @@
 import { RealtimeErrorCode, type ErrorBody } from "./events.ts";
 
 export interface FirehoseLimits {
-  /** Firehose subscriptions a node holds at most (0: no bound). */
+  /** Firehose subscriptions a node holds at most beyond each client address's first (0: no bound). */
   maxPerNode: number;
   /** Firehose subscriptions one client address holds at most on a node (0: no bound). */
   maxPerAddress: number;
@@ -38,6 +41,8 @@ const RETRY_AFTER_SECONDS: Record<FirehoseRefusalReason, number> = { node: 10, a
 export class FirehoseSlots {
   private readonly byAddress = new Map<string, number>();
   private held = 0;
+  /** Held beyond each address's first: what `maxPerNode` bounds. */
+  private extra = 0;
   private readonly refusals: Record<FirehoseRefusalReason, number> = { node: 0, address: 0 };
 
   constructor(private readonly limits: FirehoseLimits) {}
@@ -54,21 +59,23 @@ export class FirehoseSlots {
         retryAfterSeconds: RETRY_AFTER_SECONDS.address,
       };
     }
-    if (maxPerNode > 0 && this.held >= maxPerNode) {
+    if (maxPerNode > 0 && mine > 0 && this.extra >= maxPerNode) {
       this.refusals.node++;
       return {
         code: RealtimeErrorCode.ServiceUnavailable,
-        message: `This node serves its most firehose subscriptions (${maxPerNode}): retry after ${RETRY_AFTER_SECONDS.node} s (another node may have room); wallets and bets can still be followed`,
+        message: `This node serves its most firehose subscriptions (${maxPerNode} beyond one per client address, and this address has one): retry after ${RETRY_AFTER_SECONDS.node} s (another node may have room); wallets and bets can still be followed`,
         retryAfterSeconds: RETRY_AFTER_SECONDS.node,
       };
     }
     this.held++;
+    if (mine > 0) this.extra++;
     this.byAddress.set(address, mine + 1);
     return undefined;
   }
 
   release(address: string): void {
     const left = (this.byAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.extra--;
     if (left > 0) this.byAddress.set(address, left);
     else this.byAddress.delete(address); // no entry per idle address
     this.held--;
