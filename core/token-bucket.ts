@@ -21,6 +21,8 @@ export interface RateLimitDecision {
   allowed: boolean;
   /** Whole points left in the bucket after this charge (never below 0 here; a debt reads 0). */
   remaining: number;
+  /** The bucket's points after this charge, a debt below 0 (what a process remembers of it: gateway/points-budget.ts). */
+  points: number;
   /** Seconds until the bucket is full again. */
   resetSeconds: number;
   /** Seconds until this cost could be paid (0 when allowed). */
@@ -42,6 +44,7 @@ export function decide(policy: RateLimitPolicy, points: number, allowed: boolean
   return {
     allowed,
     remaining: Math.max(0, Math.floor(points)),
+    points,
     resetSeconds: Math.max(0, Math.ceil((policy.capacity - points) / policy.refillPerSecond)),
     retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((cost - points) / policy.refillPerSecond)),
   };

@@ -121,10 +121,8 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
   const seen = new Map<string, { points: number; at: number }>();
   const see = (key: string, decision: RateLimitDecision): RateLimitDecision => {
     seen.delete(key); // re-inserted: Map order is then least recently seen first
-    // `remaining` stops at 0; a budget in debt (settled below zero) is known from when it is full
-    // again (to within a second's refill, rounded towards less), so its refill is not shown early.
-    const points = decision.remaining > 0 || !budget ? decision.remaining : budget.policy.capacity - decision.resetSeconds * budget.policy.refillPerSecond;
-    seen.set(key, { points, at: now() });
+    // Its points, not `remaining` (which stops at 0): a budget in debt is not shown refilling early.
+    seen.set(key, { points: decision.points, at: now() });
     if (seen.size > MAX_SEEN_BUDGETS) seen.delete(seen.keys().next().value!);
     return decision;
   };
