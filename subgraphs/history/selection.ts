@@ -38,3 +38,22 @@ export function pageJoinsOf(info: Pick<GraphQLResolveInfo, "fieldNodes" | "fragm
     result: fieldsNamed(bets, "result", fragments).length > 0,
   };
 }
+
+/**
+ * Whether a connection field selects nothing but `totalCount` (and `__typename`), through fragments:
+ * then its page is never read, so no statement reads it (issue 21: nine aliased counts each read a
+ * page of their own, nine pool connections at once). Without field nodes (a captured statement): false.
+ */
+export function asksOnlyTotalCount(info: Pick<GraphQLResolveInfo, "fieldNodes" | "fragments">): boolean {
+  const fragments = info.fragments ?? {};
+  const only = (set: SelectionSetNode, seen: Set<string>): boolean =>
+    set.selections.every((selection) => {
+      if (selection.kind === Kind.FIELD) return selection.name.value === "totalCount" || selection.name.value === "__typename";
+      if (selection.kind === Kind.INLINE_FRAGMENT) return only(selection.selectionSet, seen);
+      if (seen.has(selection.name.value)) return true;
+      const fragment = fragments[selection.name.value];
+      return fragment ? only(fragment.selectionSet, new Set([...seen, selection.name.value])) : false;
+    });
+  const nodes = info.fieldNodes ?? [];
+  return nodes.length > 0 && nodes.every((node: FieldNode) => node.selectionSet !== undefined && only(node.selectionSet, new Set()));
+}

@@ -4,9 +4,10 @@ import { countExplorerBets, explorerPage } from "../../data.ts";
 import { explorerConditions } from "../../explorer-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
+import { asksOnlyTotalCount } from "../../selection.ts";
 import type { Bet } from "../../../../prisma/generated/client.ts";
 
-export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
+export const bets: QueryResolvers["bets"] = async (_parent, args, ctx, info) => {
   const first = args.first ?? 20;
   checkPageSize(first);
   const direction = args.orderDirection ?? "DESC";
@@ -29,7 +30,8 @@ export const bets: QueryResolvers["bets"] = async (_parent, args, ctx) => {
   const [fingerprint] = fingerprints;
   const after = args.after != null ? decodeExplorerCursor(args.after, fingerprints) : undefined;
   const page = () => explorerPage(ctx.db, conditions, { after, direction, take: first + 1 });
-  const rows = await (conditions.scans ? ctx.expensive(page) : page());
+  // A connection asked only its totalCount reads no page (no pool connection for rows nothing selects).
+  const rows = asksOnlyTotalCount(info) ? [] : await (conditions.scans ? ctx.expensive(page) : page());
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,

@@ -4,7 +4,7 @@ import { betPage, countBets, WIDE_BET_FIELDS } from "../../data.ts";
 import { betFilterConditions } from "../../filter-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
-import { pageJoinsOf } from "../../selection.ts";
+import { asksOnlyTotalCount, pageJoinsOf } from "../../selection.ts";
 import { mayAskFor } from "../../../kit/selection.ts";
 
 export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ctx, info) => {
@@ -39,7 +39,9 @@ export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ct
   // A count from the counters comes in the page's own statement when the operation can ask for it.
   const counted = conditions.counterWhere !== null && mayAskFor(info, "totalCount");
   const page = () => betPage(ctx.db, conditions.filter, { after, direction, take: first + 1, joins, wide, counted });
-  const { bets: rows, totalCount } = await (conditions.scans ? ctx.expensive(page) : page());
+  // A connection asked only its totalCount reads no page (no pool connection for rows nothing selects).
+  const read: Awaited<ReturnType<typeof page>> = asksOnlyTotalCount(info) ? { bets: [] } : await (conditions.scans ? ctx.expensive(page) : page());
+  const { bets: rows, totalCount } = read;
   return {
     rows: rows.slice(0, first),
     hasNextPage: rows.length > first,
