@@ -40,7 +40,7 @@ export const ATTACKS: Record<AttackKind, { address: string; rate: string; what: 
   replays: {
     address: "127.0.0.12",
     rate: "10 sockets/s, ≤ 20 open",
-    what: "subscribe {all, sinceSeq: deep}, stop reading, reconnect after 3 s with the same sinceSeq",
+    what: "subscribe {wallets: [whale], sinceSeq: deep} (~5 000 of its updates), stop reading, reconnect after 3 s with the same sinceSeq",
   },
   sockets: { address: "127.0.0.13", rate: "50 handshakes/s", what: "firehose sockets, every admitted one held open (reading)" },
   churn: {
@@ -299,7 +299,7 @@ async function runKind(kind: AttackKind, ctx: Ctx): Promise<void> {
           // The acknowledgement comes after the whole replay: the attacker stops reading as soon as the
           // replay has begun (its first update), as a client that stalls does. A refusal is the ack
           // itself, before any update; an ack with no update first is a replay that had nothing to send.
-          const ack = socket.emitWithAck("bets:subscribe", { all: true, sinceSeq: f.deepSinceSeq });
+          const ack = socket.emitWithAck("bets:subscribe", { wallets: [f.whale], sinceSeq: f.deepSinceSeq });
           const answered = await Promise.race([ack.then((value) => ({ value })), socket.firstUpdate.then(() => undefined)]);
           const code = answered && ackError(answered.value);
           if (code && NO_ANSWER.test(code)) {

@@ -51,6 +51,8 @@ export interface OpStats {
   p99: number;
   errors: number;
   errorKinds: Record<string, number>;
+  /** The slowest good answers: when each was sent (seconds into the phase) and how long it took. */
+  slowest: { atS: number; ms: number }[];
 }
 
 export interface HonestResult {
@@ -262,7 +264,12 @@ export class HonestClients {
       .sort((a, b) => a - b);
     const errorKinds: Record<string, number> = {};
     for (const d of mine) if (!d.ok) errorKinds[d.key] = (errorKinds[d.key] ?? 0) + 1;
-    return { n: mine.length, p50: percentile(ms, 50), p99: percentile(ms, 99), errors: mine.length - ms.length, errorKinds };
+    const slowest = mine
+      .filter((d) => d.ok)
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 3)
+      .map((d) => ({ atS: (d.sentAt - w.start) / 1000, ms: d.ms }));
+    return { n: mine.length, p50: percentile(ms, 50), p99: percentile(ms, 99), errors: mine.length - ms.length, errorKinds, slowest };
   }
 
   results(): HonestResult[] {

@@ -127,6 +127,10 @@ export function printReport(r: ReportInput): boolean {
       false,
     ]),
   );
+  // When the tail happened: a burst at the attack's start reads differently from a steady queue.
+  for (const h of r.honest) {
+    log(`  ${h.op} slowest in B: ${h.B.slowest.map((s) => `${s.ms.toFixed(0)} ms sent at +${s.atS.toFixed(1)} s`).join(", ")}`);
+  }
   for (const h of r.honest) {
     const kinds = { ...h.A.errorKinds, ...h.B.errorKinds };
     if (Object.keys(kinds).length) log(`  ${h.op} errors: A ${JSON.stringify(h.A.errorKinds)} B ${JSON.stringify(h.B.errorKinds)}`);

@@ -150,7 +150,9 @@ async function main(): Promise<boolean> {
 
   // 2. Outbox: a deep backlog for the replays, then a fixed rate during the run -------------------
   await outbox.clear();
-  const player = (i: number) => (i % 2 === 0 ? HONEST.wallet : crowdWallet(1000 + (i % 7)));
+  // Every other update the honest wallet socket's; a quarter the whale's (what the replay attacker
+  // replays: a wallet's deep history, so that the replay price is what refuses it); the rest a crowd's.
+  const player = (i: number) => (i % 2 === 0 ? HONEST.wallet : i % 4 === 1 ? scaleWallet(0) : crowdWallet(1000 + (i % 7)));
   let betId = 2_000_000_000;
   for (let i = 0; i < PREFILL_UPDATES; i += 500) {
     await outbox.append(
