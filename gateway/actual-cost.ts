@@ -11,6 +11,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
+  visit,
 } from "graphql";
 import { pricesOf } from "./cost-directives.ts";
 import { argument, type ConnectionScope, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
@@ -46,6 +47,27 @@ function firstOfEachId(parents: readonly Json[], key: string, ids: readonly unkn
     return Array.isArray(list) ? { [key]: list.filter((_, i) => firstAt.get(String(ids[i])) === i) } : parent;
   });
   return objectsOf(kept, key);
+}
+
+const objectKeys = new WeakMap<DocumentNode, ReadonlySet<string>>();
+
+/**
+ * The response keys of every field of the document with a selection set: all actualCost reads of
+ * an answer (gateway/json-skeleton.ts keeps only those of a forwarded answer).
+ */
+export function objectKeysOf(document: DocumentNode): ReadonlySet<string> {
+  let keys = objectKeys.get(document);
+  if (!keys) {
+    const found = new Set<string>();
+    visit(document, {
+      Field(node) {
+        if (node.selectionSet) found.add(node.alias?.value ?? node.name.value);
+      },
+    });
+    keys = found;
+    objectKeys.set(document, keys);
+  }
+  return keys;
 }
 
 /**

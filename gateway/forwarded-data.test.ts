@@ -1,7 +1,11 @@
+import { readFileSync } from "node:fs";
+import { parse, type OperationDefinitionNode } from "graphql";
 import { describe, expect, it } from "vitest";
 import { runInRequestScope } from "../core/request-scope.ts";
 import { renderedBytesOf } from "../core/http.ts";
-import { dataBytesOf, keepDataBytes, stringifyResult } from "./forwarded-data.ts";
+import { actualCost, objectKeysOf } from "./actual-cost.ts";
+import { pricedApiSchemaOf } from "./cost-directives.ts";
+import { costViewOf, dataBytesOf, keepDataBytes, readWithoutData, stringifyResult } from "./forwarded-data.ts";
 
 // The gateway writes a subgraph's bytes of `data` when that data is its answer, and otherwise
 // exactly what Apollo Server's default (JSON.stringify + newline) writes.
@@ -84,5 +88,72 @@ describe("the bytes of a rendered answer", () => {
       expect(text).toBe('{"data":{"a":"é"}}\n');
       expect(renderedBytesOf(text)).toBeUndefined();
     });
+  });
+});
+
+describe("an answer read without parsing its data", () => {
+  const keys = new Set(["betResults", "result"]);
+
+  it("is read from a body of data, or data and extensions, with or without the newline; its data reads as JSON.parse gives it", () => {
+    const data = { betResults: [{ betId: "1", result: { outcome: "WIN", note: "é € 🎲 \u2028" } }, null] };
+    const extensions = { readAt: [{ chainId: 1, block: "7", hash: "0xé" }] };
+    for (const body of [
+      `${JSON.stringify({ data })}\n`,
+      JSON.stringify({ data }),
+      `${JSON.stringify({ data, extensions })}\n`,
+      JSON.stringify({ data, extensions }),
+    ]) {
+      const answer = readWithoutData(body, Buffer.from(body), keys);
+      const parsed = JSON.parse(body) as { data: Record<string, unknown>; extensions?: Record<string, unknown> };
+      expect(answer?.extensions, body).toEqual(parsed.extensions);
+      expect(JSON.stringify(answer?.data), body).toBe(JSON.stringify(parsed.data));
+      expect({ ...answer?.data }, body).toEqual(parsed.data);
+      // Written with the subgraph's bytes of data, whatever it holds.
+      runInRequestScope("r3", () => {
+        const text = stringifyResult({ data: answer!.data, extensions: { cost: { requested: 1, actual: 1 } } });
+        expect(text).toBe(`${JSON.stringify({ data: parsed.data, extensions: { cost: { requested: 1, actual: 1 } } })}\n`);
+        expect(renderedBytesOf(text)).toEqual(Buffer.from(text));
+      });
+    }
+  });
+
+  it("is not read from a body with errors (after data too), other members, data that is not an object, or garbage", () => {
+    const bodies = [
+      '{"errors":[{"message":"m"}],"data":{"a":1}}',
+      '{"data":{"a":1},"errors":[{"message":"m"}]}\n',
+      '{"data":{"a":1},"extensions":{"readAt":[]},"errors":[{"message":"m"}]}',
+      '{"data":{"a":1},"extensions":[]}',
+      '{"data":{"a":1},"extensions":{"a":1}}}',
+      '{"data":{"a":1},"extensions":{"a":1}',
+      '{"data":null}',
+      '{"data":{"a":1}',
+      '{"data":{"a":1}} ',
+      '{"data":{"a":01}}',
+      '{"data":{"a":"\u0001"}}',
+      '{"data":{"a":1}}}',
+      "<html></html>",
+    ];
+    for (const body of bodies) expect(readWithoutData(body, Buffer.from(body), keys), body).toBeUndefined();
+  });
+
+  it("costs what its parsed data costs", () => {
+    const schema = pricedApiSchemaOf(readFileSync("supergraph.graphql", "utf8"));
+    const query = `query ($ids: [UInt256!]!) { betResults(chainId: 31337, betIds: $ids) { betId r: result { outcome proof { piA verified } } } }`;
+    const document = parse(query);
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const ids = ["1", "2", "1", "3", "4"];
+    const proof = { piA: ["1", "2"], verified: true };
+    const data = {
+      betResults: [
+        { betId: "1", r: { outcome: "WIN", proof } },
+        { betId: "2", r: null },
+        { betId: "1", r: { outcome: "WIN", proof } },
+        null,
+        { betId: "4", r: { outcome: "LOSS", proof: null } },
+      ],
+    };
+    const body = JSON.stringify({ data });
+    const answer = readWithoutData(body, Buffer.from(body), objectKeysOf(document))!;
+    expect(actualCost(schema, document, operation, { ids }, costViewOf(answer.data))).toBe(actualCost(schema, document, operation, { ids }, data));
   });
 });

@@ -1,6 +1,7 @@
 import type { FormattedExecutionResult } from "graphql";
 import { stringifyAnswer } from "../core/http.ts";
 import { currentRequestScope } from "../core/request-scope.ts";
+import { jsonSkeleton } from "./json-skeleton.ts";
 
 // An operation one subgraph answers whole (gateway/single-subgraph.ts) is answered with that
 // subgraph's `data`, unchanged: the gateway's body would be the subgraph's bytes of `data` written
@@ -59,6 +60,93 @@ export function keepDataBytes(answer: { data?: unknown; errors?: unknown; extens
   // `{"data":` is 8 bytes; what follows the data is the tail's UTF-8 and the newline.
   const dataBytes = bytes?.subarray(DATA_BYTES.length, bytes.length - (found.newline ? 1 : 0) - Buffer.byteLength(found.tail));
   keptOf.set(data, { text: body.slice(DATA.length, found.end), bytes: dataBytes });
+}
+
+// Nor is the `data` of such an answer parsed (112 KB for betResults(100) with proofs): the
+// subgraph's body is scanned once (gateway/json-skeleton.ts), which proves it is `{"data":{…}}` or
+// `{"data":{…},"extensions":{…}}` and nothing else (no errors), and keeps the objects the actual
+// cost counts (gateway/actual-cost.ts: costViewOf). The answer's `data` is then an object that
+// parses the subgraph's text of it the first time anything reads it (a `readAt` field rewritten,
+// gateway/read-at.ts): what reads it sees what JSON.parse gives, and the hot path never does.
+
+/** Requests whose answer without errors is the gateway's answer, as it came (gateway/single-subgraph.ts). */
+const wholeAnswers = new WeakSet<object>();
+
+/** Marks a subgraph request whose answer, when it has no errors, is the gateway's answer as it came. */
+export function answeredWhole<T extends object>(request: T): T {
+  wholeAnswers.add(request);
+  return request;
+}
+
+export function isAnsweredWhole(request: object): boolean {
+  return wholeAnswers.has(request);
+}
+
+/** The skeletons of forwarded data, by its object (costViewOf). */
+const skeletonOf = new WeakMap<object, unknown>();
+
+/** What the actual cost walks for `data`: the skeleton of forwarded data (the same counts), else the data itself. */
+export function costViewOf(data: Record<string, unknown>): Record<string, unknown> {
+  return (skeletonOf.get(data) as Record<string, unknown> | undefined) ?? data;
+}
+
+/** An object that is the parse of `text` to whatever reads it, parsed on the first read. */
+function parsedOnRead(text: string): Record<string, unknown> {
+  let parsed: Record<string, unknown> | undefined;
+  const real = () => (parsed ??= JSON.parse(text) as Record<string, unknown>);
+  return new Proxy<Record<string, unknown>>(
+    {},
+    {
+      get: (_target, key) => Reflect.get(real(), key),
+      has: (_target, key) => Reflect.has(real(), key),
+      ownKeys: () => Reflect.ownKeys(real()),
+      getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(real(), key),
+      set: (_target, key, value) => Reflect.set(real(), key, value),
+      deleteProperty: (_target, key) => Reflect.deleteProperty(real(), key),
+      defineProperty: (_target, key, descriptor) => Reflect.defineProperty(real(), key, descriptor),
+    },
+  );
+}
+
+const EXTENSIONS = ',"extensions":';
+
+/**
+ * A subgraph's answer read without parsing its data, when its body is exactly `{"data":{…}}` or
+ * `{"data":{…},"extensions":{…}}` (a newline at the end or not) as JSON.parse reads it; undefined
+ * for anything else (errors, data null, other members, not JSON), which is parsed as usual.
+ * `keys`: the response keys of the operation's composite fields (objectKeysOf, gateway/actual-cost.ts).
+ * `bytes`: the body's bytes, when `body` is exactly their UTF-8.
+ */
+export function readWithoutData(
+  body: string,
+  bytes: Buffer | undefined,
+  keys: ReadonlySet<string>,
+): { data: Record<string, unknown>; extensions?: Record<string, unknown> } | undefined {
+  if (!body.startsWith(`${DATA}{`)) return undefined;
+  const close = body.endsWith("\n") ? body.length - 1 : body.length;
+  // Scanned without the newline: a text with no control character at all is scanned faster.
+  const scanned = jsonSkeleton(close < body.length ? body.slice(0, close) : body, keys, DATA.length);
+  if (!scanned) return undefined;
+  let extensions: Record<string, unknown> | undefined;
+  if (scanned.end !== close - 1 || body.charCodeAt(close - 1) !== 0x7d) {
+    if (!body.startsWith(EXTENSIONS, scanned.end) || body.charCodeAt(close - 1) !== 0x7d) return undefined;
+    const parsed = parseJson(body.slice(scanned.end + EXTENSIONS.length, close - 1));
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
+    extensions = parsed as Record<string, unknown>;
+  }
+  const text = body.slice(DATA.length, scanned.end);
+  const data = parsedOnRead(text);
+  keptOf.set(data, { text, bytes: bytes?.subarray(DATA_BYTES.length, bytes.length - Buffer.byteLength(body.slice(scanned.end))) });
+  skeletonOf.set(data, scanned.skeleton);
+  return extensions === undefined ? { data } : { data, extensions };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

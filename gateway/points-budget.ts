@@ -8,6 +8,7 @@ import { sendJson } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 import { decide, type RateLimitDecision, type RateLimitPolicy, type RateLimitStore } from "../core/token-bucket.ts";
 import { actualCost } from "./actual-cost.ts";
+import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
@@ -219,7 +220,7 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
             // No `data` at all: refused before execution (its variables did not coerce); execution, even failed, says data.
             actual = REQUEST_POINTS;
           else if (response.body.kind === "single" && response.body.singleResult.data && document && operation)
-            actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, response.body.singleResult.data));
+            actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, costViewOf(response.body.singleResult.data)));
           else actual = requested; // ran, but the answer does not say how far: as requested
           settle(context, actual);
           if (response.body.kind !== "single") return;

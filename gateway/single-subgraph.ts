@@ -2,6 +2,7 @@ import type { ExecutorSeam, SeamExecutor, SeamRequestContext } from "../core/sch
 import { federationMetadata, Supergraph, type Schema } from "@apollo/federation-internals";
 import type { GraphQLDataSource } from "@apollo/gateway";
 import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/types.js";
+import { answeredWhole } from "./forwarded-data.ts";
 import {
   getNamedType,
   GraphQLObjectType,
@@ -177,7 +178,8 @@ export function createSingleSubgraphRouting(options: { plannedOnly: ReadonlySet<
             if (!owner || !source || !context.source) return executor(context);
             const answer = source.process({
               kind: GraphQLDataSourceRequestKind.INCOMING_OPERATION,
-              request: { query: context.source, variables: context.request.variables, operationName: context.request.operationName },
+              // Its answer without errors is this operation's: its data need not be parsed (gateway/forwarded-data.ts).
+              request: answeredWhole({ query: context.source, variables: context.request.variables, operationName: context.request.operationName }),
               incomingRequestContext: context,
               context: context.context,
               document: context.document,

@@ -2,13 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { GraphQLDataSourceProcessOptions } from "@apollo/gateway";
 import { GraphQLDataSourceRequestKind } from "@apollo/gateway/dist/datasources/types.js";
-import { GraphQLError } from "graphql";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { GraphQLError, parse } from "graphql";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ServiceUnavailableError } from "../core/errors.ts";
 import { READ_PIN_HEADER, READ_PINS_HONOURED_HEADER, runInRequestScope } from "../core/request-scope.ts";
 import type { InProcessAnswer } from "../core/schema.ts";
 import { renderedBytesOf } from "../core/http.ts";
-import { stringifyResult } from "./forwarded-data.ts";
+import { answeredWhole, stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 
 // The gateway → subgraph client against a real HTTP server on loopback: what it sends, how it
@@ -104,6 +104,28 @@ describe("SubgraphDataSource", () => {
         expect((written ?? Buffer.from(text)).equals(Buffer.from(text)), what).toBe(true);
       });
     }
+  });
+
+  it("reads an answer the gateway forwards whole without parsing its data, and parses every other answer to such a request", async () => {
+    const document = parse("query Q($id: ID!) { bet(id: $id) { id result { won } } }");
+    const whole = () => {
+      const options = operation([]);
+      return { ...options, request: answeredWhole({ ...options.request }), document } as GraphQLDataSourceProcessOptions;
+    };
+    const data = '{"bet":{"id":"7","name":"é € 🎲","result":{"won":true}}}';
+    answer = (res) => res.writeHead(200, { "content-type": "application/json" }).end(`{"data":${data},"extensions":{"readAt":[]}}\n`);
+    const parse_ = vi.spyOn(JSON, "parse");
+    const response = await new SubgraphDataSource("results", url, agent).process(whole());
+    const parsedTexts = parse_.mock.calls.map(([text]) => text);
+    parse_.mockRestore();
+    expect(parsedTexts.filter((text) => text.includes('"name"'))).toEqual([]);
+    expect(response.extensions).toEqual({ readAt: [] });
+    expect({ ...response.data }).toEqual(JSON.parse(data));
+    // Errors after its data, garbage: read as every answer is.
+    answer = json(200, { data: { bet: null }, errors: [{ message: "m", path: ["bet"] }] });
+    expect(await new SubgraphDataSource("results", url, agent).process(whole())).toEqual({ data: { bet: null }, errors: [{ message: "m", path: ["bet"] }] });
+    answer = (res) => res.writeHead(200, { "content-type": "application/json" }).end('{"data":{"bet":{"id":"7"}}');
+    await expect(new SubgraphDataSource("results", url, agent).process(whole())).rejects.toThrow(/Expected JSON response body/);
   });
 
   it("treats an answer without Cache-Control as not cacheable", async () => {

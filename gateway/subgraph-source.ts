@@ -9,7 +9,8 @@ import { ServiceUnavailableError } from "../core/errors.ts";
 import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { callTraced } from "../core/tracing.ts";
-import { keepDataBytes } from "./forwarded-data.ts";
+import { objectKeysOf } from "./actual-cost.ts";
+import { isAnsweredWhole, keepDataBytes, readWithoutData } from "./forwarded-data.ts";
 import { copyJson } from "./json-copy.ts";
 import { addMinBlockHeader, recordReadAt } from "./read-at.ts";
 
@@ -215,8 +216,11 @@ export class SubgraphDataSource implements GraphQLDataSource {
       callTraced(`subgraph ${this.subgraphName}`, { "server.address": this.origin }, headers, (traced) => this.send(body, traced)),
     );
     restrictCachePolicy(options, exchange.cacheControl);
+    // An answer that is the gateway's answer as it came: its data is not parsed (gateway/forwarded-data.ts).
+    const document = "document" in options ? options.document : undefined;
+    const whole = document && isAnsweredWhole(options.request) ? objectKeysOf(document) : undefined;
     // Parsed per asker: the gateway merges into what it receives, so waiters never share objects.
-    const answer = this.interpret(exchange);
+    const answer = this.interpret(exchange, whole);
     recordReadAt(answer);
     return answer;
   }
@@ -244,7 +248,10 @@ export class SubgraphDataSource implements GraphQLDataSource {
     }
   }
 
-  private interpret({ status, type, text, bytes }: Exchange): GatewayGraphQLResponse {
+  /** `whole`: the operation's composite response keys, when its answer without errors is forwarded as it came. */
+  private interpret({ status, type, text, bytes }: Exchange, whole?: ReadonlySet<string>): GatewayGraphQLResponse {
+    const forwarded = whole && status >= 200 && status < 300 && JSON_TYPE.test(type) ? readWithoutData(text, bytes, whole) : undefined;
+    if (forwarded) return forwarded;
     const parsed = JSON_TYPE.test(type) ? parseJson(text) : undefined;
     checkStatus(status, parsed, this.url, parsed ?? text);
     if (!isObject(parsed)) throw new Error(`Expected JSON response body, but received: ${text.slice(0, 200)}`);
