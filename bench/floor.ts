@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { stopOnSignals } from "../bin/wiring.ts";
 import { benchConfig } from "./common.ts";
+import { reportLoopStatsOnSignal } from "./loop-stats.ts";
 
 export interface FloorAnswer {
   body: string;
@@ -79,6 +80,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stderr.write("usage: BENCH_SERVE_DATABASE_URL=... bench/floor.ts raw|data\n");
     process.exit(2);
   }
+  reportLoopStatsOnSignal(mode === "raw" ? "floor-raw" : "floor");
   const floor = mode === "raw" ? await (await import("./floor-raw.ts")).openRawFloor(url) : await (await import("./floor-data.ts")).openDataFloor(url, logger);
   await serve(floor, mode === "raw" ? "floor-raw" : "floor", logger);
 }

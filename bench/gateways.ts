@@ -57,6 +57,7 @@ const { values: args } = parseArgs({
     reuse: { type: "boolean", default: false },
     "print-only": { type: "boolean", default: false },
     "check-only": { type: "boolean", default: false },
+    "loop-stats": { type: "boolean", default: false },
   },
 });
 
@@ -73,7 +74,8 @@ const list = (raw: string | undefined) =>
     .filter(Boolean);
 
 const BETS = int("bets", 1000);
-const DURATION = int("duration", 1);
+// 0: no closed loop (the open loop alone, warmed up at its own rate).
+const DURATION = int("duration", 0);
 const WARMUP = int("warmup", 0);
 const RUNS = int("runs", 1);
 const CONNECTIONS = int("connections", 1);
@@ -83,6 +85,7 @@ const OPEN_SECONDS = int("open-seconds", 0);
 const ONLY = list(args.only);
 const ENDPOINTS = list(args.endpoints);
 const PROFILE = args.profile;
+const LOOP_STATS = args["loop-stats"];
 const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
 // Another name lets two benchmarks of the same kind share one PostgreSQL server.
 const DB_NAME = args.database ?? "bench_gateways";
@@ -260,6 +263,28 @@ async function startServer(name: string, role: string, env: Record<string, strin
   return info;
 }
 
+/**
+ * --loop-stats: asks this checkout's children behind `endpoint` (the server, and the subgraphs
+ * child under a gateway) for their event-loop delay and GC pauses since the last ask
+ * (bench/loop-stats.ts); the first ask starts the measuring. A baseline's children are not asked:
+ * an older checkout may not handle the signal, and SIGUSR2 unhandled ends a process.
+ */
+const loopAsks = new Map<string, number>();
+async function loopStats(endpoint: string): Promise<Record<string, unknown>[]> {
+  if (!LOOP_STATS || isBase(endpoint)) return [];
+  const names = [endpoint, ...(OVER_SUBGRAPHS.has(roleOf(endpoint)) ? ["subgraphs"] : [])];
+  return Promise.all(
+    names.map(async (name) => {
+      const child = children.get(name);
+      if (!child) return {};
+      const seq = (loopAsks.get(name) ?? 0) + 1;
+      loopAsks.set(name, seq);
+      process.kill(child.pid, "SIGUSR2");
+      return child.waitForJson((line) => line.loopStats !== undefined && line.seq === seq, 10_000, "the loop stats");
+    }),
+  );
+}
+
 /** Null when `floor` is `{"data":D}\n` and `service` is `{"data":D` followed by `}\n` or `,"extensions":…`; else where they part. */
 function dataBytesDiffer(service: string, floor: string): string | null {
   const prefix = '{"data":';
@@ -398,7 +423,10 @@ async function main(): Promise<boolean> {
       if (!settled) log(`  (servers still busy after ${(waitedMs / 1000).toFixed(0)} s: the next run starts anyway)`);
     };
     let loadPeak = 0;
-    for (const query of queries) {
+    // Connections opened to the database during a run (each a new backend whose statements are prepared afresh).
+    const sessions = async () =>
+      Number((await sql.query<{ n: string }>(`SELECT sessions::text AS n FROM pg_stat_database WHERE datname = $1`, [DB_NAME])).rows[0]?.n ?? Number.NaN);
+    for (const query of DURATION > 0 ? queries : []) {
       log();
       log(query.label);
       for (let run = 1; run <= RUNS; run++) {
@@ -425,14 +453,23 @@ async function main(): Promise<boolean> {
         log(`${query.label}: open loop at ${RATE} req/s`);
         for (let run = 1; run <= RUNS; run++) {
           for (const cell of cells.filter((c) => c.query === query && !c.problem)) {
+            const openOptions = { url: cell.url, bodies: cell.bodies, rate: RATE, cpu: cpuOf(cell.endpoint) };
             await settleBeforeRun();
-            const stats = await runOpenLoop({ url: cell.url, bodies: cell.bodies, rate: RATE, seconds: OPEN_SECONDS, cpu: cpuOf(cell.endpoint) });
+            // Without a closed loop nothing has warmed the servers up: the first round does, at the same rate.
+            if (DURATION === 0 && run === 1 && WARMUP > 0) await runOpenLoop({ ...openOptions, seconds: WARMUP });
+            await loopStats(cell.endpoint);
+            const sessionsBefore = await sessions();
+            const stats = await runOpenLoop({ ...openOptions, seconds: OPEN_SECONDS });
+            const newSessions = (await sessions()) - sessionsBefore;
+            const loop = await loopStats(cell.endpoint);
             cell.open.push(stats);
             loadPeak = Math.max(loadPeak, stats.load1);
             log(
               `  run ${run}/${RUNS} ${cell.endpoint.padEnd(13)} ${fmt.rps(stats.rps).padStart(7)} req/s  p50 ${fmt.ms(stats.p50).padStart(6)} ms  p99 ${fmt.ms(stats.p99).padStart(7)} ms` +
-                `  errors ${errorCount(stats)}  loadavg ${stats.load1.toFixed(1)}`,
+                `  cpu/req gateway ${fmt.ms(stats.cpuMs.gateway!)} subgraphs ${fmt.ms(stats.cpuMs.subgraphs!)} pg ${fmt.ms(stats.cpuMs.pg!)} ms` +
+                `  errors ${errorCount(stats)}  loadavg ${stats.load1.toFixed(1)}  bench CPU ${Math.round(stats.benchCpuShare * 100)}%  new pg sessions ${newSessions}`,
             );
+            for (const line of loop) log(`      ${JSON.stringify(line)}`);
           }
         }
       }

@@ -31,6 +31,7 @@ import { createGateway } from "../gateway/server.ts";
 import { createMemoryResponseCacheStore } from "../gateway/response-cache.ts";
 import { loadSubgraphFactories } from "../subgraphs/registry.ts";
 import { BENCH_CURSOR_KEY, benchConfig, startBenchStack } from "./common.ts";
+import { reportLoopStatsOnSignal } from "./loop-stats.ts";
 
 // Hive's type declarations pull TypeScript's DOM library in (through @whatwg-node/fetch), which
 // changes global types for the whole project; so the module is imported by name (no type
@@ -51,6 +52,9 @@ interface HiveRouterModule {
 const role = process.argv[2];
 const SUPERGRAPH = fileURLToPath(new URL("../supergraph.graphql", import.meta.url));
 const logger = pino({ name: `bench-peer-${role}`, level: benchConfig.BENCH_LOG_LEVEL ?? "warn" }, pino.destination(2));
+
+// bench/gateways.ts --loop-stats: event-loop delay and GC pauses per open-loop run.
+reportLoopStatsOnSignal(role ?? "?");
 
 function fail(message: string): never {
   process.stderr.write(`bench/serve-peer.ts: ${message}\n`);
