@@ -483,7 +483,8 @@ async function main(): Promise<boolean> {
     const report = render(cells, queries, loadPeak);
     log();
     log(report.text);
-    if (!args["print-only"]) {
+    // An open-loop-only run (--duration 0) has no closed-loop rows: it never replaces the published table.
+    if (!args["print-only"] && DURATION > 0) {
       writeReport(report.text);
       writeFileSync(PLOT, report.svg);
       log(`\nwrote the table to ${REPORT} and the plot to ${PLOT}`);

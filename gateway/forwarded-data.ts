@@ -90,7 +90,11 @@ export function costViewOf(data: Record<string, unknown>): Record<string, unknow
   return (skeletonOf.get(data) as Record<string, unknown> | undefined) ?? data;
 }
 
-/** An object that is the parse of `text` to whatever reads it, parsed on the first read. */
+/**
+ * An object that is the parse of `text` to whatever reads it, parsed on the first read. Reading,
+ * spreading and enumerating are forwarded; freezing, `structuredClone` or defining a
+ * non-configurable property would break the Proxy's invariants, and nothing does them to an answer's data.
+ */
 function parsedOnRead(text: string): Record<string, unknown> {
   let parsed: Record<string, unknown> | undefined;
   const real = () => (parsed ??= JSON.parse(text) as Record<string, unknown>);
