@@ -28,14 +28,14 @@ const keptOf = new WeakMap<object, KeptData>();
 const DATA = '{"data":';
 const DATA_BYTES = Buffer.from(DATA);
 
-/** Where `data` ends in a subgraph's body `{"data":…}` or `{"data":…,"extensions":…}`, and what follows it. */
-function dataEndOf(body: string, extensions: unknown): { end: number; tail: string; newline: boolean } | undefined {
+/** Where `data` ends in a subgraph's body `{"data":…}` or `{"data":…,"extensions":…}` (the index after it). */
+function dataEndOf(body: string, extensions: unknown): number | undefined {
   if (!body.startsWith(DATA)) return undefined;
   const newline = body.endsWith("\n");
   const end = newline ? body.length - 1 : body.length;
   const tail = extensions === undefined ? "}" : `,"extensions":${JSON.stringify(extensions)}}`;
   if (end - tail.length <= DATA.length || body.slice(end - tail.length, end) !== tail) return undefined;
-  return { end: end - tail.length, tail, newline };
+  return end - tail.length;
 }
 
 /**
@@ -44,8 +44,8 @@ function dataEndOf(body: string, extensions: unknown): { end: number; tail: stri
  * parsed extensions member, checked byte for byte against the body's end.
  */
 export function dataBytesOf(body: string, extensions: unknown): string | undefined {
-  const found = dataEndOf(body, extensions);
-  return found && body.slice(DATA.length, found.end);
+  const end = dataEndOf(body, extensions);
+  return end === undefined ? undefined : body.slice(DATA.length, end);
 }
 
 /**
@@ -55,11 +55,14 @@ export function dataBytesOf(body: string, extensions: unknown): string | undefin
 export function keepDataBytes(answer: { data?: unknown; errors?: unknown; extensions?: unknown }, body: string, bytes?: Buffer): void {
   const { data, errors, extensions } = answer;
   if (typeof data !== "object" || data === null || errors !== undefined) return;
-  const found = dataEndOf(body, extensions);
-  if (!found) return;
-  // `{"data":` is 8 bytes; what follows the data is the tail's UTF-8 and the newline.
-  const dataBytes = bytes?.subarray(DATA_BYTES.length, bytes.length - (found.newline ? 1 : 0) - Buffer.byteLength(found.tail));
-  keptOf.set(data, { text: body.slice(DATA.length, found.end), bytes: dataBytes });
+  const end = dataEndOf(body, extensions);
+  if (end !== undefined) keepData(data, body, end, bytes);
+}
+
+/** Keeps `data`'s text, `body` from `{"data":` to `end`, and its bytes when `bytes` is the body's UTF-8. */
+function keepData(data: object, body: string, end: number, bytes: Buffer | undefined): void {
+  // `{"data":` is 8 bytes; what follows the data (the tail and any newline) is the rest of the body's UTF-8.
+  keptOf.set(data, { text: body.slice(DATA.length, end), bytes: bytes?.subarray(DATA_BYTES.length, bytes.length - Buffer.byteLength(body.slice(end))) });
 }
 
 // Nor is the `data` of such an answer parsed (112 KB for betResults(100) with proofs): the
@@ -138,14 +141,14 @@ export function readWithoutData(
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return undefined;
     extensions = parsed as Record<string, unknown>;
   }
-  const text = body.slice(DATA.length, scanned.end);
-  const data = parsedOnRead(text);
-  keptOf.set(data, { text, bytes: bytes?.subarray(DATA_BYTES.length, bytes.length - Buffer.byteLength(body.slice(scanned.end))) });
+  const data = parsedOnRead(body.slice(DATA.length, scanned.end));
+  keepData(data, body, scanned.end, bytes);
   skeletonOf.set(data, scanned.skeleton);
   return extensions === undefined ? { data } : { data, extensions };
 }
 
-function parseJson(text: string): unknown {
+/** The JSON value of `text`, or undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {

@@ -10,7 +10,7 @@ import type { InProcessAnswer, InProcessRequest } from "../core/schema.ts";
 import { CLIENT_ADDRESS_HEADER, currentRequestScope, READ_PIN_HEADER, READ_PINS_HONOURED_HEADER } from "../core/request-scope.ts";
 import { callTraced } from "../core/tracing.ts";
 import { objectKeysOf } from "./actual-cost.ts";
-import { isAnsweredWhole, keepDataBytes, readWithoutData } from "./forwarded-data.ts";
+import { isAnsweredWhole, keepDataBytes, parseJson, readWithoutData } from "./forwarded-data.ts";
 import { copyJson } from "./json-copy.ts";
 import { addMinBlockHeader, recordReadAt } from "./read-at.ts";
 
@@ -329,12 +329,4 @@ function decodeBody(body: Uint8Array): { text: string; bytes?: Buffer } {
   const all = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const bytes = all[0] === 0xef && all[1] === 0xbb && all[2] === 0xbf ? all.subarray(3) : all;
   return { text: bytes.toString("utf8"), ...(isUtf8(bytes) ? { bytes } : {}) };
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

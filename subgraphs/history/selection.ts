@@ -4,22 +4,33 @@ import type { PageJoins } from "./data.ts";
 // What a page's query selects of its bets decides what the page statement joins (data.ts betPage):
 // a wallet page with its networks' settings and its results is then one statement.
 
-/** The selection sets of the fields called `name` in `sets`, through fragments and inline fragments. */
-function fieldsNamed(sets: readonly SelectionSetNode[], name: string, fragments: Record<string, FragmentDefinitionNode>): SelectionSetNode[] {
-  const found: SelectionSetNode[] = [];
+/**
+ * Every field selected in `sets`, through fragments and inline fragments (each fragment once per
+ * path); `unknownFragment` when a spread names no fragment of the document.
+ */
+function fieldsIn(sets: readonly SelectionSetNode[], fragments: Record<string, FragmentDefinitionNode>): { fields: FieldNode[]; unknownFragment: boolean } {
+  const fields: FieldNode[] = [];
+  let unknownFragment = false;
   const visit = (set: SelectionSetNode, seen: Set<string>) => {
     for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        if (selection.name.value === name) found.push(selection.selectionSet ?? { kind: Kind.SELECTION_SET, selections: [] });
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet, seen);
+      if (selection.kind === Kind.FIELD) fields.push(selection);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) visit(selection.selectionSet, seen);
       else if (!seen.has(selection.name.value)) {
         const fragment = fragments[selection.name.value];
         if (fragment) visit(fragment.selectionSet, new Set([...seen, selection.name.value]));
+        else unknownFragment = true;
       }
     }
   };
   for (const set of sets) visit(set, new Set());
-  return found;
+  return { fields, unknownFragment };
+}
+
+/** The selection sets of the fields called `name` in `sets`, through fragments and inline fragments. */
+function fieldsNamed(sets: readonly SelectionSetNode[], name: string, fragments: Record<string, FragmentDefinitionNode>): SelectionSetNode[] {
+  return fieldsIn(sets, fragments)
+    .fields.filter((field) => field.name.value === name)
+    .map((field) => field.selectionSet ?? { kind: Kind.SELECTION_SET, selections: [] });
 }
 
 /**
@@ -45,15 +56,11 @@ export function pageJoinsOf(info: Pick<GraphQLResolveInfo, "fieldNodes" | "fragm
  * page of their own, nine pool connections at once). Without field nodes (a captured statement): false.
  */
 export function asksOnlyTotalCount(info: Pick<GraphQLResolveInfo, "fieldNodes" | "fragments">): boolean {
-  const fragments = info.fragments ?? {};
-  const only = (set: SelectionSetNode, seen: Set<string>): boolean =>
-    set.selections.every((selection) => {
-      if (selection.kind === Kind.FIELD) return selection.name.value === "totalCount" || selection.name.value === "__typename";
-      if (selection.kind === Kind.INLINE_FRAGMENT) return only(selection.selectionSet, seen);
-      if (seen.has(selection.name.value)) return true;
-      const fragment = fragments[selection.name.value];
-      return fragment ? only(fragment.selectionSet, new Set([...seen, selection.name.value])) : false;
-    });
   const nodes = info.fieldNodes ?? [];
-  return nodes.length > 0 && nodes.every((node: FieldNode) => node.selectionSet !== undefined && only(node.selectionSet, new Set()));
+  if (nodes.length === 0 || nodes.some((node: FieldNode) => node.selectionSet === undefined)) return false;
+  const { fields, unknownFragment } = fieldsIn(
+    nodes.map((node: FieldNode) => node.selectionSet!),
+    info.fragments ?? {},
+  );
+  return !unknownFragment && fields.every((field) => field.name.value === "totalCount" || field.name.value === "__typename");
 }
