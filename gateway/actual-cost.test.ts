@@ -64,8 +64,27 @@ describe("actualCost", () => {
   });
 
   it("charges a filtered count as estimated: it ran whatever it found", () => {
-    const query = `{ bets(first: 1, filter: { game: "dice" }) { a: totalCount b: totalCount } }`;
-    expect(costs(query, { bets: { a: 0, b: 0 } })).toEqual({ requested: 4014, actual: 4014 });
+    const query = `{ bets(first: 1, filter: { game: "dice" }) { a: totalCount b: totalCount nodes { betId } } }`;
+    expect(costs(query, { bets: { a: 0, b: 0, nodes: [{ betId: "1" }] } })).toEqual({ requested: 4019, actual: 4019 });
+  });
+
+  // issue 21: a connection asked only its totalCount reads no page (subgraphs/history's bets and
+  // playerBets skip the page statement), so its actual cost holds no page price, however it is priced.
+  it("charges no page to a connection asked only its totalCount, through aliases and fragments", () => {
+    const scanning = `filter: { game: "dice", token: "0x0000000000000000000000000000000000000001" }`;
+    // TABLE_SCAN_COST (2000) estimated for the page, none read: 1 for bets, 1 for its connection object, 1 + 2000 for the count.
+    expect(costs(`{ bets(${scanning}) { totalCount } }`, { bets: { totalCount: 0 } })).toEqual({ requested: 4003, actual: 2003 });
+    expect(costs(`{ bets(${scanning}) { n: totalCount } }`, { bets: { n: 0 } }).actual).toBe(2003);
+    // SCAN_PAGE_COST (200) estimated for a wallet's scanning page, none read.
+    const wallet = `playerBets(wallet: ${WALLET}, filter: { game: "dice", placedFrom: "2020-01-01T00:00:00Z" })`;
+    expect(
+      costs(`{ ${wallet} { ...C __typename } } fragment C on BetConnection { totalCount }`, { playerBets: { totalCount: 0, __typename: "BetConnection" } }),
+    ).toEqual({
+      requested: 704,
+      actual: 504,
+    });
+    // Anything else selected reads the page, and it is charged as before.
+    expect(costs(`{ ${wallet} { totalCount nodes { betId } } }`, { playerBets: { totalCount: 0, nodes: [] } }).actual).toBe(705);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type SelectionSetNode,
   visit,
 } from "graphql";
+import { asksOnlyTotalCount } from "../core/selection.ts";
 import { pricesOf } from "./cost-directives.ts";
 import { argument, type ConnectionScope, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
 
@@ -85,6 +86,7 @@ export function actualCost(
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
+  const fragmentsByName = Object.fromEntries(fragments);
   const values = effectiveVariables(operation, variables);
   const prices = pricesOf(schema);
   let cost = 0;
@@ -116,7 +118,9 @@ export function actualCost(
         continue;
       }
       const price = priceField(parent, selection, definition, values, connection, prices);
-      cost += 1 + parents.length * price.statement;
+      // A connection asked only its totalCount reads no page (subgraphs/history): its count is charged below, its page not at all.
+      const pageRead = !price.connection || !asksOnlyTotalCount({ fieldNodes: [selection], fragments: fragmentsByName });
+      cost += 1 + (pageRead ? parents.length * price.statement : 0);
       if (!price.composite || !selection.selectionSet) continue;
       const ids = price.idList ? argument(selection, price.idList, values) : undefined;
       const objects = Array.isArray(ids) ? firstOfEachId(parents, key, ids) : objectsOf(parents, key);

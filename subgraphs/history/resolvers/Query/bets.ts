@@ -4,7 +4,7 @@ import { countExplorerBets, explorerPage } from "../../data.ts";
 import { explorerConditions } from "../../explorer-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
-import { asksOnlyTotalCount } from "../../selection.ts";
+import { asksOnlyTotalCount } from "../../../../core/selection.ts";
 import type { Bet } from "../../../../prisma/generated/client.ts";
 
 export const bets: QueryResolvers["bets"] = async (_parent, args, ctx, info) => {

@@ -4,7 +4,8 @@ import { betPage, countBets, WIDE_BET_FIELDS } from "../../data.ts";
 import { betFilterConditions } from "../../filter-conditions.ts";
 import { checkGame, checkedStatuses } from "../../filter-checks.ts";
 import type { QueryResolvers } from "../../generated/resolvers-types.ts";
-import { asksOnlyTotalCount, pageJoinsOf } from "../../selection.ts";
+import { asksOnlyTotalCount } from "../../../../core/selection.ts";
+import { pageJoinsOf } from "../../selection.ts";
 import { mayAskFor } from "../../../kit/selection.ts";
 
 export const playerBets: QueryResolvers["playerBets"] = async (_parent, args, ctx, info) => {
