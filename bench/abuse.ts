@@ -49,6 +49,8 @@ const { values: args } = parseArgs({
     drop: { type: "boolean", default: false },
     attacks: { type: "string", default: ATTACK_KINDS.join(",") },
     front: { type: "string", default: "nginx" },
+    // Off by default: each sample reads /proc synchronously (~5 ms every 100 ms on the honest clients' event loop).
+    "surge-cpu": { type: "boolean", default: false },
   },
 });
 if (args.front !== "nginx" && args.front !== "none")
@@ -76,6 +78,39 @@ const ATTACKER_GROUPS: AttackKind[][] = [
 ]
   .map((group) => group.filter((kind) => args.attacks.split(",").includes(kind)))
   .filter((group) => group.length > 0) as AttackKind[][];
+
+/** How long, from the start of phase B, each process's CPU is sampled, and how often (issue 21: the honest tail comes from B's first seconds). */
+const SURGE_MS = 3_000;
+const SURGE_STEP_MS = 100;
+
+/**
+ * Each process's CPU over the first SURGE_MS of phase B, sampled every SURGE_STEP_MS: its share of
+ * one core over the whole window, and in its busiest step (and when that was), as report lines.
+ */
+async function sampleSurge(read: () => Record<string, number>): Promise<string[]> {
+  const t0 = performance.now();
+  const samples: { at: number; cpu: Record<string, number> }[] = [{ at: 0, cpu: read() }];
+  while (performance.now() - t0 < SURGE_MS) {
+    await new Promise((resolve) => setTimeout(resolve, SURGE_STEP_MS));
+    samples.push({ at: performance.now() - t0, cpu: read() });
+  }
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  const lines = [`CPU over the first ${SURGE_MS / 1000} s of B (share of one core; busiest ${SURGE_STEP_MS} ms step and when):`];
+  for (const name of Object.keys(first.cpu)) {
+    let peak = 0;
+    let peakAt = 0;
+    for (let i = 1; i < samples.length; i++) {
+      const share = (samples[i]!.cpu[name]! - samples[i - 1]!.cpu[name]!) / (samples[i]!.at - samples[i - 1]!.at);
+      if (share > peak) [peak, peakAt] = [share, samples[i]!.at];
+    }
+    const whole = (last.cpu[name]! - first.cpu[name]!) / last.at;
+    lines.push(
+      `  ${name.padEnd(48)} ${(whole * 100).toFixed(0).padStart(4)}%   peak ${(peak * 100).toFixed(0).padStart(4)}% at +${(peakAt / 1000).toFixed(1)} s`,
+    );
+  }
+  return lines;
+}
 
 const children: Spawned[] = [];
 const redises: PrivateRedis[] = [];
@@ -389,10 +424,19 @@ async function main(): Promise<boolean> {
   for (const a of attackers) a.child.stdin!.write(`${JSON.stringify({ cmd: "attack", seconds: DURATION })}\n`);
   const windowB = honest.window("B");
   const selfCpu1 = process.cpuUsage();
+  const surge = !args["surge-cpu"]
+    ? Promise.resolve([])
+    : sampleSurge(() => ({
+        ...cpuOf(),
+        ...Object.fromEntries(attackers.map((a, i) => [`attackers ${ATTACKER_GROUPS[i]!.join(",")}`, processTreeCpuMs(a.child.pid!) ?? Number.NaN])),
+        "load generator: honest clients (this process)": (process.cpuUsage().user + process.cpuUsage().system) / 1000,
+      }));
   const newcomer = new Promise((resolve) => setTimeout(resolve, DURATION * 500)).then(() => honest.connectNewcomer());
   await new Promise((resolve) => setTimeout(resolve, DURATION * 1000));
   await newcomer;
   windowB.end();
+  const surgeLines = await surge;
+  if (surgeLines.length > 0) log(surgeLines.join("\n"));
   const cpuB1 = cpuOf();
   const selfCpuB = process.cpuUsage(selfCpu1);
   const loadB = loadavg()[0]!;
