@@ -191,7 +191,14 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
     rateLimit: store && { store, policy, trustProxyHops: config.TRUST_PROXY_HOPS },
-    inFlight: config.RATE_LIMIT_MAX_IN_FLIGHT > 0 ? { maxPerClient: config.RATE_LIMIT_MAX_IN_FLIGHT, trustProxyHops: config.TRUST_PROXY_HOPS } : undefined,
+    inFlight:
+      config.RATE_LIMIT_MAX_IN_FLIGHT > 0
+        ? {
+            maxPerClient: config.RATE_LIMIT_MAX_IN_FLIGHT,
+            runningPerClient: config.RATE_LIMIT_RUNNING_PER_CLIENT,
+            trustProxyHops: config.TRUST_PROXY_HOPS,
+          }
+        : undefined,
   };
 }
 

@@ -208,6 +208,7 @@ export const CONFIG_VARIABLES = {
     "8",
     "requests one client IP may have open at once in a gateway process (GraphQL, CSV exports, every route); the next is refused `RATE_LIMITED`, HTTP 429, `Retry-After: 1`; `0`: off",
   ),
+  RATE_LIMIT_RUNNING_PER_CLIENT: variable("gateway", nonNegativeInt, "2", "of those, how many run at once; the rest wait their turn at the door; `0`: all"),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,

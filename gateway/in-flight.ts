@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Counter, type Registry } from "prom-client";
+import { Counter, Gauge, type Registry } from "prom-client";
 import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
 import { sendJson } from "../core/http.ts";
@@ -14,6 +14,13 @@ import { sendJson } from "../core/http.ts";
 // does, but from what this process last saw of it (gateway/points-budget.ts knownHeaders), never
 // from the store: under a flood, asking Redis once per refused request would load the limiter's
 // Redis with the very requests that are refused. The refusal is answered at once, synchronously.
+//
+// Turns: of a client's open requests, at most `runningPerClient` run at once; the rest wait at the
+// door, in order, for one of that client's own to end. One event loop serves every client, so an
+// address spending its whole budget in half a second with 8 requests running delays every other
+// client's request behind 8 of its own; with turns, behind at most `runningPerClient`. A waiting
+// request has done no work and paid nothing; it waits only on its own client's requests, so it can
+// never be starved by another client.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -21,6 +28,8 @@ export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 export interface InFlightSettings {
   /** Requests one client address may have open in this gateway process (RATE_LIMIT_MAX_IN_FLIGHT). */
   maxPerClient: number;
+  /** Of those, how many run at once; the rest wait their turn (RATE_LIMIT_RUNNING_PER_CLIENT; absent or 0: all run). */
+  runningPerClient?: number;
   trustProxyHops: number;
 }
 
@@ -28,25 +37,41 @@ export interface InFlightSettings {
 export type BudgetHeaders = (req: IncomingMessage) => [string, string][] | undefined;
 
 export interface InFlightCap {
-  /** core/http.ts's `limitInFlight`: false when it answered 429 (decided and answered at once). */
-  admit(req: IncomingMessage, res: ServerResponse): boolean;
-  /** Requests open per client address now (for tests and diagnostics). */
+  /** core/http.ts's `limitInFlight`: false when it answered 429 (decided at once) or the client left before its turn. */
+  admit(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+  /** Requests open per client address now, running or waiting their turn (for tests and diagnostics). */
   open(address: string): number;
+  /** Requests waiting their turn per client address now. */
+  waiting(address: string): number;
+}
+
+/** One client address's requests in this process. */
+interface ClientTurns {
+  open: number;
+  running: number;
+  /** Waiting their turn, oldest first: each resolves true when it may run. */
+  queue: ((run: boolean) => void)[];
 }
 
 export function createInFlightCap(settings: InFlightSettings, registry: Registry, budgetHeaders?: BudgetHeaders): InFlightCap {
-  const open = new Map<string, number>();
+  const clients = new Map<string, ClientTurns>();
+  const runningPerClient = settings.runningPerClient || settings.maxPerClient;
   const refusals = new Counter({
     name: "gateway_refusals_total",
     help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests)",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
-  const release = (address: string) => {
-    const left = (open.get(address) ?? 1) - 1;
-    if (left > 0) open.set(address, left);
-    else open.delete(address); // no entry per idle address: memory follows the open requests
-  };
+  const waitingNow = new Gauge({
+    name: "gateway_requests_waiting_turn",
+    help: "Requests open at the door waiting for one of their own client's to end (RATE_LIMIT_RUNNING_PER_CLIENT)",
+    registers: [registry],
+  });
+  const turnsWaited = new Counter({
+    name: "gateway_requests_waited_turn_total",
+    help: "Requests that waited at the door for one of their own client's to end before running",
+    registers: [registry],
+  });
   const refuse = (req: IncomingMessage, res: ServerResponse): false => {
     refusals.inc({ reason: "in_flight" });
     const headers = budgetHeaders?.(req) ?? [];
@@ -65,18 +90,59 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     );
     return false;
   };
+  /** A running request ended: the client's next waiting one runs. */
+  const nextTurn = (client: ClientTurns) => {
+    const next = client.queue.shift();
+    if (!next) return;
+    waitingNow.dec();
+    client.running++;
+    next(true);
+  };
   return {
     admit(req, res) {
       // A client gone before its door (its `close` already emitted, never again): nothing to hold or serve.
       if (res.closed) return false;
       const address = clientAddress(req, settings.trustProxyHops);
-      const held = open.get(address) ?? 0;
-      if (held >= settings.maxPerClient) return refuse(req, res);
-      open.set(address, held + 1);
-      // `close` is emitted once per response, whether it finished or its connection ended first.
-      res.once("close", () => release(address));
-      return true;
+      const client = clients.get(address) ?? { open: 0, running: 0, queue: [] };
+      if (client.open >= settings.maxPerClient) return refuse(req, res);
+      client.open++;
+      clients.set(address, client);
+      if (client.running < runningPerClient) {
+        client.running++;
+        // `close` is emitted once per response, whether it finished or its connection ended first.
+        res.once("close", () => {
+          client.running--;
+          client.open--;
+          if (client.open === 0)
+            clients.delete(address); // no entry per idle address: memory follows the open requests
+          else nextTurn(client);
+        });
+        return true;
+      }
+      turnsWaited.inc();
+      waitingNow.inc();
+      return new Promise<boolean>((resolve) => {
+        let running = false;
+        const turn = (run: boolean) => {
+          running = run;
+          resolve(run);
+        };
+        client.queue.push(turn);
+        res.once("close", () => {
+          client.open--;
+          if (running) client.running--;
+          else {
+            // Left before its turn: out of the queue, and core/http.ts answers nothing.
+            client.queue.splice(client.queue.indexOf(turn), 1);
+            waitingNow.dec();
+            resolve(false);
+          }
+          if (client.open === 0) clients.delete(address);
+          else if (running) nextTurn(client);
+        });
+      });
     },
-    open: (address) => open.get(address) ?? 0,
+    open: (address) => clients.get(address)?.open ?? 0,
+    waiting: (address) => clients.get(address)?.queue.length ?? 0,
   };
 }
