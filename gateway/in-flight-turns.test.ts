@@ -1,5 +1,5 @@
 import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createInFlightCap, type InFlightCap } from "./in-flight.ts";
@@ -113,4 +113,20 @@ describe("turns at the door", () => {
     await until(() => cap.open("127.0.0.4") === 0);
     expect(cap.waiting("127.0.0.4")).toBe(0);
   });
+
+  it("frees the slots of pipelined requests when their connection dies, though Node closes only the first one's answer", async () => {
+    const socket = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.5" });
+    socket.on("error", () => {});
+    socket.write(["/p1", "/p2", "/p3"].map((path) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`).join(""));
+    await until(() => cap.open("127.0.0.5") === 3 && cap.waiting("127.0.0.5") === 1);
+    socket.destroy();
+    // Before, /p2 stayed running and /p3 waiting for good: every later request from the address hung.
+    await until(() => cap.open("127.0.0.5") === 0);
+    expect(cap.waiting("127.0.0.5")).toBe(0);
+    expect(ran).not.toContain("/p3");
+    const after = send("127.0.0.5", "/p4");
+    await until(() => ran.includes("/p4"));
+    await release("/p4");
+    expect((await after.answer).status).toBe(200);
+  }, 20_000);
 });

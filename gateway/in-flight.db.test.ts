@@ -7,7 +7,7 @@ import { startTestStack, type TestStack } from "../test/stack.ts";
 
 // The per-client cap on requests in flight (gateway/in-flight.ts), under the default configuration
 // (RATE_LIMIT_MAX_IN_FLIGHT = 8, the points budget on) but with every open request running
-// (RATE_LIMIT_RUNNING_PER_CLIENT = 0): turns are in-flight-turns.db.test.ts's. The slow path is a route of the API port
+// (RATE_LIMIT_RUNNING_PER_CLIENT = 0): turns are in-flight-turns.test.ts's. The slow path is a route of the API port
 // that holds its answer until the test lets it go: requests held there are in flight exactly as a
 // stalled subgraph's would be, and the test knows when each one is past the door.
 

@@ -49,8 +49,29 @@ export interface InFlightCap {
 interface ClientTurns {
   open: number;
   running: number;
-  /** Waiting their turn, oldest first: each resolves true when it may run. */
-  queue: ((run: boolean) => void)[];
+  /** Waiting their turn, oldest first: `run` resolves the door's answer; `gone`, its connection died. */
+  queue: { run: (run: boolean) => void; gone: () => boolean }[];
+}
+
+/**
+ * Calls `ended` once, when the request's answer ends: its `close` (finished, aborted or cut off),
+ * or its connection's, whichever comes first. A pipelined request queued behind another on the same
+ * connection gets no `close` of its own when the connection dies (Node destroys the request, not
+ * its response), so the connection's close frees it; the connection's listener is removed once the
+ * answer ends, so none pile up on a keep-alive connection.
+ */
+function whenEnded(req: IncomingMessage, res: ServerResponse, ended: () => void): void {
+  const socket = req.socket;
+  let done = false;
+  const settle = () => {
+    if (done) return;
+    done = true;
+    res.off("close", settle);
+    socket.off("close", settle);
+    ended();
+  };
+  res.once("close", settle);
+  socket.once("close", settle);
 }
 
 export function createInFlightCap(settings: InFlightSettings, registry: Registry, budgetHeaders?: BudgetHeaders): InFlightCap {
@@ -92,11 +113,15 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
   };
   /** A running request ended: the client's next waiting one runs. */
   const nextTurn = (client: ClientTurns) => {
-    const next = client.queue.shift();
-    if (!next) return;
+    // Not to a request whose connection already died (pipelined behind the one that ended): its
+    // own close, about to run, takes it out of the queue unserved.
+    const at = client.queue.findIndex((waiter) => !waiter.gone());
+    if (at < 0) return;
+    const [next] = client.queue.splice(at, 1);
     waitingNow.dec();
+    turnsWaited.inc();
     client.running++;
-    next(true);
+    next?.run(true);
   };
   return {
     admit(req, res) {
@@ -110,7 +135,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       if (client.running < runningPerClient) {
         client.running++;
         // `close` is emitted once per response, whether it finished or its connection ended first.
-        res.once("close", () => {
+        whenEnded(req, res, () => {
           client.running--;
           client.open--;
           if (client.open === 0)
@@ -119,7 +144,6 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
         });
         return true;
       }
-      turnsWaited.inc();
       waitingNow.inc();
       return new Promise<boolean>((resolve) => {
         let running = false;
@@ -127,13 +151,15 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
           running = run;
           resolve(run);
         };
-        client.queue.push(turn);
-        res.once("close", () => {
+        const waiter = { run: turn, gone: () => req.socket.destroyed || res.closed };
+        client.queue.push(waiter);
+        whenEnded(req, res, () => {
           client.open--;
           if (running) client.running--;
           else {
             // Left before its turn: out of the queue, and core/http.ts answers nothing.
-            client.queue.splice(client.queue.indexOf(turn), 1);
+            const at = client.queue.indexOf(waiter);
+            if (at >= 0) client.queue.splice(at, 1);
             waitingNow.dec();
             resolve(false);
           }
