@@ -1,18 +1,8 @@
-import { type FieldNode, type FragmentDefinitionNode, Kind, type OperationDefinitionNode, parse } from "graphql";
 import { describe, expect, it } from "vitest";
+import { infoOf } from "../../test/resolve-info.ts";
 import { pageJoinsOf } from "./selection.ts";
 
 // What a page statement joins follows what the query selects of the page's bets.
-
-/** The resolve info of the document's first root field (or its first `fields` root fields, merged as one), as far as selection.ts reads it. */
-function infoOf(query: string, fields = 1) {
-  const document = parse(query);
-  const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
-  const fragments = Object.fromEntries(
-    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
-  );
-  return { fieldNodes: operation.selectionSet.selections.slice(0, fields) as FieldNode[], fragments };
-}
 
 describe("pageJoinsOf", () => {
   it("joins nothing for a page of bets' own fields", () => {
