@@ -132,40 +132,33 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       if (client.open >= settings.maxPerClient) return refuse(req, res);
       client.open++;
       clients.set(address, client);
-      if (client.running < runningPerClient) {
+      let running = client.running < runningPerClient;
+      const waiter = { run: (_run: boolean) => {}, gone: () => req.socket.destroyed || res.closed };
+      whenEnded(req, res, () => {
+        client.open--;
+        if (running) client.running--;
+        else {
+          // Left before its turn: out of the queue, and core/http.ts answers nothing.
+          const at = client.queue.indexOf(waiter);
+          if (at >= 0) client.queue.splice(at, 1);
+          waitingNow.dec();
+          waiter.run(false);
+        }
+        if (client.open === 0)
+          clients.delete(address); // no entry per idle address: memory follows the open requests
+        else if (running) nextTurn(client);
+      });
+      if (running) {
         client.running++;
-        // `close` is emitted once per response, whether it finished or its connection ended first.
-        whenEnded(req, res, () => {
-          client.running--;
-          client.open--;
-          if (client.open === 0)
-            clients.delete(address); // no entry per idle address: memory follows the open requests
-          else nextTurn(client);
-        });
         return true;
       }
       waitingNow.inc();
       return new Promise<boolean>((resolve) => {
-        let running = false;
-        const turn = (run: boolean) => {
+        waiter.run = (run) => {
           running = run;
           resolve(run);
         };
-        const waiter = { run: turn, gone: () => req.socket.destroyed || res.closed };
         client.queue.push(waiter);
-        whenEnded(req, res, () => {
-          client.open--;
-          if (running) client.running--;
-          else {
-            // Left before its turn: out of the queue, and core/http.ts answers nothing.
-            const at = client.queue.indexOf(waiter);
-            if (at >= 0) client.queue.splice(at, 1);
-            waitingNow.dec();
-            resolve(false);
-          }
-          if (client.open === 0) clients.delete(address);
-          else if (running) nextTurn(client);
-        });
       });
     },
     open: (address) => clients.get(address)?.open ?? 0,
