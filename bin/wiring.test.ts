@@ -83,6 +83,12 @@ describe("gatewaySettings", () => {
     expect(settings({ RATE_LIMIT_MAX_IN_FLIGHT: "0" }).inFlight).toBeUndefined();
     expect(() => settings({ RATE_LIMIT_MAX_IN_FLIGHT: "-1" })).toThrow(/RATE_LIMIT_MAX_IN_FLIGHT/);
     expect(() => settings({ RATE_LIMIT_MAX_IN_FLIGHT: "many" })).toThrow(/RATE_LIMIT_MAX_IN_FLIGHT/);
+    // More running than may be open would silently turn turns off: refused at start-up.
+    expect(() => settings({ RATE_LIMIT_MAX_IN_FLIGHT: "4", RATE_LIMIT_RUNNING_PER_CLIENT: "5" })).toThrow(
+      /RATE_LIMIT_RUNNING_PER_CLIENT: must be 0 \(all run\) or at most RATE_LIMIT_MAX_IN_FLIGHT \(4\)/,
+    );
+    expect(settings({ RATE_LIMIT_MAX_IN_FLIGHT: "4", RATE_LIMIT_RUNNING_PER_CLIENT: "4" }).inFlight?.runningPerClient).toBe(4);
+    expect(settings({ RATE_LIMIT_MAX_IN_FLIGHT: "0", RATE_LIMIT_RUNNING_PER_CLIENT: "5" }).inFlight).toBeUndefined();
   });
 
   it("shares the response cache through Redis when the gateway has it, and checks it in /health", () => {

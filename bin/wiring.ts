@@ -187,6 +187,11 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
   // A budget smaller than the largest accepted query would refuse a documented request forever.
   if (policy.capacity > 0 && policy.capacity < config.MAX_QUERY_COST)
     throw new ConfigError(`Invalid configuration:\n  RATE_LIMIT_POINTS: must be 0 (off) or at least MAX_QUERY_COST (${config.MAX_QUERY_COST})`);
+  // More running than may be open would turn turns off without a word.
+  if (config.RATE_LIMIT_MAX_IN_FLIGHT > 0 && config.RATE_LIMIT_RUNNING_PER_CLIENT > config.RATE_LIMIT_MAX_IN_FLIGHT)
+    throw new ConfigError(
+      `Invalid configuration:\n  RATE_LIMIT_RUNNING_PER_CLIENT: must be 0 (all run) or at most RATE_LIMIT_MAX_IN_FLIGHT (${config.RATE_LIMIT_MAX_IN_FLIGHT})`,
+    );
   const store = pointsStore(config, shared);
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },

@@ -1,10 +1,10 @@
-import { request } from "node:http";
 import type { ServerResponse } from "node:http";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createRedisRateLimitStore } from "../core/token-bucket.ts";
 import { testConfig } from "../test/config.ts";
 import { describeWith, redisService } from "../test/services.ts";
+import { requestFrom } from "../test/loopback-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { DEFAULT_QUERY_LIMITS } from "./limits.ts";
 
@@ -37,38 +37,9 @@ const heldRoute = async (_req: unknown, res: ServerResponse) => {
   if (!res.closed) res.end("released");
 };
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
 let t: TestStack;
 
-function from(localAddress: string, path: string, body?: string): Promise<Answer> {
-  const url = new URL(t.url);
-  return new Promise<Answer>((resolve, reject) => {
-    const req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path,
-        method: body === undefined ? "GET" : "POST",
-        localAddress,
-        agent: false,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+const from = (localAddress: string, path: string, body?: string) => requestFrom(t.url, localAddress, path, body).answer;
 
 const QUERY = JSON.stringify({ query: "{ networkConfigs { chainId } }" });
 

@@ -23,17 +23,22 @@ const until = async (ready: () => boolean) => {
   while (!ready()) await new Promise((resolve) => setTimeout(resolve, 5));
 };
 
-beforeAll(async () => {
-  cap = createInFlightCap({ maxPerClient: MAX, runningPerClient: RUNNING, trustProxyHops: 0 }, new Registry());
-  server = createServer(async (req, res) => {
-    if (!(await cap.admit(req, res))) return;
+/** A server on loopback whose handler runs past `door` only, then holds its answer until released. */
+async function serveBehind(door: InFlightCap): Promise<{ server: Server; port: number }> {
+  const server = createServer(async (req, res) => {
+    if (!(await door.admit(req, res))) return;
     const path = req.url ?? "";
     ran.push(path);
     await new Promise<void>((resolve) => holds.set(path, resolve));
     if (!res.closed) res.end(path);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+beforeAll(async () => {
+  cap = createInFlightCap({ maxPerClient: MAX, runningPerClient: RUNNING, trustProxyHops: 0 }, new Registry());
+  ({ server, port } = await serveBehind(cap));
 });
 afterAll(async () => {
   for (const release of holds.values()) release();
@@ -41,8 +46,8 @@ afterAll(async () => {
 });
 
 /** A request from `address` to `path` on its own connection; `answer` is its status and body. */
-function send(address: string, path: string) {
-  const req = request({ host: "127.0.0.1", port, path, localAddress: address, agent: false });
+function send(address: string, path: string, to = port) {
+  const req = request({ host: "127.0.0.1", port: to, path, localAddress: address, agent: false });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on("response", (res) => {
       let body = "";
@@ -129,4 +134,37 @@ describe("turns at the door", () => {
     await release("/p4");
     expect((await after.answer).status).toBe(200);
   }, 20_000);
+});
+
+describe("a bounded wait for a turn", () => {
+  it("answers a request that waited its whole bound 429, and the running ones go on", async () => {
+    // The bound keeps a waiting request inside Node's request timeout (a body over 16 KiB is not read
+    // while it waits: 408) and nginx's proxy_read_timeout (a GET past it is sent to another gateway).
+    const bounded = createInFlightCap({ maxPerClient: MAX, runningPerClient: 1, maxWaitMs: 200, trustProxyHops: 0 }, new Registry());
+    const { server: boundedServer, port: boundedPort } = await serveBehind(bounded);
+    try {
+      const running = send("127.0.0.6", "/w1", boundedPort);
+      running.answer.catch(() => {}); // reset by the finally below if an expectation fails first
+      await until(() => ran.includes("/w1"));
+      const waiting = send("127.0.0.6", "/w2", boundedPort);
+      waiting.answer.catch(() => {});
+      const answered = await Promise.race([
+        waiting.answer,
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000)), // before, it waited for good
+      ]);
+      expect(answered?.status).toBe(429);
+      expect(JSON.parse(answered?.body ?? "{}").errors[0]).toMatchObject({
+        message: expect.stringMatching(/waited .* for a turn/),
+        extensions: { code: "RATE_LIMITED", retryAfterSeconds: 1 },
+      });
+      expect(ran).not.toContain("/w2");
+      expect(bounded.open("127.0.0.6")).toBe(1);
+      await release("/w1");
+      expect((await running.answer).status).toBe(200);
+      await until(() => bounded.open("127.0.0.6") === 0);
+    } finally {
+      boundedServer.closeAllConnections();
+      await new Promise((resolve) => boundedServer.close(resolve));
+    }
+  });
 });

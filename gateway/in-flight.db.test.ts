@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
+import { type LoopbackAnswer, requestFrom } from "../test/loopback-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 
 // The per-client cap on requests in flight (gateway/in-flight.ts), under the default configuration
@@ -59,46 +60,17 @@ afterAll(async () => {
   await t?.close();
 });
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+type Answer = LoopbackAnswer;
 
-/** One request on its own connection from a loopback address (node:http honours localAddress). */
-function from(localAddress: string, path: string, body?: string): { req: ClientRequest; answer: Promise<Answer> } {
-  const url = new URL(t.url);
-  let req: ClientRequest | undefined;
-  const answer = new Promise<Answer>((resolve, reject) => {
-    req = request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path,
-        method: body === undefined ? "GET" : "POST",
-        localAddress,
-        agent: false,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-        res.on("error", reject);
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-  return { req: req!, answer };
-}
+/** One request on its own connection from a loopback address, to `stack` (default: the stack with every request running). */
+const from = (localAddress: string, path: string, body?: string, stack = t) => requestFrom(stack.url, localAddress, path, body);
 
 const QUERY = JSON.stringify({ query: `{ playerBets(wallet: "0x000000000000000000000000000000000000dead", first: 1) { totalCount } }` });
 const graphqlFrom = (address: string) => from(address, "/graphql", QUERY).answer;
 
 /** Holds one request from `address` in the route; resolves once it is past the door, fails if it was answered instead. */
-async function hold(address: string): Promise<{ req: ClientRequest; answer: Promise<Answer> }> {
-  const held = from(address, "/held");
+async function hold(address: string, stack = t): Promise<{ req: ClientRequest; answer: Promise<Answer> }> {
+  const held = from(address, "/held", undefined, stack);
   const at = entered + 1;
   await Promise.race([
     when(() => entered, at),
@@ -225,5 +197,46 @@ describe("a GraphQL request in flight", () => {
 
     releaseHeld();
     expect((await Promise.all(held.map((h) => h.answer))).map((a) => a.status)).toEqual(Array.from({ length: CAP }, () => 200));
+  });
+});
+
+describe("the whole stack under the default turns (RATE_LIMIT_RUNNING_PER_CLIENT = 2)", () => {
+  const defaults = loadConfig(["shared", "gateway"], {});
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startTestStack({ bets: 40 }, { protection: gatewayProtection(defaults), web: { routes: { "/held": heldRoute } } });
+  });
+  afterAll(async () => {
+    releaseHeld();
+    await stack?.close();
+  });
+  const metric = async (name: string) => {
+    const text = (await from("127.0.0.9", "/metrics", undefined, stack).answer).body;
+    const value = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)$`, "m").exec(text)?.[1];
+    if (value === undefined) throw new Error(`no ${name} in /metrics`);
+    return Number(value);
+  };
+
+  it("runs two of an address's requests, keeps the others waiting at the door while other addresses are served, then runs them", async () => {
+    expect(defaults.RATE_LIMIT_RUNNING_PER_CLIENT).toBe(2);
+    closeGate();
+    const running = [await hold("127.0.0.6", stack), await hold("127.0.0.6", stack)];
+    const enteredBefore = entered;
+    // A body over Node's 16 KiB read buffer: read only once its turn comes.
+    const padded = JSON.stringify({ query: `# ${"x".repeat(20_000)}\n${JSON.parse(QUERY).query}` });
+    const waiting = [from("127.0.0.6", "/graphql", padded, stack), from("127.0.0.6", "/held", undefined, stack)];
+    while ((await metric("gateway_requests_waiting_turn")) < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(entered).toBe(enteredBefore);
+
+    const other = await from("127.0.0.7", "/graphql", QUERY, stack).answer;
+    expect(other.status).toBe(200);
+
+    releaseHeld();
+    const answers = await Promise.all([...running, ...waiting].map((r) => r.answer));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(JSON.parse(answers[2]!.body)).toHaveProperty("data.playerBets.totalCount", 0);
+    expect(entered).toBe(enteredBefore + 1);
+    expect(await metric("gateway_requests_waiting_turn")).toBe(0);
+    expect(await metric("gateway_requests_waited_turn_total")).toBe(2);
   });
 });

@@ -20,16 +20,24 @@ import { sendJson } from "../core/http.ts";
 // address spending its whole budget in half a second with 8 requests running delays every other
 // client's request behind 8 of its own; with turns, behind at most `runningPerClient`. A waiting
 // request has done no work and paid nothing; it waits only on its own client's requests, so it can
-// never be starved by another client.
+// never be starved by another client. Its wait is bounded (`maxWaitMs`): past it, it is answered 429
+// like a request over the cap, never left open until Node's request timeout (a body over 16 KiB is not
+// read while it waits, and would be answered 408) or nginx's proxy_read_timeout (which would send a
+// GET to another gateway to run twice).
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
+
+/** How long a request waits for its turn by default: well inside core/http.ts's request timeout (30 s) and nginx's 35 s. */
+export const TURN_WAIT_LIMIT_MS = 20_000;
 
 export interface InFlightSettings {
   /** Requests one client address may have open in this gateway process (RATE_LIMIT_MAX_IN_FLIGHT). */
   maxPerClient: number;
   /** Of those, how many run at once; the rest wait their turn (RATE_LIMIT_RUNNING_PER_CLIENT; absent or 0: all run). */
   runningPerClient?: number;
+  /** Longest wait for a turn before the request is answered 429 (default TURN_WAIT_LIMIT_MS). */
+  maxWaitMs?: number;
   trustProxyHops: number;
 }
 
@@ -49,8 +57,14 @@ export interface InFlightCap {
 interface ClientTurns {
   open: number;
   running: number;
-  /** Waiting their turn, oldest first: `run` resolves the door's answer; `gone`, its connection died. */
-  queue: { run: (run: boolean) => void; gone: () => boolean }[];
+  /** Waiting their turn, oldest first (one answered while waiting is `gone` until its close takes it out). */
+  queue: Waiter[];
+}
+
+/** A request waiting its turn: `run` resolves the door's answer; `gone`, its connection died. */
+interface Waiter {
+  run: (run: boolean) => void;
+  gone: () => boolean;
 }
 
 /**
@@ -77,9 +91,10 @@ function whenEnded(req: IncomingMessage, res: ServerResponse, ended: () => void)
 export function createInFlightCap(settings: InFlightSettings, registry: Registry, budgetHeaders?: BudgetHeaders): InFlightCap {
   const clients = new Map<string, ClientTurns>();
   const runningPerClient = settings.runningPerClient || settings.maxPerClient;
+  const maxWaitMs = settings.maxWaitMs ?? TURN_WAIT_LIMIT_MS;
   const refusals = new Counter({
     name: "gateway_refusals_total",
-    help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests)",
+    help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests; turn_wait: waited RATE_LIMIT_RUNNING_PER_CLIENT's turn past its bound)",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
@@ -93,16 +108,19 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     help: "Requests that waited at the door for one of their own client's to end before running",
     registers: [registry],
   });
-  const refuse = (req: IncomingMessage, res: ServerResponse): false => {
-    refusals.inc({ reason: "in_flight" });
+  const refuse = (req: IncomingMessage, res: ServerResponse, waited = false): false => {
+    refusals.inc({ reason: waited ? "turn_wait" : "in_flight" });
     const headers = budgetHeaders?.(req) ?? [];
+    const why = waited
+      ? `waited ${maxWaitMs / 1000} s for a turn behind this address's own requests (${runningPerClient} run at once)`
+      : `too many requests in flight from this address (${settings.maxPerClient})`;
     sendJson(
       res,
       429,
       {
         errors: [
           {
-            message: `Rate limited: too many requests in flight from this address (${settings.maxPerClient}); retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
+            message: `Rate limited: ${why}; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
             extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS, maxInFlight: settings.maxPerClient },
           },
         ],
@@ -133,7 +151,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       client.open++;
       clients.set(address, client);
       let running = client.running < runningPerClient;
-      const waiter = { run: (_run: boolean) => {}, gone: () => req.socket.destroyed || res.closed };
+      const waiter: Waiter = { run: () => {}, gone: () => req.socket.destroyed || res.closed || res.writableEnded };
       whenEnded(req, res, () => {
         client.open--;
         if (running) client.running--;
@@ -154,7 +172,13 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       }
       waitingNow.inc();
       return new Promise<boolean>((resolve) => {
+        const bound = setTimeout(() => {
+          // Out of the queue and answered: its `close` then frees its place as a request that left.
+          refuse(req, res, true);
+        }, maxWaitMs);
+        bound.unref();
         waiter.run = (run) => {
+          clearTimeout(bound);
           running = run;
           resolve(run);
         };
