@@ -33,6 +33,7 @@ beforeAll(() => {
     "core/config.ts",
     "core/config-types.ts",
     "core/config-variables.ts",
+    "core/config-variables-realtime.ts",
   ];
   for (const file of [...sources, "supergraph.graphql", "package.json", ...COMPOSED_SERVICES.map((s) => s.sdl)]) {
     cpSync(join(root, file), join(repo, file), { recursive: true });
