@@ -201,7 +201,6 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
         ? {
             maxPerClient: config.RATE_LIMIT_MAX_IN_FLIGHT,
             runningPerClient: config.RATE_LIMIT_RUNNING_PER_CLIENT,
-            maxRunning: config.RATE_LIMIT_MAX_RUNNING,
             trustProxyHops: config.TRUST_PROXY_HOPS,
           }
         : undefined,

@@ -209,12 +209,6 @@ export const CONFIG_VARIABLES = {
     "requests one client IP may have open at once in a gateway process (GraphQL, CSV exports, every route); the next is refused `RATE_LIMITED`, HTTP 429, `Retry-After: 1`; `0`: off",
   ),
   RATE_LIMIT_RUNNING_PER_CLIENT: variable("gateway", nonNegativeInt, "2", "of those, how many run at once; the rest wait their turn at the door; `0`: all"),
-  RATE_LIMIT_MAX_RUNNING: variable(
-    "gateway",
-    nonNegativeInt,
-    "0",
-    "requests a gateway process computes at once, across clients; the next waits, fewest-computing client first; `0`: no bound",
-  ),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,

@@ -29,7 +29,6 @@ async function serveBehind(door: InFlightCap): Promise<{ server: Server; port: n
     if (!(await door.admit(req, res))) return;
     const path = req.url ?? "";
     ran.push(path);
-    if (path.startsWith("/s-")) res.writeHead(200).write("started: "); // its work done, it is only sending now
     await new Promise<void>((resolve) => holds.set(path, resolve));
     if (!res.closed) res.end(path);
   });
@@ -149,12 +148,9 @@ describe("a bounded wait for a turn", () => {
       await until(() => ran.includes("/w1"));
       const waiting = send("127.0.0.6", "/w2", boundedPort);
       waiting.answer.catch(() => {});
-      const answered = await Promise.race([
-        waiting.answer,
-        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000)), // before, it waited for good
-      ]);
-      expect(answered?.status).toBe(429);
-      expect(JSON.parse(answered?.body ?? "{}").errors[0]).toMatchObject({
+      const answered = await waiting.answer; // before, it waited for good (the test timed out)
+      expect(answered.status).toBe(429);
+      expect(JSON.parse(answered.body).errors[0]).toMatchObject({
         message: expect.stringMatching(/waited .* for a turn/),
         extensions: { code: "RATE_LIMITED", retryAfterSeconds: 1 },
       });
@@ -167,56 +163,5 @@ describe("a bounded wait for a turn", () => {
       boundedServer.closeAllConnections();
       await new Promise((resolve) => boundedServer.close(resolve));
     }
-  });
-});
-
-describe("computing at once across clients (maxRunning)", () => {
-  let door: InFlightCap;
-  let doorServer: Server;
-  let doorPort = 0;
-  beforeAll(async () => {
-    door = createInFlightCap({ maxPerClient: MAX, runningPerClient: 2, maxRunning: 3, trustProxyHops: 0 }, new Registry());
-    ({ server: doorServer, port: doorPort } = await serveBehind(door));
-  });
-  afterAll(async () => {
-    doorServer.closeAllConnections();
-    await new Promise((resolve) => doorServer.close(resolve));
-  });
-  /** Sends one request and waits until the door holds it (running or waiting), so arrival order is known. */
-  const arrive = async (address: string, path: string) => {
-    const before = door.open(address);
-    const sent = send(address, path, doorPort);
-    await until(() => door.open(address) === before + 1);
-    return sent;
-  };
-
-  it("gives a free slot to the waiting request whose client computes fewest, then the oldest", async () => {
-    const sent = [await arrive("127.0.0.20", "/g-a1"), await arrive("127.0.0.20", "/g-a2"), await arrive("127.0.0.21", "/g-b1")];
-    // Three compute: the process is full. A's third waits on its own turns, C's and B's second on the slot.
-    sent.push(await arrive("127.0.0.20", "/g-a3"), await arrive("127.0.0.22", "/g-c1"), await arrive("127.0.0.21", "/g-b2"));
-    expect(ran.filter((path) => path.startsWith("/g-"))).toEqual(["/g-a1", "/g-a2", "/g-b1"]);
-
-    // A slot frees: A (1 computing, oldest waiter), C (0), B (1): C goes first.
-    await release("/g-a1");
-    await until(() => ran.includes("/g-c1"));
-    // Then B finishes one of its own: B (now 0 computing) before A's older waiter (A has 1).
-    await release("/g-b1");
-    await until(() => ran.includes("/g-b2"));
-    expect(ran.filter((path) => path.startsWith("/g-"))).toEqual(["/g-a1", "/g-a2", "/g-b1", "/g-c1", "/g-b2"]);
-    await release("/g-a2");
-    await until(() => ran.includes("/g-a3"));
-    for (const path of ["/g-c1", "/g-b2", "/g-a3"]) await release(path);
-    expect((await Promise.all(sent.map((r) => r.answer))).map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
-  });
-
-  it("counts a request off once its answer has started: a slow stream holds its client's turn, not the slot", async () => {
-    const streams = [await arrive("127.0.0.23", "/s-1"), await arrive("127.0.0.24", "/s-2"), await arrive("127.0.0.25", "/s-3")];
-    await until(() => ["/s-1", "/s-2", "/s-3"].every((path) => ran.includes(path)));
-    const other = await arrive("127.0.0.26", "/g-d1");
-    await until(() => ran.includes("/g-d1")); // before, it waited for one of the three streams to end
-    await release("/g-d1");
-    expect((await other.answer).status).toBe(200);
-    for (const path of ["/s-1", "/s-2", "/s-3"]) await release(path);
-    expect((await Promise.all(streams.map((r) => r.answer))).map((r) => r.body)).toEqual(["started: /s-1", "started: /s-2", "started: /s-3"]);
   });
 });

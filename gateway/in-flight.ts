@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
@@ -24,16 +25,6 @@ import { sendJson } from "../core/http.ts";
 // like a request over the cap, never left open until Node's request timeout (a body over 16 KiB is not
 // read while it waits, and would be answered 408) or nginx's proxy_read_timeout (which would send a
 // GET to another gateway to run twice).
-//
-// Computing at once (`maxRunning`, per process, across clients): a crowd of addresses, each within
-// its own turns and budget, can still put more work on the one event loop (and behind it on the
-// subgraphs and the database) than the machine does in time, and then every request waits behind
-// all of it. So at most `maxRunning` requests compute at once; a request holds this slot from its
-// turn until its answer starts (its head is written: the work is done, what is left is sending) or
-// ends. When one frees, the waiting request whose client has the fewest computing goes first (then
-// the oldest; a request sending its answer is not counted): a client that sends one request at a time
-// is served before a crowd that keeps two each computing, and a slow reader or a long CSV stream holds
-// no slot.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -46,8 +37,6 @@ export interface InFlightSettings {
   maxPerClient: number;
   /** Of those, how many run at once; the rest wait their turn (RATE_LIMIT_RUNNING_PER_CLIENT; absent or 0: all run). */
   runningPerClient?: number;
-  /** Requests this process computes at once, across clients (RATE_LIMIT_MAX_RUNNING; absent or 0: no bound). */
-  maxRunning?: number;
   /** Longest wait for a turn before the request is answered 429 (default TURN_WAIT_LIMIT_MS). */
   maxWaitMs?: number;
   trustProxyHops: number;
@@ -68,54 +57,62 @@ export interface InFlightCap {
 /** One client address's requests in this process. */
 interface ClientTurns {
   open: number;
-  /** Past the door, until their answers end. */
   running: number;
-  /** Of those, still computing (their answers not started). */
-  computing: number;
   /** Waiting their turn, oldest first (one answered while waiting is `gone` until its close takes it out). */
   queue: Waiter[];
 }
 
 /** A request waiting its turn: `run` resolves the door's answer; `gone`, its connection died. */
 interface Waiter {
-  client: ClientTurns;
-  /** Arrival order at the door, across clients. */
-  seq: number;
   run: (run: boolean) => void;
   gone: () => boolean;
+}
+
+/** Per connection, what to call when it closes: one `close` listener per connection, however many requests it pipelines. */
+const connectionEnds = new WeakMap<Socket, Set<() => void>>();
+
+/** Calls `ended` when `socket` closes; the returned function forgets it. */
+function onConnectionEnd(socket: Socket, ended: () => void): () => void {
+  let ends = connectionEnds.get(socket);
+  if (!ends) {
+    const all = new Set<() => void>();
+    ends = all;
+    connectionEnds.set(socket, all);
+    socket.once("close", () => {
+      connectionEnds.delete(socket);
+      for (const end of all) end();
+    });
+  }
+  const own = ends;
+  own.add(ended);
+  return () => own.delete(ended);
 }
 
 /**
  * Calls `ended` once, when the request's answer ends: its `close` (finished, aborted or cut off),
  * or its connection's, whichever comes first. A pipelined request queued behind another on the same
  * connection gets no `close` of its own when the connection dies (Node destroys the request, not
- * its response), so the connection's close frees it; the connection's listener is removed once the
- * answer ends, so none pile up on a keep-alive connection.
+ * its response), so the connection's close frees it. The connection has one listener for all its
+ * requests (eight pipelined ones would pass Node's leak warning of 10 listeners); each request's
+ * entry is removed once its answer ends, so none pile up on a keep-alive connection.
  */
 function whenEnded(req: IncomingMessage, res: ServerResponse, ended: () => void): void {
-  const socket = req.socket;
   let done = false;
   const settle = () => {
     if (done) return;
     done = true;
     res.off("close", settle);
-    socket.off("close", settle);
+    forget();
     ended();
   };
+  const forget = onConnectionEnd(req.socket, settle);
   res.once("close", settle);
-  socket.once("close", settle);
 }
 
 export function createInFlightCap(settings: InFlightSettings, registry: Registry, budgetHeaders?: BudgetHeaders): InFlightCap {
   const clients = new Map<string, ClientTurns>();
   const runningPerClient = settings.runningPerClient || settings.maxPerClient;
   const maxWaitMs = settings.maxWaitMs ?? TURN_WAIT_LIMIT_MS;
-  const maxRunning = settings.maxRunning || Number.POSITIVE_INFINITY;
-  /** Requests computing now (between their turn and the start of their answer), across clients. */
-  let computing = 0;
-  let arrivals = 0;
-  /** Clients with a request waiting: where the next turn is looked for. */
-  const waitingClients = new Set<ClientTurns>();
   const refusals = new Counter({
     name: "gateway_refusals_total",
     help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests; turn_wait: waited RATE_LIMIT_RUNNING_PER_CLIENT's turn past its bound)",
@@ -153,86 +150,45 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     );
     return false;
   };
-  /** Starts a request's turn: it runs, and computes until its answer starts or ends (`computed`). */
-  const start = (client: ClientTurns, res: ServerResponse): (() => void) => {
+  /** A running request ended: the client's next waiting one runs. */
+  const nextTurn = (client: ClientTurns) => {
+    // Not to a request whose connection already died (pipelined behind the one that ended): its
+    // own close, about to run, takes it out of the queue unserved.
+    const at = client.queue.findIndex((waiter) => !waiter.gone());
+    if (at < 0) return;
+    const [next] = client.queue.splice(at, 1);
+    waitingNow.dec();
+    turnsWaited.inc();
     client.running++;
-    client.computing++;
-    computing++;
-    let held = true;
-    const computed = () => {
-      if (!held) return;
-      held = false;
-      client.computing--;
-      computing--;
-      giveTurns();
-    };
-    if (Number.isFinite(maxRunning)) {
-      // Node writes every answer's head through writeHead (res.write and res.end call it when not yet written).
-      const writeHead = res.writeHead;
-      res.writeHead = ((...args: unknown[]) => {
-        res.writeHead = writeHead;
-        computed();
-        return Reflect.apply(writeHead, res, args);
-      }) as ServerResponse["writeHead"];
-    }
-    return computed;
-  };
-  /** While a slot is free, gives the next turn: the waiting request whose client computes fewest, then the oldest. */
-  const giveTurns = () => {
-    while (computing < maxRunning) {
-      let best: Waiter | undefined;
-      for (const client of waitingClients) {
-        if (client.running >= runningPerClient) continue;
-        // Not to a request whose connection already died (pipelined behind one that ended): its own
-        // close, about to run, takes it out of the queue unserved.
-        const head = client.queue.find((waiter) => !waiter.gone());
-        if (head && (!best || client.computing < best.client.computing || (client.computing === best.client.computing && head.seq < best.seq))) best = head;
-      }
-      if (!best) return;
-      const queue = best.client.queue;
-      queue.splice(queue.indexOf(best), 1);
-      if (queue.length === 0) waitingClients.delete(best.client);
-      waitingNow.dec();
-      turnsWaited.inc();
-      best.run(true);
-    }
+    next?.run(true);
   };
   return {
     admit(req, res) {
       // A client gone before its door (its `close` already emitted, never again): nothing to hold or serve.
       if (res.closed) return false;
       const address = clientAddress(req, settings.trustProxyHops);
-      const client = clients.get(address) ?? { open: 0, running: 0, computing: 0, queue: [] };
+      const client = clients.get(address) ?? { open: 0, running: 0, queue: [] };
       if (client.open >= settings.maxPerClient) return refuse(req, res);
       client.open++;
       clients.set(address, client);
-      // No one else can be waiting for a free slot: every end gives out the free ones at once.
-      let running = client.running < runningPerClient && computing < maxRunning;
-      let computed = () => {};
-      const waiter: Waiter = {
-        client,
-        seq: arrivals++,
-        run: () => {},
-        gone: () => req.socket.destroyed || res.closed || res.writableEnded,
-      };
+      let running = client.running < runningPerClient;
+      const waiter: Waiter = { run: () => {}, gone: () => req.socket.destroyed || res.closed || res.writableEnded };
       whenEnded(req, res, () => {
         client.open--;
-        if (running) {
-          client.running--;
-          computed(); // ended before its head was written (or gives nothing: already counted off)
-        } else {
+        if (running) client.running--;
+        else {
           // Left before its turn: out of the queue, and core/http.ts answers nothing.
           const at = client.queue.indexOf(waiter);
           if (at >= 0) client.queue.splice(at, 1);
-          if (client.queue.length === 0) waitingClients.delete(client);
           waitingNow.dec();
           waiter.run(false);
         }
-        if (client.open === 0) clients.delete(address); // no entry per idle address: memory follows the open requests
-        if (running) giveTurns(); // its client's turn is free even when its slot was already given back
+        if (client.open === 0)
+          clients.delete(address); // no entry per idle address: memory follows the open requests
+        else if (running) nextTurn(client);
       });
       if (running) {
-        computed = start(client, res);
+        client.running++;
         return true;
       }
       waitingNow.inc();
@@ -245,11 +201,9 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
         waiter.run = (run) => {
           clearTimeout(bound);
           running = run;
-          if (run) computed = start(client, res);
           resolve(run);
         };
         client.queue.push(waiter);
-        waitingClients.add(client);
       });
     },
     open: (address) => clients.get(address)?.open ?? 0,
