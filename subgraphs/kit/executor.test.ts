@@ -28,7 +28,7 @@ const schema = new GraphQLSchema({
 async function serverWithClock(budget: number) {
   const clock = { now: 0 };
   const compiled = createCompiledExecutor(schema, { maxCompilationsPerMinute: budget, now: () => clock.now });
-  const server = new ApolloServer({ gateway: compiled.gateway });
+  const server = new ApolloServer({ gateway: compiled.gateway, plugins: [compiled.plugin] });
   await server.start();
   const ask = async (query: string) => {
     const response = await server.executeOperation({ query });
@@ -46,7 +46,7 @@ async function compiledBesideGraphqlJs<TContext extends BaseContext>(schema: Gra
   const compiled = createCompiledExecutor(schema);
   const plugins = [ApolloServerPluginInlineTraceDisabled()];
   const servers = {
-    compiled: new ApolloServer<TContext>({ gateway: compiled.gateway, plugins }),
+    compiled: new ApolloServer<TContext>({ gateway: compiled.gateway, plugins: [...plugins, compiled.plugin] }),
     graphqlJs: new ApolloServer<TContext>({ schema, plugins }),
   };
   await Promise.all([servers.compiled.start(), servers.graphqlJs.start()]);
@@ -85,6 +85,46 @@ describe("the compiled executor's compilation budget", () => {
       expect(t.stats.compiledRuns).toBe(runsBefore + 2);
     } finally {
       await t.stop();
+    }
+  });
+});
+
+// A run answers before Apollo Server's execution step: that step hands a gateway a
+// request context whose accessors (`response.http.status`) are fresh closures over the request, and
+// with them each answer survived the scavenges until the next full collection (issue 24: ~160 KB
+// promoted per betResults(100) answer; kit/executor.ts says how it was found).
+describe("the compiled executor's place in Apollo Server's pipeline", () => {
+  it("answers runs without errors before Apollo Server's execution step (no gateway request context); runs with errors go through it", async () => {
+    const compiled = createCompiledExecutor(schema);
+    const executions: string[] = [];
+    const spy = {
+      async requestDidStart() {
+        return {
+          async executionDidStart({ operationName }: { operationName: string | null }) {
+            executions.push(operationName ?? "");
+          },
+        };
+      },
+    };
+    const server = new ApolloServer({ gateway: compiled.gateway, plugins: [spy, compiled.plugin] });
+    await server.start();
+    try {
+      const ask = async (query: string, variables?: Record<string, unknown>) => {
+        const response = await server.executeOperation({ query, ...(variables ? { variables } : {}) });
+        if (response.body.kind !== "single") throw new Error("incremental answer");
+        return response.body.singleResult;
+      };
+      const query = "query Echo($n: Int!) { echo(n: $n) }";
+      for (const n of [1, 2, 3]) expect(await ask(query, { n })).toEqual({ data: { echo: n } });
+      expect(compiled.stats).toMatchObject({ fallbackRuns: 1, compiledRuns: 2 });
+      // First sight on graphql-js, then compiled: all three answered before the execution step.
+      expect(executions).toEqual([]);
+      // Variables the compiled query refuses: answered with graphql-js's errors, through the execution step.
+      const refused = await ask(query, { n: "x" });
+      expect(refused.errors?.[0]?.message).toMatch(/Int cannot represent/);
+      expect(executions).toEqual(["Echo"]);
+    } finally {
+      await server.stop();
     }
   });
 });

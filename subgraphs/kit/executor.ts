@@ -23,7 +23,8 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import type { ExecutorSeam, SeamExecutor, SeamRequestContext } from "../../core/schema.ts";
+import { HeaderMap, type ApolloServerPlugin, type BaseContext } from "@apollo/server";
+import type { ExecutorSeam, SeamExecutor } from "../../core/schema.ts";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 
 // The subgraphs' executor: each operation is compiled once into JavaScript (graphql-jit) and run
@@ -56,6 +57,8 @@ export interface ExecutorStats {
 
 export interface CompiledExecutor {
   gateway: ExecutorSeam;
+  /** Apollo Server's plugin that runs each request before the execution step (see createCompiledExecutor): the server's plugins must list it, last. */
+  plugin: ApolloServerPlugin<BaseContext>;
   stats: ExecutorStats;
 }
 
@@ -72,6 +75,19 @@ interface Compiled {
   variablesByGraphqlJs: boolean;
 }
 type Runnable = Compiled | typeof FALLBACK;
+
+/** What a run needs of a request, as either seam gives it. */
+interface RunRequest {
+  /** Apollo Server's hash of the query text (set before any plugin or executor sees the request). */
+  queryHash: string | undefined;
+  operationName: string | null;
+  document: DocumentNode;
+  operation: OperationDefinitionNode | undefined;
+  context: object;
+  variables: Record<string, unknown>;
+  /** The operation name the request asked for (graphql-js picks the operation by it). */
+  requestedOperation: string | null | undefined;
+}
 type Entry = Runnable | typeof SEEN_ONCE;
 
 /** Whether a selection asks for `__schema` or `__type` (introspection stays on graphql-js). */
@@ -251,8 +267,8 @@ export function createCompiledExecutor(
     return true;
   }
 
-  function entryFor(requestContext: SeamRequestContext, operation: OperationDefinitionNode): Runnable {
-    const key = `${requestContext.queryHash}:${requestContext.operationName ?? ""}`;
+  function entryFor(requestContext: RunRequest, operation: OperationDefinitionNode): Runnable {
+    const key = `${requestContext.queryHash ?? ""}:${requestContext.operationName ?? ""}`;
     const cached = cache.get(key);
     if (cached === undefined) {
       remember(key, SEEN_ONCE);
@@ -295,21 +311,21 @@ export function createCompiledExecutor(
     if (cache.size > maxOperations) cache.delete(cache.keys().next().value as string);
   }
 
-  const executor: SeamExecutor = async (requestContext) => {
-    const { operation, document, context } = requestContext;
-    const variables = requestContext.request.variables ?? {};
+  /** One request, run compiled or on graphql-js: the executor's whole answer. */
+  async function run(request: RunRequest): Promise<ExecutionResult> {
+    const { operation, document, context, variables } = request;
     // What graphql-js answers, and its errors for the variables: each path below that leaves the
     // compiled query ends in one of them, counted as a fallback run.
     const onGraphqlJs = () => {
       stats.fallbackRuns++;
-      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: requestContext.request.operationName });
+      return execute({ schema, document, contextValue: context, variableValues: variables, operationName: request.requestedOperation });
     };
     const variableErrors = (definitions: OperationDefinitionNode["variableDefinitions"]) => {
       const { errors } = getVariableValues(schema, definitions ?? [], variables, { maxErrors: 50 });
       if (errors) stats.fallbackRuns++;
       return errors;
     };
-    const entry = operation ? entryFor(requestContext, operation) : FALLBACK;
+    const entry = operation ? entryFor(request, operation) : FALLBACK;
     if (entry === FALLBACK || !operation) return onGraphqlJs();
     if (entry.variablesByGraphqlJs) {
       const errors = variableErrors(operation.variableDefinitions);
@@ -325,6 +341,71 @@ export function createCompiledExecutor(
     if (result.errors?.some((error) => error.message === LEAF_LIST_FALLBACK)) return onGraphqlJs();
     stats.compiledRuns++;
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
+  }
+
+  // Runs that the plugin below made and did not answer (errors, or a throw), by request context:
+  // the execution step hands them on as they are, so that Apollo Server reports and formats them.
+  const ranBefore = new WeakMap<object, Promise<ExecutionResult>>();
+
+  const executor: SeamExecutor = async (requestContext) => {
+    const ran = ranBefore.get(requestContext.context);
+    if (ran) {
+      ranBefore.delete(requestContext.context);
+      return ran;
+    }
+    const { queryHash, operationName, document, operation, context } = requestContext;
+    return run({
+      queryHash,
+      operationName,
+      document,
+      operation,
+      context,
+      variables: requestContext.request.variables ?? {},
+      requestedOperation: requestContext.request.operationName,
+    });
+  };
+
+  /**
+   * Every request is run here, once its operation is resolved (after every plugin's
+   * didResolveOperation, kit/read-at.ts), and an answer without errors is Apollo Server's response
+   * as it stands: its execution step is skipped. That step makes, for the executor, a gateway request
+   * context whose `response.http.status` getter and setter are fresh closures over the request, and
+   * with them every answer outlived the scavenges until a full collection (issue 24: ~160 KB
+   * promoted per betResults(100) answer, most of the results subgraph's GC time; in a copy of Apollo
+   * Server, a plain `status` field there instead of the two accessors removed it — the objects share
+   * one hidden class, so what in V8 holds the closures was not pinned down). An answer with errors, or a throw, goes
+   * through the execution step as before (ranBefore), so that Apollo Server's didEncounterErrors,
+   * error formatting and status rules see it. Plugins' executionDidStart hooks then see only those.
+   */
+  const plugin: ApolloServerPlugin<BaseContext> = {
+    async requestDidStart() {
+      return {
+        async responseForOperation(requestContext) {
+          const { queryHash, operationName, document, operation, contextValue, request } = requestContext;
+          const ran = run({
+            queryHash,
+            operationName,
+            document,
+            operation,
+            context: contextValue,
+            variables: request.variables ?? {},
+            requestedOperation: request.operationName,
+          });
+          let result: ExecutionResult;
+          try {
+            result = await ran;
+          } catch {
+            ranBefore.set(contextValue, ran);
+            return null;
+          }
+          if (result.errors?.length || result.data === undefined) {
+            ranBefore.set(contextValue, ran);
+            return null;
+          }
+          return { http: { headers: new HeaderMap() }, body: { kind: "single", singleResult: result } };
+        },
+      };
+    },
   };
 
   const gateway: ExecutorSeam = {
@@ -339,5 +420,5 @@ export function createCompiledExecutor(
       cache.clear();
     },
   };
-  return { gateway, stats };
+  return { gateway, plugin, stats };
 }

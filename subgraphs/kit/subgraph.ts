@@ -109,6 +109,8 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
       metrics.plugin,
       ...(options.honoursReadPins ? [readPinsHonouredPlugin] : []),
       ...(options.plugins ?? []),
+      // Last: it answers before Apollo Server's execution step (kit/executor.ts says why).
+      ...(compiled ? [compiled.plugin] : []),
     ],
     logger,
   });
