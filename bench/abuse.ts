@@ -418,6 +418,8 @@ async function main(): Promise<boolean> {
 
   phase = "B";
   const attackStarted = performance.now();
+  // On the wall clock, to line B's "+s" up with other processes' logs (a server's GC or loop-delay trace).
+  const attackStartedAt = new Date();
   const reports = attackers.map((a) =>
     a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"),
   );
@@ -435,6 +437,7 @@ async function main(): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, DURATION * 1000));
   await newcomer;
   windowB.end();
+  log(`phase B started at ${attackStartedAt.toISOString()} (${attackStartedAt.getTime()} ms since the epoch)`);
   const surgeLines = await surge;
   if (surgeLines.length > 0) log(surgeLines.join("\n"));
   const cpuB1 = cpuOf();
