@@ -11,6 +11,7 @@ import { probeRoutes } from "../core/probes.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { createNodeHttpServer } from "../realtime/node-http.ts";
+import { LISTEN_BACKLOG } from "../core/http.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import {
   openConfiguredDatabase,
@@ -54,7 +55,7 @@ slowReaders = slowReaderCounter(metrics.registry);
 http.route("/metrics", metrics.route);
 await new Promise<void>((resolve, reject) => {
   server.once("error", reject);
-  server.listen(config.PORT, config.HOST, () => resolve());
+  server.listen({ port: config.PORT, host: config.HOST, backlog: LISTEN_BACKLOG }, () => resolve());
 });
 const { port } = server.address() as AddressInfo;
 logger.info({ url: `http://${config.HOST}:${port}`, port, path: running.realtime.path, publisher: running.publisher !== undefined }, "realtime node ready");
