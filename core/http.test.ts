@@ -2,7 +2,7 @@ import http from "node:http";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { acceptsHtml, listen, renderedBytesOf, stringifyAnswer } from "./http.ts";
+import { acceptsHtml, LISTEN_SOCKETS, listen, renderedBytesOf, reusePortSupported, stringifyAnswer } from "./http.ts";
 import { runInRequestScope } from "./request-scope.ts";
 
 // Graceful drain: a request already under way when the server closes still gets its answer;
@@ -155,6 +155,30 @@ describe.runIf(process.platform === "linux")("listen()'s accept queue", () => {
       for (let i = 0; i < burst; i++) sockets.push(net.connect(running.port, "127.0.0.1").on("error", () => undefined));
       await new Promise((resolve) => process.nextTick(resolve));
       expect(synSentTo(running.port)).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await running.close(0);
+    }
+  });
+});
+
+// Found by bench/abuse.ts (issue 21), with the backlog above: Node (libuv ≥ 1.45) accepts one
+// connection per listening socket per event-loop turn, so a busy gateway took new connections a
+// few dozen a second while nginx opened hundreds, and honest requests riding them waited seconds.
+describe.runIf(reusePortSupported)("listen()'s listening sockets (SO_REUSEPORT)", () => {
+  it("accepts LISTEN_SOCKETS connections of a burst in one event-loop turn, not one", async () => {
+    const running = await listen((_req, res) => res.end("ok"), "127.0.0.1", 0);
+    let accepted = 0;
+    running.server.on("connection", () => accepted++);
+    const sockets: net.Socket[] = [];
+    try {
+      const nextCheckPhase = () => new Promise((resolve) => setImmediate(resolve));
+      // From a turn's check phase: connected on the next tick, before the next poll phase can accept any
+      // (the kernel spreads them over the sockets); the next check phase comes after that one poll.
+      await nextCheckPhase();
+      for (let i = 0; i < 64; i++) sockets.push(net.connect(running.port, "127.0.0.1").on("error", () => undefined));
+      await nextCheckPhase();
+      expect(accepted).toBe(LISTEN_SOCKETS);
     } finally {
       for (const socket of sockets) socket.destroy();
       await running.close(0);

@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
 import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
@@ -339,7 +339,55 @@ export interface ListenOptions {
  */
 export const LISTEN_BACKLOG = 4096;
 
-/** Listens on host:port (port 0 picks a free one, with a backlog of LISTEN_BACKLOG) and resolves once bound. */
+/**
+ * Listening sockets per server, all on its one port (SO_REUSEPORT). Node (libuv ≥ 1.45) accepts one
+ * connection per listening socket per turn of its event loop, and under load a turn takes tens of
+ * milliseconds or more: in bench/abuse.ts nginx opened hundreds of new connections to the gateway as
+ * the attackers started (one per request beyond its idle keep-alive ones), the gateway accepted a
+ * few dozen a second, and honest requests riding new connections waited seconds in the accept queue
+ * before the gateway read them. The kernel spreads new connections over the sockets, so each turn
+ * accepts up to this many. The cost of SO_REUSEPORT: a second process of the same user listening
+ * the same way on the same port shares its connections instead of failing to bind.
+ */
+export const LISTEN_SOCKETS = 4;
+
+/** `reusePort` came with Node 22.12 / 23.1 (package.json asks for 22.15); older Node listens once. */
+export const reusePortSupported = (() => {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+})();
+
+/**
+ * Binds `server` to host:port (0: a free one) with LISTEN_BACKLOG, on `sockets` listening sockets
+ * (LISTEN_SOCKETS; one where SO_REUSEPORT is not available): the server's own, and more that hand
+ * each connection they accept to it (its `connection` event, as its own would). Resolves once all
+ * are bound, with the port and a function that closes the extra ones (server.close() closes its own).
+ */
+export async function listenOn(server: http.Server, host: string, port: number, sockets = LISTEN_SOCKETS): Promise<{ port: number; closeExtra(): void }> {
+  const count = reusePortSupported ? sockets : 1;
+  const reuse = count > 1 ? { reusePort: true } : {};
+  const bind = (target: net.Server, at: number) =>
+    new Promise<void>((resolve, reject) => {
+      target.once("error", reject);
+      target.listen({ port: at, host, backlog: LISTEN_BACKLOG, ...reuse }, () => resolve());
+    });
+  await bind(server, port);
+  const bound = (server.address() as AddressInfo).port;
+  const extra: net.Server[] = [];
+  for (let i = 1; i < count; i++) {
+    const more = net.createServer((socket) => server.emit("connection", socket));
+    await bind(more, bound);
+    extra.push(more);
+  }
+  return {
+    port: bound,
+    closeExtra: () => {
+      for (const more of extra) more.close();
+    },
+  };
+}
+
+/** Listens on host:port (port 0 picks a free one; listenOn: LISTEN_SOCKETS sockets, LISTEN_BACKLOG each) and resolves once bound. */
 export async function listen(listener: http.RequestListener, host: string, port: number, options: ListenOptions = {}): Promise<RunningHttpServer> {
   // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
   let closing = false;
@@ -357,20 +405,17 @@ export async function listen(listener: http.RequestListener, host: string, port:
     onCut: () => slowReaders?.inc(),
   });
   server.once("close", stopDeadline);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
+  const bound = await listenOn(server, host, port);
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
     server,
-    port: address.port,
-    url: `http://${shownHost}:${address.port}`,
+    port: bound.port,
+    url: `http://${shownHost}:${bound.port}`,
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         closing = true;
         for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+        bound.closeExtra();
         server.close(() => resolve());
         // Idle keep-alive sockets go now; busy ones finish their request, answered with
         // `Connection: close`.
