@@ -18,6 +18,8 @@ export interface Sample {
   cacheMax: number;
   /** The kernel's TCP buffer memory in pages (/proc/net/sockstat): the host's, every process's sockets. */
   tcpMemPages: number;
+  /** Connections completed for the gateway's listening sockets that it has not accepted yet (/proc/net/tcp). */
+  gatewayAcceptQueue: number;
 }
 
 type Scraped = Record<
@@ -245,6 +247,9 @@ export function printReport(r: ReportInput): boolean {
       `drain ${ms(max(inPhase("drain").map((s) => s.tcpMemPages)) / 256)} MiB (tcp_mem pressure threshold ${ms(tcpPressure / 256)} MiB)`,
   );
   log(`  history expensive_lane_waiting max: A ${max(inPhase("A").map((s) => s.laneWaiting))}, B ${max(b.map((s) => s.laneWaiting))}`);
+  log(
+    `  gateway accept queue (connections completed, not yet accepted) max: A ${max(inPhase("A").map((s) => s.gatewayAcceptQueue))}, B ${max(b.map((s) => s.gatewayAcceptQueue))} — a request on a new connection waits there before the gateway reads it`,
+  );
   const delta = (k: keyof Scraped, [x, y]: [Scraped, Scraped]) => y[k] - x[k];
   log(
     `  counters during A / B (+ drain): slow readers cut ${delta("slowReaderCuts", r.metrics.a)} / ${delta("slowReaderCuts", r.metrics.b)}, ` +

@@ -24,6 +24,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { openDatabase, type Database } from "../core/db.ts";
+import { LISTEN_SOCKETS, reusePortSupported } from "../core/http.ts";
 import { Outbox } from "../core/outbox.ts";
 import { REALTIME_PATH } from "../realtime/events.ts";
 import { databaseUrl, dropPostgresDatabase } from "../test/db.ts";
@@ -153,13 +154,27 @@ async function waitHttp(url: string, what: string, child: Spawned): Promise<void
   }
 }
 
+/**
+ * Connections the kernel has completed for the sockets listening on loopback `port` that their
+ * process has not accepted yet (/proc/net/tcp: state 0A, rx_queue), all of them together. Node
+ * accepts one per listening socket per event-loop turn, so a busy gateway's queue is where a burst
+ * of new connections (nginx opening one per request past its idle ones) waits before it is read.
+ */
+function acceptQueue(procNetTcp: string, port: number): number {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  let waiting = 0;
+  for (const m of procNetTcp.matchAll(new RegExp(`^\\s*\\d+: ${local} [0-9A-F]+:[0-9A-F]+ 0A [0-9A-F]+:([0-9A-F]+)`, "gm")))
+    waiting += Number.parseInt(m[1]!, 16);
+  return waiting;
+}
+
 /** A crowd wallet of the scale data set: scaleWallet(-k - 1) spells the generator's wallet k ≥ 0. */
 const crowdWallet = (k: number) => scaleWallet(-k - 1);
 
 async function main(): Promise<boolean> {
   const started = performance.now();
   log(
-    `abuse benchmark (issue 21): ${BETS.toLocaleString("en-US")} bets, A ${DURATION} s alone, B ${DURATION} s under attack; loadavg ${loadavg()
+    `abuse benchmark (issue 21): ${BETS.toLocaleString("en-US")} bets, A ${DURATION} s alone, B ${DURATION} s under attack; Node ${process.version} (servers listen on ${reusePortSupported ? LISTEN_SOCKETS : 1} socket(s): core/http.ts); loadavg ${loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}`,
   );
@@ -304,8 +319,9 @@ async function main(): Promise<boolean> {
       cacheClient.info("memory"),
       readFile(`/proc/${node.pid}/status`, "utf8"),
       readFile("/proc/net/sockstat", "utf8").catch(() => ""),
+      readFile("/proc/net/tcp", "utf8").catch(() => ""),
     ]).then(
-      ([history, results, memory, status, sockstat]) =>
+      ([history, results, memory, status, sockstat, tcp]) =>
         samples.push({
           phase: at,
           poolWaiting: metric(history, "db_pool_waiting"),
@@ -315,6 +331,7 @@ async function main(): Promise<boolean> {
           cacheUsed: Number(/used_memory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
           cacheMax: Number(/maxmemory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
           tcpMemPages: Number(/^TCP:.* mem (\d+)/m.exec(sockstat)?.[1] ?? Number.NaN),
+          gatewayAcceptQueue: acceptQueue(tcp, gatewayPort),
         }),
       () => undefined,
     );
@@ -418,6 +435,8 @@ async function main(): Promise<boolean> {
 
   phase = "B";
   const attackStarted = performance.now();
+  // On the wall clock, to line B's "+s" up with other processes' logs (a server's GC or loop-delay trace).
+  const attackStartedAt = new Date();
   const reports = attackers.map((a) =>
     a.waitForJson<AttackerReport>((line) => Array.isArray(line.kinds), (DURATION + REPORT_GRACE_S + 120) * 1000, "attack report"),
   );
@@ -435,6 +454,7 @@ async function main(): Promise<boolean> {
   await new Promise((resolve) => setTimeout(resolve, DURATION * 1000));
   await newcomer;
   windowB.end();
+  log(`phase B started at ${attackStartedAt.toISOString()} (${attackStartedAt.getTime()} ms since the epoch)`);
   const surgeLines = await surge;
   if (surgeLines.length > 0) log(surgeLines.join("\n"));
   const cpuB1 = cpuOf();

@@ -1,7 +1,6 @@
 // The dedicated realtime host: one realtime node on HOST:PORT, Socket.IO at REALTIME_PATH (/ws).
 // Several run behind a load balancer, sharing state through Redis (REDIS_URL); REALTIME_PUBLISHER=1
 // also runs a publisher here (one of all publishers is active).
-import type { AddressInfo } from "node:net";
 import type { Counter } from "prom-client";
 import { loadConfig } from "../core/config.ts";
 import { createLogger } from "../core/logger.ts";
@@ -11,6 +10,7 @@ import { probeRoutes } from "../core/probes.ts";
 import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { createNodeHttpServer } from "../realtime/node-http.ts";
+import { listenOn } from "../core/http.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import {
   openConfiguredDatabase,
@@ -52,16 +52,14 @@ for (const [path, route] of Object.entries(probeRoutes(() => health.readiness(),
 const metrics = createNodeMetrics(running.realtime, running.fanout);
 slowReaders = slowReaderCounter(metrics.registry);
 http.route("/metrics", metrics.route);
-await new Promise<void>((resolve, reject) => {
-  server.once("error", reject);
-  server.listen(config.PORT, config.HOST, () => resolve());
-});
-const { port } = server.address() as AddressInfo;
+// LISTEN_SOCKETS sockets of LISTEN_BACKLOG each (core/http.ts): a crowd's handshakes are accepted, not left queued.
+const { port, closeExtra } = await listenOn(server, config.HOST, config.PORT);
 logger.info({ url: `http://${config.HOST}:${port}`, port, path: running.realtime.path, publisher: running.publisher !== undefined }, "realtime node ready");
 
 stopOnSignals(logger, async () => {
   // Stop accepting at once (the load balancer's next health check fails too), then drain the
   // sockets: each is told to reconnect, and does, to another node.
+  closeExtra();
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   await running.stop();
   server.closeAllConnections();

@@ -1,7 +1,8 @@
 import http from "node:http";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { acceptsHtml, listen, renderedBytesOf, stringifyAnswer } from "./http.ts";
+import { acceptsHtml, LISTEN_SOCKETS, listen, renderedBytesOf, reusePortSupported, stringifyAnswer } from "./http.ts";
 import { runInRequestScope } from "./request-scope.ts";
 
 // Graceful drain: a request already under way when the server closes still gets its answer;
@@ -124,5 +125,63 @@ describe("stringifyAnswer (Apollo Server's stringifyResult, written as bytes)", 
     const text = stringifyAnswer(values[0]);
     expect(text).toBe(`${JSON.stringify(values[0])}\n`);
     expect(renderedBytesOf(text)).toBeUndefined();
+  });
+});
+
+// Found by bench/abuse.ts (issue 21): as every attacker started, nginx opened hundreds of new
+// upstream connections to the gateway while its event loop was busy. Node's default accept queue
+// (511) overflowed and the kernel dropped the rest of the SYNs, so each of those requests, honest
+// ones included, waited a SYN retransmission (1 s, then 3 s, 7 s …) before the gateway even saw it.
+
+/** How many TCP sockets to `port` on loopback are still in SYN_SENT (/proc/net/tcp state 02): a connection whose SYN was dropped. */
+function synSentTo(port: number): number {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  return readFileSync("/proc/net/tcp", "utf8")
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim().split(/\s+/))
+    .filter((fields) => fields[2]?.endsWith(`:${hexPort}`) && fields[3] === "02").length;
+}
+
+describe.runIf(process.platform === "linux")("listen()'s accept queue", () => {
+  it("holds a burst of connections beyond Node's default backlog (511) that arrives while the event loop is busy, rather than dropping their SYNs", async () => {
+    const running = await listen((_req, res) => res.end("ok"), "127.0.0.1", 0);
+    const burst = 1_000;
+    const sockets: net.Socket[] = [];
+    try {
+      // Every connect() is issued on the next tick, before this process's loop can accept any of
+      // them: the kernel completes each loopback handshake into the accept queue, or drops the SYN
+      // once the queue is full.
+      for (let i = 0; i < burst; i++) sockets.push(net.connect(running.port, "127.0.0.1").on("error", () => undefined));
+      await new Promise((resolve) => process.nextTick(resolve));
+      expect(synSentTo(running.port)).toBe(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await running.close(0);
+    }
+  });
+});
+
+// Found by bench/abuse.ts (issue 21), with the backlog above: Node (libuv ≥ 1.45) accepts one
+// connection per listening socket per event-loop turn, so a busy gateway took new connections a
+// few dozen a second while nginx opened hundreds, and honest requests riding them waited seconds.
+describe.runIf(reusePortSupported)("listen()'s listening sockets (SO_REUSEPORT)", () => {
+  it("accepts LISTEN_SOCKETS connections of a burst in one event-loop turn, not one", async () => {
+    const running = await listen((_req, res) => res.end("ok"), "127.0.0.1", 0);
+    let accepted = 0;
+    running.server.on("connection", () => accepted++);
+    const sockets: net.Socket[] = [];
+    try {
+      const nextCheckPhase = () => new Promise((resolve) => setImmediate(resolve));
+      // From a turn's check phase: connected on the next tick, before the next poll phase can accept any
+      // (the kernel spreads them over the sockets); the next check phase comes after that one poll.
+      await nextCheckPhase();
+      for (let i = 0; i < 64; i++) sockets.push(net.connect(running.port, "127.0.0.1").on("error", () => undefined));
+      await nextCheckPhase();
+      expect(accepted).toBe(LISTEN_SOCKETS);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await running.close(0);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
 import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
@@ -327,7 +327,67 @@ export interface ListenOptions {
   registry?: Registry;
 }
 
-/** Listens on host:port (port 0 picks a free one) and resolves once bound. */
+/**
+ * Connections the kernel may hold completed for a server before it accepts them (Linux caps it at
+ * `net.core.somaxconn`, 4096 by default since 5.4). Node's default, 511, is too few for a proxy:
+ * when a crowd arrives, nginx opens a new upstream connection for each request beyond its idle
+ * keep-alive ones, and while the event loop is busy they queue here; past the queue the kernel drops
+ * their SYNs and each of those requests waits a SYN retransmission (1 s, then 3 s, 7 s …) before it
+ * is even read (bench/abuse.ts: 3 048 dropped in 20 s, honest p99 up to 10.9 s). A connection
+ * waiting in the queue costs only kernel memory; the bounds on work are the points budget and the
+ * door (gateway/in-flight.ts).
+ */
+export const LISTEN_BACKLOG = 4096;
+
+/**
+ * Listening sockets per server, all on its one port (SO_REUSEPORT). Node (libuv ≥ 1.45) accepts one
+ * connection per listening socket per turn of its event loop, and under load a turn takes tens of
+ * milliseconds or more: in bench/abuse.ts nginx opened hundreds of new connections to the gateway as
+ * the attackers started (one per request beyond its idle keep-alive ones), the gateway accepted a
+ * few dozen a second, and honest requests riding new connections waited seconds in the accept queue
+ * before the gateway read them. The kernel spreads new connections over the sockets, so each turn
+ * accepts up to this many. The cost of SO_REUSEPORT: a second process of the same user listening
+ * the same way on the same port shares its connections instead of failing to bind.
+ */
+export const LISTEN_SOCKETS = 4;
+
+/** `reusePort` came with Node 22.12 / 23.1 (package.json asks for 22.15); older Node listens once. */
+export const reusePortSupported = (() => {
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
+})();
+
+/**
+ * Binds `server` to host:port (0: a free one) with LISTEN_BACKLOG, on `sockets` listening sockets
+ * (LISTEN_SOCKETS; one where SO_REUSEPORT is not available): the server's own, and more that hand
+ * each connection they accept to it (its `connection` event, as its own would). Resolves once all
+ * are bound, with the port and a function that closes the extra ones (server.close() closes its own).
+ */
+export async function listenOn(server: http.Server, host: string, port: number, sockets = LISTEN_SOCKETS): Promise<{ port: number; closeExtra(): void }> {
+  const count = reusePortSupported ? sockets : 1;
+  const reuse = count > 1 ? { reusePort: true } : {};
+  const bind = (target: net.Server, at: number) =>
+    new Promise<void>((resolve, reject) => {
+      target.once("error", reject);
+      target.listen({ port: at, host, backlog: LISTEN_BACKLOG, ...reuse }, () => resolve());
+    });
+  await bind(server, port);
+  const bound = (server.address() as AddressInfo).port;
+  const extra: net.Server[] = [];
+  for (let i = 1; i < count; i++) {
+    const more = net.createServer((socket) => server.emit("connection", socket));
+    await bind(more, bound);
+    extra.push(more);
+  }
+  return {
+    port: bound,
+    closeExtra: () => {
+      for (const more of extra) more.close();
+    },
+  };
+}
+
+/** Listens on host:port (port 0 picks a free one; listenOn: LISTEN_SOCKETS sockets, LISTEN_BACKLOG each) and resolves once bound. */
 export async function listen(listener: http.RequestListener, host: string, port: number, options: ListenOptions = {}): Promise<RunningHttpServer> {
   // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
   let closing = false;
@@ -345,20 +405,17 @@ export async function listen(listener: http.RequestListener, host: string, port:
     onCut: () => slowReaders?.inc(),
   });
   server.once("close", stopDeadline);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
+  const bound = await listenOn(server, host, port);
   const shownHost = host.includes(":") ? `[${host}]` : host;
   return {
     server,
-    port: address.port,
-    url: `http://${shownHost}:${address.port}`,
+    port: bound.port,
+    url: `http://${shownHost}:${bound.port}`,
     close: (graceMs = 10_000) =>
       new Promise<void>((resolve) => {
         closing = true;
         for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
+        bound.closeExtra();
         server.close(() => resolve());
         // Idle keep-alive sockets go now; busy ones finish their request, answered with
         // `Connection: close`.
