@@ -357,6 +357,18 @@ export const reusePortSupported = (() => {
   return major > 23 || (major === 23 && minor >= 1) || (major === 22 && minor >= 12);
 })();
 
+/** Binds host:port (0: a free one) without SO_REUSEPORT and closes it again: the port, or EADDRINUSE when something serves it. */
+async function bindAlone(host: string, port: number): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once("error", reject);
+    probe.listen({ port, host, exclusive: true }, () => resolve());
+  });
+  const free = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  return free;
+}
+
 /**
  * Binds `server` to host:port (0: a free one) with LISTEN_BACKLOG, on `sockets` listening sockets
  * (LISTEN_SOCKETS; one where SO_REUSEPORT is not available): the server's own, and more that hand
@@ -371,7 +383,11 @@ export async function listenOn(server: http.Server, host: string, port: number, 
       target.once("error", reject);
       target.listen({ port: at, host, backlog: LISTEN_BACKLOG, ...reuse }, () => resolve());
     });
-  await bind(server, port);
+  // With SO_REUSEPORT a second copy of the service started on the same port (an old one left
+  // running, a typo in PORT) would share its connections instead of failing: the port is first
+  // bound alone, as by any server, so that it fails with EADDRINUSE, and given back at once.
+  const at = count > 1 ? await bindAlone(host, port) : port;
+  await bind(server, at);
   const bound = (server.address() as AddressInfo).port;
   const extra: net.Server[] = [];
   for (let i = 1; i < count; i++) {
