@@ -346,8 +346,8 @@ export const LISTEN_BACKLOG = 4096;
  * the attackers started (one per request beyond its idle keep-alive ones), the gateway accepted a
  * few dozen a second, and honest requests riding new connections waited seconds in the accept queue
  * before the gateway read them. The kernel spreads new connections over the sockets, so each turn
- * accepts up to this many. The cost of SO_REUSEPORT: a second process of the same user listening
- * the same way on the same port shares its connections instead of failing to bind.
+ * accepts up to this many. SO_REUSEPORT alone would let a second copy of the service on the same
+ * port share its connections instead of failing to bind: listenOn binds the port alone first.
  */
 export const LISTEN_SOCKETS = 4;
 

@@ -51,9 +51,13 @@ const heldRoute = async (_req: unknown, res: ServerResponse) => {
   if (!res.closed) res.end("released");
 };
 
+/** A stack of 40 bets whose gateway has the held route, protected as `settings` say. */
+const heldStack = (settings: typeof config) =>
+  startTestStack({ bets: 40 }, { protection: gatewayProtection(settings), web: { routes: { "/held": heldRoute } } });
+
 let t: TestStack;
 beforeAll(async () => {
-  t = await startTestStack({ bets: 40 }, { protection: gatewayProtection(config), web: { routes: { "/held": heldRoute } } });
+  t = await heldStack(config);
 });
 afterAll(async () => {
   releaseHeld();
@@ -204,7 +208,7 @@ describe("the whole stack under the default turns (RATE_LIMIT_RUNNING_PER_CLIENT
   const defaults = loadConfig(["shared", "gateway"], {});
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startTestStack({ bets: 40 }, { protection: gatewayProtection(defaults), web: { routes: { "/held": heldRoute } } });
+    stack = await heldStack(defaults);
   });
   afterAll(async () => {
     releaseHeld();

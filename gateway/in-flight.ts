@@ -73,19 +73,16 @@ const connectionEnds = new WeakMap<Socket, Set<() => void>>();
 
 /** Calls `ended` when `socket` closes; the returned function forgets it. */
 function onConnectionEnd(socket: Socket, ended: () => void): () => void {
-  let ends = connectionEnds.get(socket);
-  if (!ends) {
-    const all = new Set<() => void>();
-    ends = all;
-    connectionEnds.set(socket, all);
+  const ends = connectionEnds.get(socket) ?? new Set<() => void>();
+  if (!connectionEnds.has(socket)) {
+    connectionEnds.set(socket, ends);
     socket.once("close", () => {
       connectionEnds.delete(socket);
-      for (const end of all) end();
+      for (const end of ends) end();
     });
   }
-  const own = ends;
-  own.add(ended);
-  return () => own.delete(ended);
+  ends.add(ended);
+  return () => ends.delete(ended);
 }
 
 /**

@@ -373,9 +373,10 @@ export function createCompiledExecutor(
    * with them every answer outlived the scavenges until a full collection (issue 24: ~160 KB
    * promoted per betResults(100) answer, most of the results subgraph's GC time; in a copy of Apollo
    * Server, a plain `status` field there instead of the two accessors removed it — the objects share
-   * one hidden class, so what in V8 holds the closures was not pinned down). An answer with errors, or a throw, goes
-   * through the execution step as before (ranBefore), so that Apollo Server's didEncounterErrors,
-   * error formatting and status rules see it. Plugins' executionDidStart hooks then see only those.
+   * one hidden class, so what in V8 holds the closures was not pinned down). An answer with errors,
+   * or a throw, goes through the execution step as before (ranBefore), so that Apollo Server's
+   * didEncounterErrors, error formatting and status rules see it. Plugins' executionDidStart hooks
+   * then see only those.
    */
   const plugin: ApolloServerPlugin<BaseContext> = {
     async requestDidStart() {
@@ -391,14 +392,8 @@ export function createCompiledExecutor(
             variables: request.variables ?? {},
             requestedOperation: request.operationName,
           });
-          let result: ExecutionResult;
-          try {
-            result = await ran;
-          } catch {
-            ranBefore.set(contextValue, ran);
-            return null;
-          }
-          if (result.errors?.length || result.data === undefined) {
+          const result = await ran.catch(() => undefined); // a throw is the execution step's, as below
+          if (!result || result.errors?.length || result.data === undefined) {
             ranBefore.set(contextValue, ran);
             return null;
           }
