@@ -29,6 +29,7 @@ import { createPointsBudget, withoutCostExtension, type PointsBudgetSettings } f
 import { createResponseCache, type ResponseCacheBounds, type ResponseCacheStore, watchDataGeneration } from "./response-cache.ts";
 import { createSingleSubgraphRouting } from "./single-subgraph.ts";
 import { dedupeRepresentations } from "./entity-dedupe.ts";
+import { executeEarly } from "./early-execution.ts";
 import { stringifyResult } from "./forwarded-data.ts";
 import { createSubgraphAgent, InProcessSubgraphSource, SubgraphDataSource, type InProcessSubgraph } from "./subgraph-source.ts";
 import type { UsageRecorder } from "./schema-usage.ts";
@@ -186,12 +187,14 @@ export function createGateway(deps: GatewayDeps): Gateway {
   // Cost analysis prices with the @cost/@listSize of the very supergraph each API schema comes from.
   followSupergraphPrices(federation, logger);
 
+  // Operations run before Apollo Server's execution step (gateway/early-execution.ts).
+  const early = executeEarly(deps.planEveryOperation ? federation : singleSubgraph.gateway(federation));
   const server = new ApolloServer({
     // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
     // SIGTERM/SIGINT handlers stop this server and re-raise the signal, killing the process before
     // the rest of its shutdown (bin/start-shutdown.test.ts).
     stopOnTerminationSignals: false,
-    gateway: deps.planEveryOperation ? federation : singleSubgraph.gateway(federation),
+    gateway: early.gateway,
     formatError: createErrorFormatter({ production: deps.production, logger }),
     includeStacktraceInErrorResponses: false,
     // A public, read-only API with no cookies or credentials: nothing for CSRF to steal, and GET
@@ -217,6 +220,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
       metrics.plugin,
       ...(deps.schemaUsage ? [deps.schemaUsage.plugin] : []),
       ...(responseCache ? [responseCache.plugin] : []),
+      early.plugin,
     ],
     logger,
   });

@@ -23,8 +23,9 @@ import {
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from "graphql";
-import { HeaderMap, type ApolloServerPlugin, type BaseContext } from "@apollo/server";
-import type { ExecutorSeam, SeamExecutor } from "../../core/schema.ts";
+import type { ApolloServerPlugin, BaseContext } from "@apollo/server";
+import { answerBeforeExecutionStep } from "../../core/early-answer.ts";
+import type { ExecutorSeam } from "../../core/schema.ts";
 import { compileQuery, isCompiledQuery, type CompiledQuery } from "graphql-jit";
 
 // The subgraphs' executor: each operation is compiled once into JavaScript (graphql-jit) and run
@@ -343,16 +344,20 @@ export function createCompiledExecutor(
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
   }
 
-  // Runs that the plugin below made and did not answer (errors, or a throw), by request context:
-  // the execution step hands them on as they are, so that Apollo Server reports and formats them.
-  const ranBefore = new WeakMap<object, Promise<ExecutionResult>>();
-
-  const executor: SeamExecutor = async (requestContext) => {
-    const ran = ranBefore.get(requestContext.context);
-    if (ran) {
-      ranBefore.delete(requestContext.context);
-      return ran;
-    }
+  // Every request is run before Apollo Server's execution step (core/early-answer.ts says why):
+  // an answer with errors, or a throw, is handed on to that step as it was.
+  const early = answerBeforeExecutionStep(({ queryHash, operationName, document, operation, contextValue, request }) =>
+    run({
+      queryHash,
+      operationName,
+      document,
+      operation,
+      context: contextValue,
+      variables: request.variables ?? {},
+      requestedOperation: request.operationName,
+    }),
+  );
+  const executor = early.executor((requestContext) => {
     const { queryHash, operationName, document, operation, context } = requestContext;
     return run({
       queryHash,
@@ -363,45 +368,8 @@ export function createCompiledExecutor(
       variables: requestContext.request.variables ?? {},
       requestedOperation: requestContext.request.operationName,
     });
-  };
-
-  /**
-   * Every request is run here, once its operation is resolved (after every plugin's
-   * didResolveOperation, kit/read-at.ts), and an answer without errors is Apollo Server's response
-   * as it stands: its execution step is skipped. That step makes, for the executor, a gateway request
-   * context whose `response.http.status` getter and setter are fresh closures over the request, and
-   * with them every answer outlived the scavenges until a full collection (issue 24: ~160 KB
-   * promoted per betResults(100) answer, most of the results subgraph's GC time; in a copy of Apollo
-   * Server, a plain `status` field there instead of the two accessors removed it — the objects share
-   * one hidden class, so what in V8 holds the closures was not pinned down). An answer with errors,
-   * or a throw, goes through the execution step as before (ranBefore), so that Apollo Server's
-   * didEncounterErrors, error formatting and status rules see it. Plugins' executionDidStart hooks
-   * then see only those.
-   */
-  const plugin: ApolloServerPlugin<BaseContext> = {
-    async requestDidStart() {
-      return {
-        async responseForOperation(requestContext) {
-          const { queryHash, operationName, document, operation, contextValue, request } = requestContext;
-          const ran = run({
-            queryHash,
-            operationName,
-            document,
-            operation,
-            context: contextValue,
-            variables: request.variables ?? {},
-            requestedOperation: request.operationName,
-          });
-          const result = await ran.catch(() => undefined); // a throw is the execution step's, as below
-          if (!result || result.errors?.length || result.data === undefined) {
-            ranBefore.set(contextValue, ran);
-            return null;
-          }
-          return { http: { headers: new HeaderMap() }, body: { kind: "single", singleResult: result } };
-        },
-      };
-    },
-  };
+  });
+  const plugin = early.plugin;
 
   const gateway: ExecutorSeam = {
     async load() {
