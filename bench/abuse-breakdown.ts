@@ -33,7 +33,9 @@ export function honestBreakdown(phase: string, answers: { op: string; requestId:
         const connect = upstreamMs(l.upstreamConnect);
         const header = upstreamMs(l.upstreamHeader);
         const upstream = upstreamMs(l.upstreamSeconds);
-        return [{ client: a.ms, outside: a.ms - nginx, before: nginx - upstream, connect, gateway: header - connect, body: upstream - header, fresh: connect > 0 }];
+        return [
+          { client: a.ms, outside: a.ms - nginx, before: nginx - upstream, connect, gateway: header - connect, body: upstream - header, fresh: connect > 0 },
+        ];
       });
     if (rows.length === 0) continue;
     const legs = ["client", "outside", "before", "connect", "gateway", "body"] as const;
@@ -120,7 +122,9 @@ export function arrivals(access: AccessLogLine[], start: Date, seconds: number):
     row[at]!++;
     counts.set(who, row);
   }
-  const lines = [`requests that reached an upstream, ended per wall-clock second from B's start (second 0 is partial): ${Array.from({ length: seconds }, (_, i) => `+${i}`).join(" ")}`];
+  const lines = [
+    `requests that reached an upstream, ended per wall-clock second from B's start (second 0 is partial): ${Array.from({ length: seconds }, (_, i) => `+${i}`).join(" ")}`,
+  ];
   for (const [who, row] of [...counts].sort((a, b) => b[1].reduce((s, n) => s + n, 0) - a[1].reduce((s, n) => s + n, 0)))
     lines.push(`  ${who.padEnd(18)} ${row.map((n) => String(n).padStart(5)).join(" ")}`);
   return lines;

@@ -383,7 +383,16 @@ async function main(): Promise<boolean> {
   const texts = async () =>
     Object.fromEntries(
       await Promise.all(
-        Object.entries(metricServers).map(async ([k, u]) => [k, await fetch(`${u}/metrics`).then((res) => res.text(), () => "")] as const),
+        Object.entries(metricServers).map(
+          async ([k, u]) =>
+            [
+              k,
+              await fetch(`${u}/metrics`).then(
+                (res) => res.text(),
+                () => "",
+              ),
+            ] as const,
+        ),
       ),
     );
   const serverPids: Record<string, number> = {
@@ -498,14 +507,18 @@ async function main(): Promise<boolean> {
     log(`phase ${p}: servers' own latency (histogram bucket bounds, ms) and loop delay`);
     for (const op of ["HonestPlayerBets", "HonestBetResults", "HonestBets"]) {
       const sub = Object.keys(subgraphUrls)
-        .map((k) => [k, histogramBetween(before[k]!, after[k]!, "graphql_request_duration_seconds", `operation="${op}__`)] as const)
+        .map((k) => [k, histogramBetween(before[k]!, after[k]!, "graphql_request_duration_seconds", `operation="${op}`)] as const)
         .filter(([, v]) => v !== "none")
         .map(([k, v]) => `${k} ${v}`);
-      log(`  ${op}: gateway (Apollo, after the door) ${histogramBetween(before.gateway!, after.gateway!, "graphql_request_duration_seconds", `operation="${op}"`)}; ${sub.join("; ")}`);
+      log(
+        `  ${op}: gateway (Apollo, after the door) ${histogramBetween(before.gateway!, after.gateway!, "graphql_request_duration_seconds", `operation="${op}"`)}; ${sub.join("; ")}`,
+      );
     }
     for (const k of Object.keys(subgraphUrls))
       log(`  gateway → ${k} fetches, every client: ${histogramBetween(before.gateway!, after.gateway!, "subgraph_fetch_duration_seconds", `subgraph="${k}"`)}`);
-    log(`  gateway loop delay ${loopDelay(after.gateway!)}; networks subgraph's ${loopDelay(after.networks!)}; gateway turns waited ${gauge(after.gateway!, "gateway_requests_waited_turn_total") - gauge(before.gateway!, "gateway_requests_waited_turn_total")}`);
+    log(
+      `  gateway loop delay ${loopDelay(after.gateway!)}; networks subgraph's ${loopDelay(after.networks!)}; gateway turns waited ${gauge(after.gateway!, "gateway_requests_waited_turn_total") - gauge(before.gateway!, "gateway_requests_waited_turn_total")}`,
+    );
   }
   log(`PostgreSQL at the busiest moment of B: ${busiest.active} statements not idle`);
   for (const line of busiest.lines) log(`  ${line}`);
