@@ -335,6 +335,8 @@ async function main(): Promise<boolean> {
           cacheMax: Number(/maxmemory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
           tcpMemPages: Number(/^TCP:.* mem (\d+)/m.exec(sockstat)?.[1] ?? Number.NaN),
           gatewayAcceptQueue: acceptQueue(tcp, gatewayPort),
+          historyAcceptQueue: acceptQueue(tcp, Number(new URL(subgraphUrls.history!).port)),
+          resultsAcceptQueue: acceptQueue(tcp, Number(new URL(subgraphUrls.results!).port)),
         }),
       () => undefined,
     );
