@@ -34,6 +34,8 @@ export interface RequestSpec {
   agent?: http.Agent;
   read?: ReadMode;
   timeoutMs?: number;
+  /** Extra request headers (the honest clients' X-Request-Id, to find each request in nginx's access log). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -53,7 +55,10 @@ export function exchange(spec: RequestSpec): Promise<Exchange> {
       const doneAt = performance.now();
       resolve({ status, text, ms: doneAt - sentAt, sentAt, doneAt, cut, error, ...budget });
     };
-    const headers: http.OutgoingHttpHeaders = spec.body ? { "content-type": "application/json", "content-length": spec.body.length } : {};
+    const headers: http.OutgoingHttpHeaders = {
+      ...spec.headers,
+      ...(spec.body ? { "content-type": "application/json", "content-length": spec.body.length } : {}),
+    };
     const req = http.request(
       {
         host: spec.url.hostname,

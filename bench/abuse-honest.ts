@@ -39,6 +39,8 @@ interface Op {
 
 interface Done {
   op: string;
+  /** The X-Request-Id it was sent with (nginx logs it: bench/abuse-breakdown.ts). */
+  requestId: string;
   sentAt: number;
   ms: number;
   ok: boolean;
@@ -231,9 +233,10 @@ export class HonestClients {
       pace(
         op.rate,
         (i) => {
-          const promise = exchange(op.request(i + 1)).then((e) => {
+          const requestId = `honest-${op.address}-${i + 1}`;
+          const promise = exchange({ ...op.request(i + 1), headers: { "x-request-id": requestId } }).then((e) => {
             const verdict = this.judge(op, e);
-            this.done.push({ op: op.name, sentAt: e.sentAt, ms: e.ms, ...verdict });
+            this.done.push({ op: op.name, requestId, sentAt: e.sentAt, ms: e.ms, ...verdict });
           });
           this.pending.add(promise);
           void promise.finally(() => this.pending.delete(promise));
@@ -270,6 +273,12 @@ export class HonestClients {
       .slice(0, 3)
       .map((d) => ({ atS: (d.sentAt - w.start) / 1000, ms: d.ms }));
     return { n: mine.length, p50: percentile(ms, 50), p99: percentile(ms, 99), errors: mine.length - ms.length, errorKinds, slowest };
+  }
+
+  /** Every good answer of `phase`: its operation, X-Request-Id and time (request written → last byte). */
+  answers(phase: Phase): { op: string; requestId: string; ms: number }[] {
+    const w = this.windows.find((x) => x.phase === phase)!;
+    return this.done.filter((d) => d.ok && d.sentAt >= w.start && d.sentAt < w.end).map((d) => ({ op: d.op, requestId: d.requestId, ms: d.ms }));
   }
 
   results(): HonestResult[] {

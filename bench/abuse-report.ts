@@ -20,6 +20,9 @@ export interface Sample {
   tcpMemPages: number;
   /** Connections completed for the gateway's listening sockets that it has not accepted yet (/proc/net/tcp). */
   gatewayAcceptQueue: number;
+  /** The same for the history and results subgraphs' sockets (the gateway's fetches ride new connections in a burst too). */
+  historyAcceptQueue: number;
+  resultsAcceptQueue: number;
 }
 
 type Scraped = Record<
@@ -249,6 +252,10 @@ export function printReport(r: ReportInput): boolean {
   log(`  history expensive_lane_waiting max: A ${max(inPhase("A").map((s) => s.laneWaiting))}, B ${max(b.map((s) => s.laneWaiting))}`);
   log(
     `  gateway accept queue (connections completed, not yet accepted) max: A ${max(inPhase("A").map((s) => s.gatewayAcceptQueue))}, B ${max(b.map((s) => s.gatewayAcceptQueue))} — a request on a new connection waits there before the gateway reads it`,
+  );
+  log(
+    `  subgraphs' accept queues max: history A ${max(inPhase("A").map((s) => s.historyAcceptQueue))}, B ${max(b.map((s) => s.historyAcceptQueue))}; ` +
+      `results A ${max(inPhase("A").map((s) => s.resultsAcceptQueue))}, B ${max(b.map((s) => s.resultsAcceptQueue))} — a gateway fetch on a new connection waits there`,
   );
   const delta = (k: keyof Scraped, [x, y]: [Scraped, Scraped]) => y[k] - x[k];
   log(

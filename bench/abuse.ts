@@ -36,6 +36,7 @@ import { startCluster, type Cluster } from "../test/realtime.ts";
 import { spawnTsx, type Spawned } from "../test/spawn.ts";
 import { ATTACK_KINDS, REPORT_GRACE_S, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
+import { arrivals, gauge, histogramBetween, honestBreakdown, loopDelay } from "./abuse-breakdown.ts";
 import { printReport, type Sample } from "./abuse-report.ts";
 import { benchConfig, cpuStallUs, listenOverflows, log, parentPid, processCpuMs, processTreeCpuMs } from "./common.ts";
 import { runBenchmark } from "./load.ts";
@@ -50,6 +51,8 @@ const { values: args } = parseArgs({
     drop: { type: "boolean", default: false },
     attacks: { type: "string", default: ATTACK_KINDS.join(",") },
     front: { type: "string", default: "nginx" },
+    // The data set's database: bench_abuse_<bets> unless named (a helper sharing the server keeps its own).
+    database: { type: "string" },
     // Off by default: each sample reads /proc synchronously (~5 ms every 100 ms on the honest clients' event loop).
     "surge-cpu": { type: "boolean", default: false },
   },
@@ -63,7 +66,7 @@ const WARMUP = Number(args.warmup);
 if (!(BETS >= 10_000 && DURATION >= 5 && WARMUP >= 1)) throw new Error("--bets ≥ 10000, --duration ≥ 5, --warmup ≥ 1");
 
 const SERVER_URL = benchConfig.BENCH_DATABASE_URL;
-const DB_NAME = `bench_abuse_${BETS}`;
+const DB_NAME = args.database ?? `bench_abuse_${BETS}`;
 const SCALE = { bets: BETS, pendingTail: DEFAULT_PENDING_TAIL };
 /** Outbox updates written before the run: what a deep `sinceSeq` replays. */
 const PREFILL_UPDATES = 20_000;
@@ -332,6 +335,8 @@ async function main(): Promise<boolean> {
           cacheMax: Number(/maxmemory:(\d+)/.exec(memory)?.[1] ?? Number.NaN),
           tcpMemPages: Number(/^TCP:.* mem (\d+)/m.exec(sockstat)?.[1] ?? Number.NaN),
           gatewayAcceptQueue: acceptQueue(tcp, gatewayPort),
+          historyAcceptQueue: acceptQueue(tcp, Number(new URL(subgraphUrls.history!).port)),
+          resultsAcceptQueue: acceptQueue(tcp, Number(new URL(subgraphUrls.results!).port)),
         }),
       () => undefined,
     );
@@ -375,6 +380,23 @@ async function main(): Promise<boolean> {
       inFlightRefusals: metric(g!, "gateway_refusals_total"),
     };
   };
+  // Raw scrapes of the gateway and the subgraphs at each phase's start and end: their latency histograms and loop delay (abuse-breakdown.ts).
+  const metricServers = { gateway, ...subgraphUrls };
+  const texts = async () =>
+    Object.fromEntries(
+      await Promise.all(
+        Object.entries(metricServers).map(
+          async ([k, u]) =>
+            [
+              k,
+              await fetch(`${u}/metrics`).then(
+                (res) => res.text(),
+                () => "",
+              ),
+            ] as const,
+        ),
+      ),
+    );
   const serverPids: Record<string, number> = {
     gateway: gatewayChild.pid,
     ...Object.fromEntries(Object.entries(subgraphPids).map(([k, v]) => [`subgraph ${k}`, v])),
@@ -421,6 +443,8 @@ async function main(): Promise<boolean> {
   const overflows0 = listenOverflows() ?? Number.NaN;
   const selfCpu0 = process.cpuUsage();
   const cpuA0 = cpuOf();
+  // Before scrape(): a scrape resets prom-client's loop-delay histogram, so each of these covers the phase before it.
+  const textsA0 = await texts();
   const metricsA0 = await scrape();
   phase = "A";
   const windowA = honest.window("A");
@@ -428,6 +452,7 @@ async function main(): Promise<boolean> {
   windowA.end();
   const cpuA1 = cpuOf();
   const selfCpuA = process.cpuUsage(selfCpu0);
+  const textsB0 = await texts();
   const metricsB0 = await scrape();
   const loadA = loadavg()[0]!;
   const stallA = cpuStallUs() ?? Number.NaN;
@@ -464,6 +489,7 @@ async function main(): Promise<boolean> {
   const overflowsB = listenOverflows() ?? Number.NaN;
   phase = "drain";
   const attackerReports = await Promise.all(reports);
+  const textsB1 = await texts();
   const metricsB1 = await scrape();
   writing = false;
   await writer;
@@ -472,6 +498,30 @@ async function main(): Promise<boolean> {
   clearInterval(sampler);
   clearInterval(activity);
   if (writeFailures > 0) log(`outbox writer: ${writeFailures} appends failed and were skipped (not counted as expected)`);
+  // Where an honest request's time went: nginx's legs per request, then the servers' own view.
+  const access = proxy?.accessLog() ?? [];
+  for (const p of ["A", "B"] as const) for (const line of honestBreakdown(p, honest.answers(p), access)) log(line);
+  for (const line of arrivals(access, attackStartedAt, 6)) log(line);
+  for (const [p, before, after] of [
+    ["A", textsA0, textsB0],
+    ["B", textsB0, textsB1],
+  ] as const) {
+    log(`phase ${p}: servers' own latency (histogram bucket bounds, ms) and loop delay`);
+    for (const op of ["HonestPlayerBets", "HonestBetResults", "HonestBets"]) {
+      const sub = Object.keys(subgraphUrls)
+        .map((k) => [k, histogramBetween(before[k]!, after[k]!, "graphql_request_duration_seconds", `operation="${op}`)] as const)
+        .filter(([, v]) => v !== "none")
+        .map(([k, v]) => `${k} ${v}`);
+      log(
+        `  ${op}: gateway (Apollo, after the door) ${histogramBetween(before.gateway!, after.gateway!, "graphql_request_duration_seconds", `operation="${op}"`)}; ${sub.join("; ")}`,
+      );
+    }
+    for (const k of Object.keys(subgraphUrls))
+      log(`  gateway → ${k} fetches, every client: ${histogramBetween(before.gateway!, after.gateway!, "subgraph_fetch_duration_seconds", `subgraph="${k}"`)}`);
+    log(
+      `  gateway loop delay ${loopDelay(after.gateway!)}; networks subgraph's ${loopDelay(after.networks!)}; gateway turns waited ${gauge(after.gateway!, "gateway_requests_waited_turn_total") - gauge(before.gateway!, "gateway_requests_waited_turn_total")}`,
+    );
+  }
   log(`PostgreSQL at the busiest moment of B: ${busiest.active} statements not idle`);
   for (const line of busiest.lines) log(`  ${line}`);
   cacheClient.disconnect();

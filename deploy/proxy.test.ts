@@ -34,6 +34,24 @@ const echoHeaders = (req: IncomingMessage, res: ServerResponse) => {
     .end(JSON.stringify({ requestId: req.headers["x-request-id"], traceparent: req.headers.traceparent }));
 };
 
+/** A long answer (as a whale's CSV export) on both gateways: written as fast as the connection takes it, its bytes counted. */
+const LONG_PATH = "/test-long-answer";
+const LONG_CHUNK = Buffer.alloc(64 * 1024, 0x61);
+/** The most the route writes (a bound on what the old configuration spooled to nginx's disk in this test). */
+const LONG_MAX_BYTES = 256 * 1024 * 1024;
+let longWritten = 0;
+const longAnswer = (_req: IncomingMessage, res: ServerResponse) => {
+  res.writeHead(200, { "content-type": "text/csv" });
+  const pump = () => {
+    while (longWritten < LONG_MAX_BYTES && !res.destroyed) {
+      longWritten += LONG_CHUNK.length;
+      if (!res.write(LONG_CHUNK)) return void res.once("drain", pump);
+    }
+    res.end();
+  };
+  pump();
+};
+
 describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   let t: TestStack;
   /** gateway-b: a second gateway of its own over the same database and subgraphs (gateway-a is t's). */
@@ -45,12 +63,12 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
   const clients: TestClient[] = [];
 
   beforeAll(async () => {
-    t = await startTestStack({}, { web: { routes: { [ECHO_PATH]: echoHeaders } } });
+    t = await startTestStack({}, { web: { routes: { [ECHO_PATH]: echoHeaders, [LONG_PATH]: longAnswer } } });
     gatewayB = await startStack({
       deps: { db: t.db, logger: silentLogger(), networks: new NetworkDirectory(t.db), production: false },
       host: "127.0.0.1",
       port: 0,
-      gateway: { ...testGatewaySettings(), routes: { [ECHO_PATH]: echoHeaders } },
+      gateway: { ...testGatewaySettings(), routes: { [ECHO_PATH]: echoHeaders, [LONG_PATH]: longAnswer } },
     });
     for (let i = 0; i < 2; i++) {
       const server = createServer();
@@ -99,6 +117,30 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     const health = (await (await fetch(`${proxyUrl}/health`)).json()) as { status: string };
     expect(["OK", "DEGRADED"]).toContain(health.status);
     expect(await (await fetch(`${proxyUrl}/schema.graphql`)).text()).toContain("type Query");
+  });
+
+  it("does not spool a long answer its client never reads: the gateway's writes wait, as its write deadline expects", async () => {
+    // A CSV export the client never reads: nginx used to read it from the gateway into a temp file
+    // (up to 1 GB per request), so the gateway exported pages as fast as its points budget allowed,
+    // for nobody, and its write deadline never saw the stall. In memory buffers only, nginx takes
+    // what the client's socket takes, and the gateway's write waits.
+    longWritten = 0;
+    const socketDone = new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${proxyUrl}${LONG_PATH}`, { agent: false }, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.pause(); // never reads
+        setTimeout(() => {
+          req.destroy();
+          resolve();
+        }, 2_000);
+      });
+      req.on("error", (error) => (req.destroyed ? resolve() : reject(error)));
+      req.end();
+    });
+    await socketDone;
+    // Loopback socket buffers on both sides of nginx and its proxy buffers hold a few MB at most.
+    expect(longWritten).toBeGreaterThan(0);
+    expect(longWritten).toBeLessThan(32 * 1024 * 1024);
   });
 
   it("keeps /metrics internal", async () => {

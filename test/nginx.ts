@@ -14,11 +14,19 @@ export const nginxBinary = binaryService(NGINX, "apt-get install -y nginx-light"
 
 /** One line of the proxy's JSON access log. */
 export interface AccessLogLine {
+  /** When the request ended (nginx's $time_iso8601: whole seconds). */
+  time: string;
+  client: string;
   method: string;
   uri: string;
   status: number;
   upstream: string;
   upstreamStatus: string;
+  /** Seconds in nginx, and the upstream's to connect, to its headers and to its last byte ("-" when none; comma-separated per upstream tried). */
+  seconds: number;
+  upstreamConnect: string;
+  upstreamHeader: string;
+  upstreamSeconds: string;
   requestId: string;
   traceparent: string;
 }
