@@ -27,7 +27,9 @@ export interface EarlyAnswer {
 
 /** `run` answers a request, or says `undefined` to leave it to the execution step (e.g. before anything is loaded). */
 export function answerBeforeExecutionStep(run: (request: ResolvedRequest) => Promise<ExecutionResult> | undefined): EarlyAnswer {
-  // Runs the plugin made and did not answer (errors, or a throw), by the request's context value.
+  // Runs the plugin made and did not answer (errors, or a throw), by the operation's context value:
+  // Apollo Server clones it for each operation (those of one batch too), and the execution step hands
+  // the executor that very clone.
   const ranBefore = new WeakMap<object, Promise<ExecutionResult>>();
   const plugin: ApolloServerPlugin<BaseContext> = {
     async requestDidStart() {

@@ -78,6 +78,17 @@ describe("the gateway's execution before Apollo Server's execution step", () => 
       expect(thrown.body.kind === "single" && thrown.body.singleResult.errors?.[0]?.message).toBe("the plan failed");
       expect(executions).toEqual(["Broken", "Thrown"]);
       expect(seen).toHaveLength(3);
+
+      // Runs handed on are keyed by the operation's context value, which Apollo Server clones per
+      // operation: two failing operations given one context value at once each get their own answer.
+      const shared = {};
+      const [first, second] = await Promise.all([
+        server.executeOperation({ query: "query Broken { broken }" }, { contextValue: shared }),
+        server.executeOperation({ query: "query Thrown { thrown }" }, { contextValue: shared }),
+      ]);
+      expect(first.body.kind === "single" && first.body.singleResult.errors?.[0]?.message).toBe("the subgraph failed");
+      expect(second.body.kind === "single" && second.body.singleResult.errors?.[0]?.message).toBe("the plan failed");
+      expect(seen).toHaveLength(5);
     } finally {
       await server.stop();
     }
