@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { getHeapSpaceStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { parse, type OperationDefinitionNode } from "graphql";
 import { describe, expect, it } from "vitest";
 import { runInRequestScope } from "../core/request-scope.ts";
@@ -155,5 +157,40 @@ describe("an answer read without parsing its data", () => {
     const body = JSON.stringify({ data });
     const answer = readWithoutData(body, Buffer.from(body), objectKeysOf(document))!;
     expect(actualCost(schema, document, operation, { ids }, costViewOf(answer.data))).toBe(actualCost(schema, document, operation, { ids }, data));
+  });
+});
+
+// V8's scavenger holds a WeakMap's values whatever their keys: what was kept by a data object in
+// one outlived its answer, and each subgraph body (110 KB for betResults(100)) was promoted to the
+// old generation (~100 KB promoted per answer in the separate-process gateway, issue 24). What is
+// kept for a data object must go with it: bodies read and dropped, scavenge after scavenge, stay young.
+describe("what is kept for an answer's data", () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as (options?: { type: "minor" }) => void;
+  const oldSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === "old_space")?.space_used_size ?? 0;
+  const data = { betResults: Array.from({ length: 300 }, (_, i) => ({ betId: String(i), result: { proof: "0xab".repeat(40) } })) };
+
+  /** Old-generation bytes gained per answer `read` makes of a fresh body and drops, a scavenge after each. */
+  function promotedPerAnswer(read: (text: string, bytes: Buffer) => object | undefined): number {
+    gc();
+    const before = oldSpace();
+    for (let i = 0; i < 40; i++) {
+      const text = `${JSON.stringify({ data: { ...data, n: i } })}\n`;
+      expect(read(text, Buffer.from(text))).toBeDefined();
+      gc({ type: "minor" });
+    }
+    return (oldSpace() - before) / 40;
+  }
+
+  it("goes with it: the subgraph's body is not promoted, read without parsing or parsed", () => {
+    const bodySize = JSON.stringify({ data }).length; // ~40 KB
+    const keys = new Set(["betResults", "result"]);
+    expect(promotedPerAnswer((text, bytes) => readWithoutData(text, bytes, keys))).toBeLessThan(bodySize / 4);
+    const parsed = (text: string, bytes: Buffer) => {
+      const answer = JSON.parse(text) as { data: object };
+      keepDataBytes(answer, text, bytes);
+      return answer;
+    };
+    expect(promotedPerAnswer(parsed)).toBeLessThan(bodySize / 4);
   });
 });

@@ -23,7 +23,21 @@ interface KeptData {
   bytes: Buffer | undefined;
 }
 
-const keptOf = new WeakMap<object, KeptData>();
+// What is kept for a data object is held by that object itself (a slot under a symbol, which
+// JSON.stringify, spreading, enumeration and copies never see), not in a WeakMap: V8's scavenges
+// hold a WeakMap's values whatever their keys (its values are strong roots of the young
+// generation), and each answer's subgraph body kept there (110 KB for betResults(100)) was promoted
+// to the old generation: ~100 KB promoted per answer in the separate-process gateway (issue 24,
+// --trace-gc-nvp); forwarded-data.test.ts measures it.
+const KEPT = Symbol("the subgraph's bytes of this data");
+const SKELETON = Symbol("the skeleton of this data");
+
+type Slots = { [KEPT]?: KeptData; [SKELETON]?: unknown };
+
+/** Sets a slot of `data` (not enumerable: copies of the data do not carry it). */
+function setSlot(data: object, slot: typeof KEPT | typeof SKELETON, value: unknown): void {
+  Object.defineProperty(data, slot, { value, configurable: true, enumerable: false, writable: true });
+}
 
 const DATA = '{"data":';
 const DATA_BYTES = Buffer.from(DATA);
@@ -62,7 +76,7 @@ export function keepDataBytes(answer: { data?: unknown; errors?: unknown; extens
 /** Keeps `data`'s text, `body` from `{"data":` to `end`, and its bytes when `bytes` is the body's UTF-8. */
 function keepData(data: object, body: string, end: number, bytes: Buffer | undefined): void {
   // `{"data":` is 8 bytes; what follows the data (the tail and any newline) is the rest of the body's UTF-8.
-  keptOf.set(data, { text: body.slice(DATA.length, end), bytes: bytes?.subarray(DATA_BYTES.length, bytes.length - Buffer.byteLength(body.slice(end))) });
+  setSlot(data, KEPT, { text: body.slice(DATA.length, end), bytes: bytes?.subarray(DATA_BYTES.length, bytes.length - Buffer.byteLength(body.slice(end))) });
 }
 
 // Nor is the `data` of such an answer parsed (112 KB for betResults(100) with proofs): the
@@ -85,12 +99,9 @@ export function isAnsweredWhole(request: object): boolean {
   return wholeAnswers.has(request);
 }
 
-/** The skeletons of forwarded data, by its object (costViewOf). */
-const skeletonOf = new WeakMap<object, unknown>();
-
 /** What the actual cost walks for `data`: the skeleton of forwarded data (the same counts), else the data itself. */
 export function costViewOf(data: Record<string, unknown>): Record<string, unknown> {
-  return (skeletonOf.get(data) as Record<string, unknown> | undefined) ?? data;
+  return ((data as Slots)[SKELETON] as Record<string, unknown> | undefined) ?? data;
 }
 
 /**
@@ -101,16 +112,18 @@ export function costViewOf(data: Record<string, unknown>): Record<string, unknow
 function parsedOnRead(text: string): Record<string, unknown> {
   let parsed: Record<string, unknown> | undefined;
   const real = () => (parsed ??= JSON.parse(text) as Record<string, unknown>);
+  // The slots (setSlot) live on the target, read without parsing; everything else is the parse's.
   return new Proxy<Record<string, unknown>>(
     {},
     {
-      get: (_target, key) => Reflect.get(real(), key),
+      get: (target, key) => (key === KEPT || key === SKELETON ? Reflect.get(target, key) : Reflect.get(real(), key)),
       has: (_target, key) => Reflect.has(real(), key),
       ownKeys: () => Reflect.ownKeys(real()),
       getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(real(), key),
       set: (_target, key, value) => Reflect.set(real(), key, value),
       deleteProperty: (_target, key) => Reflect.deleteProperty(real(), key),
-      defineProperty: (_target, key, descriptor) => Reflect.defineProperty(real(), key, descriptor),
+      defineProperty: (target, key, descriptor) =>
+        key === KEPT || key === SKELETON ? Reflect.defineProperty(target, key, descriptor) : Reflect.defineProperty(real(), key, descriptor),
     },
   );
 }
@@ -143,7 +156,7 @@ export function readWithoutData(
   }
   const data = parsedOnRead(body.slice(DATA.length, scanned.end));
   keepData(data, body, scanned.end, bytes);
-  skeletonOf.set(data, scanned.skeleton);
+  setSlot(data, SKELETON, scanned.skeleton);
   return extensions === undefined ? { data } : { data, extensions };
 }
 
@@ -161,7 +174,7 @@ export function parseJson(text: string): unknown {
  * for byte): with the subgraph's own bytes for a `data` it sent, when the answer has no errors.
  */
 export function stringifyResult(value: FormattedExecutionResult): string {
-  const kept = value.data && value.errors === undefined ? keptOf.get(value.data) : undefined;
+  const kept = value.data && value.errors === undefined ? (value.data as Slots)[KEPT] : undefined;
   if (kept === undefined) return stringifyAnswer(value);
   const end = value.extensions === undefined ? "}\n" : `,"extensions":${JSON.stringify(value.extensions)}}\n`;
   const text = `${DATA}${kept.text}${end}`;
