@@ -344,31 +344,25 @@ export function createCompiledExecutor(
     return result.errors ? { errors: result.errors.map(asGraphQLError), data: result.data } : result;
   }
 
+  /** A run of what either seam gives of a request (the plugin's request context, or the executor's), with its context value. */
+  const runOf = (
+    request: Partial<Pick<RunRequest, "queryHash">> &
+      Pick<RunRequest, "operationName" | "document" | "operation"> & { request: { variables?: Record<string, unknown>; operationName?: string | null } },
+    context: object,
+  ) =>
+    run({
+      queryHash: request.queryHash,
+      operationName: request.operationName,
+      document: request.document,
+      operation: request.operation,
+      context,
+      variables: request.request.variables ?? {},
+      requestedOperation: request.request.operationName,
+    });
   // Every request is run before Apollo Server's execution step (core/early-answer.ts says why):
   // an answer with errors, or a throw, is handed on to that step as it was.
-  const early = answerBeforeExecutionStep(({ queryHash, operationName, document, operation, contextValue, request }) =>
-    run({
-      queryHash,
-      operationName,
-      document,
-      operation,
-      context: contextValue,
-      variables: request.variables ?? {},
-      requestedOperation: request.operationName,
-    }),
-  );
-  const executor = early.executor((requestContext) => {
-    const { queryHash, operationName, document, operation, context } = requestContext;
-    return run({
-      queryHash,
-      operationName,
-      document,
-      operation,
-      context,
-      variables: requestContext.request.variables ?? {},
-      requestedOperation: requestContext.request.operationName,
-    });
-  });
+  const early = answerBeforeExecutionStep((request) => runOf(request, request.contextValue));
+  const executor = early.executor((requestContext) => runOf(requestContext, requestContext.context));
   const plugin = early.plugin;
 
   const gateway: ExecutorSeam = {
