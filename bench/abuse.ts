@@ -361,23 +361,22 @@ async function main(): Promise<boolean> {
       () => undefined,
     );
   }, 1000);
-  const scrape = async () => {
-    const [g, h, r] = await Promise.all(
-      [`${gateway}/metrics`, `${subgraphUrls.history}/metrics`, `${node.url}/metrics`].map((u) =>
-        fetch(u).then(
-          (res) => res.text(),
-          () => "",
-        ),
-      ),
+  // The counters of each phase's edges, from the servers' scrapes (`texts` below) and the realtime node's.
+  const scrape = async (servers: Record<string, string>) => {
+    const g = servers.gateway!;
+    const h = servers.history!;
+    const r = await fetch(`${node.url}/metrics`).then(
+      (res) => res.text(),
+      () => "",
     );
     return {
-      slowReaderCuts: metric(g!, "http_slow_reader_disconnects_total"),
-      laneRefused: metric(h!, "expensive_lane_refused_total"),
-      admissionRefusals: metric(r!, "realtime_admission_refusals_total"),
-      replayRefusals: metric(r!, "realtime_replay_refusals_total"),
-      replayStalled: metric(r!, "realtime_replay_stalled_disconnects_total"),
-      firehoseRefusals: metric(r!, "realtime_firehose_refusals_total"),
-      inFlightRefusals: metric(g!, "gateway_refusals_total"),
+      slowReaderCuts: metric(g, "http_slow_reader_disconnects_total"),
+      laneRefused: metric(h, "expensive_lane_refused_total"),
+      admissionRefusals: metric(r, "realtime_admission_refusals_total"),
+      replayRefusals: metric(r, "realtime_replay_refusals_total"),
+      replayStalled: metric(r, "realtime_replay_stalled_disconnects_total"),
+      firehoseRefusals: metric(r, "realtime_firehose_refusals_total"),
+      inFlightRefusals: metric(g, "gateway_refusals_total"),
     };
   };
   // Raw scrapes of the gateway and the subgraphs at each phase's start and end: their latency histograms and loop delay (abuse-breakdown.ts).
@@ -443,9 +442,9 @@ async function main(): Promise<boolean> {
   const overflows0 = listenOverflows() ?? Number.NaN;
   const selfCpu0 = process.cpuUsage();
   const cpuA0 = cpuOf();
-  // Before scrape(): a scrape resets prom-client's loop-delay histogram, so each of these covers the phase before it.
+  // One scrape per server at each edge: a scrape resets prom-client's loop-delay histogram, so each covers the phase before it.
   const textsA0 = await texts();
-  const metricsA0 = await scrape();
+  const metricsA0 = await scrape(textsA0);
   phase = "A";
   const windowA = honest.window("A");
   await new Promise((resolve) => setTimeout(resolve, DURATION * 1000));
@@ -453,7 +452,7 @@ async function main(): Promise<boolean> {
   const cpuA1 = cpuOf();
   const selfCpuA = process.cpuUsage(selfCpu0);
   const textsB0 = await texts();
-  const metricsB0 = await scrape();
+  const metricsB0 = await scrape(textsB0);
   const loadA = loadavg()[0]!;
   const stallA = cpuStallUs() ?? Number.NaN;
   const overflowsA = listenOverflows() ?? Number.NaN;
@@ -490,7 +489,7 @@ async function main(): Promise<boolean> {
   phase = "drain";
   const attackerReports = await Promise.all(reports);
   const textsB1 = await texts();
-  const metricsB1 = await scrape();
+  const metricsB1 = await scrape(textsB1);
   writing = false;
   await writer;
   await honest.stop();
