@@ -38,28 +38,35 @@ import {
   type RunStats,
 } from "./load.ts";
 
-const { values: args } = parseArgs({
-  options: {
-    bets: { type: "string", default: "20000" },
-    duration: { type: "string", default: "8" },
-    warmup: { type: "string", default: "2" },
-    runs: { type: "string", default: "2" },
-    connections: { type: "string", default: "10" },
-    variants: { type: "string", default: "64" },
-    only: { type: "string", default: "betResults,playerBets" },
-    endpoints: { type: "string", default: "floor-raw,floor,stack,apollo,direct,hive,hive-rust,apollo-cache" },
-    rate: { type: "string", default: "100" },
-    "open-seconds": { type: "string", default: "10" },
-    database: { type: "string", default: "bench_gateways" },
-    profile: { type: "string" },
-    baseline: { type: "string" },
-    keep: { type: "boolean", default: false },
-    reuse: { type: "boolean", default: false },
-    "print-only": { type: "boolean", default: false },
-    "check-only": { type: "boolean", default: false },
-    "loop-stats": { type: "boolean", default: false },
-  },
-});
+const OPTIONS = {
+  bets: { type: "string", default: "20000" },
+  duration: { type: "string", default: "8" },
+  warmup: { type: "string", default: "2" },
+  runs: { type: "string", default: "2" },
+  connections: { type: "string", default: "10" },
+  variants: { type: "string", default: "64" },
+  only: { type: "string", default: "betResults,playerBets" },
+  endpoints: { type: "string", default: "floor-raw,floor,stack,apollo,direct,hive,hive-rust,apollo-cache" },
+  rate: { type: "string", default: "100" },
+  "open-seconds": { type: "string", default: "10" },
+  database: { type: "string", default: "bench_gateways" },
+  profile: { type: "string" },
+  baseline: { type: "string" },
+  keep: { type: "boolean", default: false },
+  reuse: { type: "boolean", default: false },
+  "print-only": { type: "boolean", default: false },
+  "check-only": { type: "boolean", default: false },
+  "loop-stats": { type: "boolean", default: false },
+  help: { type: "boolean", short: "h", default: false },
+} as const satisfies Record<string, { type: "string" | "boolean"; short?: string; default?: string | boolean }>;
+const { values: args } = parseArgs({ options: OPTIONS });
+if (args.help) {
+  const usage = Object.entries(OPTIONS as Record<string, { type: string; default?: string | boolean }>).map(
+    ([name, o]) => `  --${name}${o.type === "string" ? ` <value>  (default ${o.default ?? "unset"})` : ""}`,
+  );
+  process.stdout.write(`usage: npx tsx bench/gateways.ts [options]   (each option explained in bench/README.md)\n${usage.join("\n")}\n`);
+  process.exit(0);
+}
 
 function int(name: keyof typeof args, min: number): number {
   const raw = args[name];
