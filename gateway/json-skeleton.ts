@@ -25,9 +25,18 @@ const NINE = 0x39;
 
 const isDigit = (c: number) => c >= ZERO && c <= NINE;
 
-/** A backslash or a control character: a text without any has no escapes, and every string ends at its next quote. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: JSON forbids control characters unescaped in a string: they are what is looked for.
-const ESCAPE_OR_CONTROL = /[\\\u0000-\u001f]/;
+/** A backslash and the control characters: a text without any has no escapes, and every string ends at its next quote. */
+const ESCAPE_OR_CONTROL = ["\\", ...Array.from({ length: 0x20 }, (_, code) => String.fromCharCode(code))];
+
+/**
+ * Whether `text` holds a backslash or a control character. One indexOf per character (memchr over a
+ * one-byte string): ~23 µs for betResults(100)'s 87 KB, where the regex /[\\\u0000-\u001f]/ took
+ * ~68 µs, 40 % of the whole scan (issue 24).
+ */
+function hasEscapeOrControl(text: string): boolean {
+  for (const character of ESCAPE_OR_CONTROL) if (text.includes(character)) return true;
+  return false;
+}
 
 class Scanner {
   at = 0;
@@ -38,7 +47,7 @@ class Scanner {
     private readonly text: string,
     private readonly keys: ReadonlySet<string>,
   ) {
-    this.plain = !ESCAPE_OR_CONTROL.test(text);
+    this.plain = !hasEscapeOrControl(text);
   }
 
   private space(): void {
