@@ -82,18 +82,29 @@ class Scanner {
       if (this.text.charCodeAt(this.at) !== QUOTE) throw new NotJson();
       const start = this.at;
       const escaped = this.string();
-      const key = skeleton && (escaped ? (JSON.parse(this.text.slice(start, this.at)) as string) : this.text.slice(start + 1, this.at - 1));
+      // A kept key is looked up without slicing it out: most keys of a kept object are leaves.
+      const key = skeleton && (escaped ? this.keyOf(JSON.parse(this.text.slice(start, this.at)) as string) : this.keyAt(start + 1, this.at - 1));
       this.space();
       if (this.text.charCodeAt(this.at++) !== COLON) throw new NotJson();
-      const kept = key !== null && this.keys.has(key);
+      const kept = key !== undefined && key !== null;
       const value = this.value(kept);
       // The last of repeated keys wins, as in JSON.parse.
-      if (kept && skeleton && key !== null) skeleton[key] = value;
+      if (kept && skeleton) skeleton[key] = value;
       this.space();
       const next = this.text.charCodeAt(this.at++);
       if (next === CLOSE_OBJECT) return skeleton;
       if (next !== COMMA) throw new NotJson();
     }
+  }
+
+  /** The kept key that is the text from `start` to `end`, if any. */
+  private keyAt(start: number, end: number): string | undefined {
+    for (const key of this.keys) if (key.length === end - start && this.text.startsWith(key, start)) return key;
+    return undefined;
+  }
+
+  private keyOf(key: string): string | undefined {
+    return this.keys.has(key) ? key : undefined;
   }
 
   private list(keep: boolean): unknown[] | null {
