@@ -30,7 +30,8 @@ function scansWhole(text: string): boolean {
   return scanned !== undefined && /^[ \t\n\r]*$/.test(text.slice(scanned.end));
 }
 
-const KEYS = ["a", "b", "result", "__proto__", "é"];
+// More names than the scan matches in place (8): subsets of either size are drawn.
+const KEYS = ["a", "b", "result", "__proto__", "é", "c", "d", "e", "f", "g", "h"];
 
 describe("jsonSkeleton", () => {
   it("keeps the objects and lists of the asked members of any JSON value, and ends where the value does", () => {
@@ -43,6 +44,15 @@ describe("jsonSkeleton", () => {
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("keeps the same members whether it matches keys in place (a few names) or by lookup (many, as aliases make)", () => {
+    const text = JSON.stringify({ a: { b: [{ c: 1, result: { d: 2 } }], x: { y: 1 } }, z: [1, { a: 2 }], é: { b: null } });
+    const few = new Set(["a", "b", "result"]);
+    const many = new Set([...few, "n1", "n2", "n3", "n4", "n5", "n6"]);
+    expect(jsonSkeleton(text, few)?.skeleton).toEqual(expectedSkeleton(JSON.parse(text), few));
+    expect(jsonSkeleton(text, many)?.skeleton).toEqual(jsonSkeleton(text, few)?.skeleton);
+    expect(jsonSkeleton(text, few)?.skeleton).toEqual({ a: { b: [{ result: {} }] } });
   });
 
   it("accepts exactly what JSON.parse accepts", () => {
