@@ -59,8 +59,8 @@ interface PlayerBetRow extends ResultColumns {
 }
 
 export async function openRawFloor(url: string): Promise<Floor> {
-  // The subgraphs' pool size (core/db.ts).
-  const pool = new pg.Pool({ connectionString: url, max: 10, application_name: "bench-floor-raw" });
+  // The subgraphs' pool (core/db.ts): its size, and the connections it opened kept.
+  const pool = new pg.Pool({ connectionString: url, max: 10, min: 10, application_name: "bench-floor-raw" });
 
   async function betResults(variables: Record<string, unknown>): Promise<FloorAnswer> {
     const chainId = parseChainId(variables.chainId);

@@ -58,7 +58,7 @@ export const CONFIG_VARIABLES = {
     "shared",
     positiveInt.max(1000),
     "10",
-    "PostgreSQL connections in the process's pool (plus one per LISTEN and one for the publisher's lock); see the connection budget in docs/guides/operating.md",
+    "PostgreSQL connections in the process's pool, kept once opened (plus one per LISTEN and one for the publisher's lock); see the connection budget in docs/guides/operating.md",
   ),
   DATABASE_MIGRATE_ON_START: variable(
     "shared",
