@@ -31,7 +31,10 @@ describe.skipIf(!onPostgres)("the PostgreSQL pool (PostgreSQL)", () => {
   });
 
   const connections = async () =>
-    Number((await admin.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1", [APP])).rows[0]?.n);
+    Number(
+      (await admin.query<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND datname = current_database()", [APP]))
+        .rows[0]?.n,
+    );
 
   it("keeps every connection a burst opened after they sit idle past the idle timeout", async () => {
     await Promise.all(Array.from({ length: POOL_SIZE }, () => db.prisma.$queryRaw`SELECT pg_sleep(0.1)::text AS slept`));
