@@ -71,6 +71,8 @@ export interface OpenDatabaseOptions {
   connectTimeoutMs?: number;
   /** PostgreSQL only: the driver's idle timeout (default 10 000 ms), which the pool's own connections never reach (tests shorten it to show that). */
   idleTimeoutMs?: number;
+  /** PostgreSQL only: a connection is closed once this old, when next released (default 1 800 s; tests shorten it). */
+  maxLifetimeSeconds?: number;
   /** PostgreSQL only: the client abandons a statement without an answer after this long (a stalled server). Unset: never. */
   queryTimeoutMs?: number;
   /** PostgreSQL only: `application_name` of the pool's connections (pg_stat_activity). */
@@ -165,6 +167,13 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     // idle, they were opened again at the next burst, on a request's path: a new backend, its
     // catalog caches and every prepared statement again (bench:gateways' open-loop p99).
     min: poolSize,
+    // Kept connections may sit idle for hours. Keepalive probes find one whose server or network
+    // path vanished without a FIN or RST (a failover, a dropped NAT entry) instead of a request's
+    // statement waiting on it; a lifetime (HikariCP's 30 min) lets none outlive a server-side
+    // change (a pooler's or load balancer's limits, a role's settings) for long.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    maxLifetimeSeconds: options.maxLifetimeSeconds ?? 1_800,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     ...(options.idleTimeoutMs ? { idleTimeoutMillis: options.idleTimeoutMs } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
