@@ -61,8 +61,8 @@ const OPTIONS = {
 } as const satisfies Record<string, { type: "string" | "boolean"; short?: string; default?: string | boolean }>;
 const { values: args } = parseArgs({ options: OPTIONS });
 if (args.help) {
-  const usage = Object.entries(OPTIONS as Record<string, { type: string; default?: string | boolean }>).map(
-    ([name, o]) => `  --${name}${o.type === "string" ? ` <value>  (default ${o.default ?? "unset"})` : ""}`,
+  const usage = Object.entries(OPTIONS as Record<string, { type: string; short?: string; default?: string | boolean }>).map(
+    ([name, o]) => `  ${o.short ? `-${o.short}, ` : ""}--${name}${o.type === "string" ? ` <value>  (default ${o.default ?? "unset"})` : ""}`,
   );
   process.stdout.write(`usage: npx tsx bench/gateways.ts [options]   (each option explained in bench/README.md)\n${usage.join("\n")}\n`);
   process.exit(0);

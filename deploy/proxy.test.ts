@@ -40,7 +40,10 @@ const LONG_CHUNK = Buffer.alloc(64 * 1024, 0x61);
 /** The most the route writes (a bound on what the old configuration spooled to nginx's disk in this test). */
 const LONG_MAX_BYTES = 256 * 1024 * 1024;
 let longWritten = 0;
+/** The route's latest answer, as the gateway holds it. */
+let longResponse: ServerResponse | undefined;
 const longAnswer = (_req: IncomingMessage, res: ServerResponse) => {
+  longResponse = res;
   res.writeHead(200, { "content-type": "text/csv" });
   const pump = () => {
     while (longWritten < LONG_MAX_BYTES && !res.destroyed) {
@@ -125,6 +128,7 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
     // for nobody, and its write deadline never saw the stall. In memory buffers only, nginx takes
     // what the client's socket takes, and the gateway's write waits.
     longWritten = 0;
+    longResponse = undefined;
     const request = httpRequest(`${proxyUrl}${LONG_PATH}`, { agent: false });
     const answered = new Promise<IncomingMessage>((resolve, reject) => {
       request.on("response", resolve).on("error", reject);
@@ -143,6 +147,11 @@ describeWith(nginxBinary, "deploy/nginx.conf in front of the services", () => {
         stillFor = longWritten === seen ? stillFor + 1 : 0;
         seen = longWritten;
       }
+      // Stopped because the write waits for the reader, not because nginx gave up on it: the
+      // gateway still holds the answer open, its last write waiting for a drain.
+      expect(longResponse?.destroyed).toBe(false);
+      expect(longResponse?.writableEnded).toBe(false);
+      expect(longResponse?.writableNeedDrain).toBe(true);
     } finally {
       request.destroy();
     }
