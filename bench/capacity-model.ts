@@ -104,7 +104,9 @@ export function sizeDeployment(f: Figures, rps: number, sockets: number): Sizing
   const redisLimiterMb = (rps * a.addressesPerRps * f.redisBytesPerLimiterKey) / 1024 / 1024;
   const c = a.connections;
   const others = gateways * c.gateway + realtimeNodes * c.realtime + 2 * c.publisher + c.indexer;
-  const primaryConnections = others + subgraphProcesses * (replicas > 0 ? 1 : c.subgraph);
+  // With replicas a subgraph still keeps its pool on the primary (reads fall back to it when no
+  // replica may serve, and a pool keeps what it opened), plus its head check.
+  const primaryConnections = others + subgraphProcesses * (replicas > 0 ? c.subgraph + 1 : c.subgraph);
   const replicaConnections = replicas > 0 ? subgraphProcesses * (c.subgraph + 1) : 0;
   return {
     rps,

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "./config.ts";
@@ -15,23 +15,33 @@ const APP = "bet-api-pool-test";
 const POOL_SIZE = 3;
 const IDLE_MS = 200;
 const LIFETIME_APP = "bet-api-pool-lifetime-test";
+/** Long enough that connecting and two statements fit in it on a loaded machine. */
+const LIFETIME_S = 2;
 
-/**
- * The kernel's timer state ("tr") of this process's TCP sockets by local port, from /proc/net/tcp
- * and tcp6: 2 is the keepalive timer armed on an idle connection; 0 is none (no SO_KEEPALIVE).
- */
-function socketTimersByLocalPort(): Map<number, number> {
-  const timers = new Map<number, number>();
+/** The kernel's view of one TCP socket of this machine (/proc/net/tcp and tcp6). */
+interface KernelSocket {
+  /** "01": established. */
+  state: string;
+  /** 2: the keepalive timer is armed (an idle connection with SO_KEEPALIVE); 0: no timer. */
+  timer: number;
+  /** When that timer fires, in clock ticks (1/100 s) from now. */
+  ticks: number;
+}
+
+/** Established sockets by "localPort>remotePort" (a local port alone may serve several peers). */
+function kernelSockets(): Map<string, KernelSocket> {
+  const sockets = new Map<string, KernelSocket>();
+  const port = (address: string) => Number.parseInt(address.slice(address.lastIndexOf(":") + 1), 16);
   for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!existsSync(file)) continue; // tcp6 is absent when IPv6 is off
     for (const line of readFileSync(file, "utf8").split("\n").slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      const local = fields[1];
-      const timer = fields[5];
-      if (!local || !timer) continue;
-      timers.set(Number.parseInt(local.slice(local.lastIndexOf(":") + 1), 16), Number.parseInt(timer.slice(0, 2), 16));
+      const [, local, remote, state, , timer] = line.trim().split(/\s+/);
+      if (!local || !remote || !state || !timer || state !== "01") continue;
+      const [kind = "", ticks = ""] = timer.split(":");
+      sockets.set(`${port(local)}>${port(remote)}`, { state, timer: Number.parseInt(kind, 16), ticks: Number.parseInt(ticks, 16) });
     }
   }
-  return timers;
+  return sockets;
 }
 
 describe.skipIf(!onPostgres)("the PostgreSQL pool (PostgreSQL)", () => {
@@ -66,18 +76,23 @@ describe.skipIf(!onPostgres)("the PostgreSQL pool (PostgreSQL)", () => {
       ])
     ).rows.map((row) => row.port);
     expect(ports).toHaveLength(POOL_SIZE);
-    const timers = socketTimersByLocalPort();
-    expect(ports.map((port) => timers.get(port))).toEqual(ports.map(() => 2));
+    const serverPort = Number(new URL(test.url ?? "").port || 5432);
+    const sockets = kernelSockets();
+    const ours = ports.map((port) => sockets.get(`${port}>${serverPort}`));
+    // Each idle pool socket has its keepalive timer armed, due within the 10 s delay (the kernel's
+    // default delay would read about 7 200 s).
+    expect(ours.map((socket) => socket?.timer)).toEqual(ports.map(() => 2));
+    for (const socket of ours) expect(socket?.ticks).toBeLessThanOrEqual(10 * 100);
   });
 
   it("replaces a connection past its lifetime, so none outlives a server-side change for long", async () => {
-    const short = await openDatabase({ url: test.url, poolSize: 1, applicationName: LIFETIME_APP, maxLifetimeSeconds: 1 });
+    const short = await openDatabase({ url: test.url, poolSize: 1, applicationName: LIFETIME_APP, maxLifetimeSeconds: LIFETIME_S });
     try {
       const backend = async () => (await short.prisma.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`)[0]?.pid;
       const first = await backend();
       expect(first).toBeGreaterThan(0);
       expect(await backend()).toBe(first);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await new Promise((resolve) => setTimeout(resolve, LIFETIME_S * 1000 + 500));
       const second = await backend();
       expect(second).toBeGreaterThan(0);
       expect(second).not.toBe(first);

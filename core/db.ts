@@ -71,7 +71,11 @@ export interface OpenDatabaseOptions {
   connectTimeoutMs?: number;
   /** PostgreSQL only: the driver's idle timeout (default 10 000 ms), which the pool's own connections never reach (tests shorten it to show that). */
   idleTimeoutMs?: number;
-  /** PostgreSQL only: a connection is closed once this old, when next released (default 1 800 s; tests shorten it). */
+  /**
+   * PostgreSQL only: a connection is closed once about this old (90–100 % of it, drawn per
+   * connection), at once when idle, else when released; the next request that needs one opens a
+   * new one. Default 1 800 s; tests shorten it.
+   */
   maxLifetimeSeconds?: number;
   /** PostgreSQL only: the client abandons a statement without an answer after this long (a stalled server). Unset: never. */
   queryTimeoutMs?: number;
@@ -150,6 +154,16 @@ function createClient(adapter: PrismaPg | PrismaPGlite, onQuery: OpenDatabaseOpt
   return client;
 }
 
+/**
+ * TCP keepalive for every long-lived PostgreSQL connection (pools, LISTEN, locks, checks): probes
+ * after 10 s idle find one whose server or network path vanished without a FIN or RST (a
+ * failover, a dropped NAT entry). Without a delay the kernel's default (2 hours) applies.
+ */
+export const POSTGRES_KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
+
+/** A connection's lifetime: `seconds` less up to a tenth, drawn per connection. */
+const jitteredLifetime = (seconds: number) => seconds * (0.9 + 0.1 * Math.random());
+
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
   return options.url ? openPostgres(options.url, options) : openPglite(options);
 }
@@ -160,6 +174,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
   if (options.migrate) await migratePostgres(url, { logger });
 
   const poolSize = options.poolSize ?? 10;
+  const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 1_800;
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -167,13 +182,17 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     // idle, they were opened again at the next burst, on a request's path: a new backend, its
     // catalog caches and every prepared statement again (bench:gateways' open-loop p99).
     min: poolSize,
-    // Kept connections may sit idle for hours. Keepalive probes find one whose server or network
-    // path vanished without a FIN or RST (a failover, a dropped NAT entry) instead of a request's
-    // statement waiting on it; a lifetime (HikariCP's 30 min) lets none outlive a server-side
-    // change (a pooler's or load balancer's limits, a role's settings) for long.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-    maxLifetimeSeconds: options.maxLifetimeSeconds ?? 1_800,
+    // Kept connections may sit idle for hours: keepalive (POSTGRES_KEEPALIVE), and a lifetime
+    // (HikariCP's 30 min) so that none outlives a server-side change (a pooler's or load
+    // balancer's limits, a role's settings) for long.
+    ...POSTGRES_KEEPALIVE,
+    maxLifetimeSeconds,
+    // Each connection's own lifetime, jittered (pg-pool reads the option right after this hook,
+    // and has no jitter of its own): connections a burst opened together would otherwise all be
+    // closed in the same second every 30 minutes, and reopened together on requests' paths.
+    onConnect: () => {
+      pool.options.maxLifetimeSeconds = jitteredLifetime(maxLifetimeSeconds);
+    },
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     ...(options.idleTimeoutMs ? { idleTimeoutMillis: options.idleTimeoutMs } : {}),
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
@@ -278,7 +297,7 @@ async function listenPostgres(
   let retry: NodeJS.Timeout | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString, application_name: `listen:${channel}`, keepAlive: true });
+    const next = new pg.Client({ connectionString, application_name: `listen:${channel}`, ...POSTGRES_KEEPALIVE });
     next.on("notification", (message) => {
       if (message.channel === channel) onNotify(message.payload ?? "");
     });

@@ -23,7 +23,7 @@
 // (docs/guides/operating.md).
 import pg from "pg";
 import { splitSchemaParam } from "../prisma/migrate.ts";
-import { openDatabase, type Database } from "./db.ts";
+import { openDatabase, POSTGRES_KEEPALIVE, type Database } from "./db.ts";
 import type { Logger } from "./logger.ts";
 import { quoteIdent } from "./sql.ts";
 
@@ -170,6 +170,7 @@ function headProbe(url: string, timeoutMs: number, role: "primary" | "replica") 
             connectionString,
             connectionTimeoutMillis: timeoutMs,
             query_timeout: timeoutMs,
+            ...POSTGRES_KEEPALIVE,
             application_name: "bet-api-read-check",
           });
           next.on("error", () => undefined);

@@ -9,6 +9,7 @@
 // A holder that loses its connection is told (`onLost`) and stops publishing; if it still publishes
 // a batch on the way out, nodes drop the repeats by seq (realtime/stream.ts).
 import pg from "pg";
+import { POSTGRES_KEEPALIVE } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { splitSchemaParam } from "../prisma/migrate.ts";
 
@@ -57,7 +58,7 @@ export function createPgAdvisoryLock(options: PgAdvisoryLockOptions): PublisherL
   };
 
   const attempt = async (signal: AbortSignal): Promise<void> => {
-    const current = new pg.Client({ connectionString, keepAlive: true, application_name: "realtime-publisher-lock" });
+    const current = new pg.Client({ connectionString, ...POSTGRES_KEEPALIVE, application_name: "realtime-publisher-lock" });
     current.on("error", (error) => options.logger.warn({ err: error.message }, "publisher lock connection failed"));
     client = current;
     const abort = () => void drop(current);
