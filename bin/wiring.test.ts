@@ -68,8 +68,17 @@ describe("gatewaySettings", () => {
   it("refuses a points budget smaller than the largest accepted query: that request could never pass", () => {
     const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
     expect(() => settings({ RATE_LIMIT_POINTS: "4999" })).toThrow(/RATE_LIMIT_POINTS: must be 0 \(off\) or at least MAX_QUERY_COST \(5000\)/);
-    expect(settings({ RATE_LIMIT_POINTS: "4999", MAX_QUERY_COST: "4999" }).rateLimit?.policy).toEqual({ capacity: 4999, refillPerSecond: 1000 });
+    expect(settings({ RATE_LIMIT_POINTS: "4999", MAX_QUERY_COST: "4999" }).rateLimit?.policy).toEqual({ capacity: 4999, refillPerSecond: 1000, initial: 4999 });
     expect(settings({ RATE_LIMIT_POINTS: "0" }).rateLimit).toBeUndefined();
+  });
+
+  it("starts a new client's budget at RATE_LIMIT_POINTS_INITIAL, between the largest accepted query and the budget", () => {
+    const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
+    expect(settings({}).rateLimit?.policy).toEqual({ capacity: 10_000, refillPerSecond: 1_000, initial: 10_000 });
+    expect(settings({ RATE_LIMIT_POINTS_INITIAL: "5000" }).rateLimit?.policy).toEqual({ capacity: 10_000, refillPerSecond: 1_000, initial: 5_000 });
+    expect(() => settings({ RATE_LIMIT_POINTS_INITIAL: "4999" })).toThrow(/RATE_LIMIT_POINTS_INITIAL: must be at least MAX_QUERY_COST \(5000\)/);
+    expect(() => settings({ RATE_LIMIT_POINTS_INITIAL: "10001" })).toThrow(/RATE_LIMIT_POINTS_INITIAL: must be at most RATE_LIMIT_POINTS \(10000\)/);
+    expect(() => settings({ RATE_LIMIT_POINTS_INITIAL: "0" })).toThrow(/RATE_LIMIT_POINTS_INITIAL/);
   });
 
   it("caps each client's requests in flight at 8 unless told otherwise (0: off), by the budget's address rule", () => {
@@ -212,6 +221,14 @@ describe("replayBudget", () => {
     const env = { RATE_LIMIT_POINTS: "5000", REALTIME_REPLAY_PAGE_POINTS: "600", REALTIME_REPLAY_PREPAID_PAGES: "10" };
     const config = loadConfig(["shared", ...REALTIME_SECTIONS], env);
     expect(() => replayBudget(config, pointsStore(config))).toThrow(/REALTIME_REPLAY_PREPAID_PAGES.*RATE_LIMIT_POINTS/s);
+    const fits = loadConfig(["shared", ...REALTIME_SECTIONS], { ...env, REALTIME_REPLAY_PREPAID_PAGES: "8" });
+    expect(replayBudget(fits, pointsStore(fits))).toBeDefined();
+  });
+
+  it("refuses a prepayment a new client's budget cannot hold (RATE_LIMIT_POINTS_INITIAL)", () => {
+    const env = { RATE_LIMIT_POINTS: "10000", RATE_LIMIT_POINTS_INITIAL: "5000", REALTIME_REPLAY_PAGE_POINTS: "600", REALTIME_REPLAY_PREPAID_PAGES: "10" };
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], env);
+    expect(() => replayBudget(config, pointsStore(config))).toThrow(/REALTIME_REPLAY_PREPAID_PAGES.*must be at most RATE_LIMIT_POINTS_INITIAL \(5000\)/s);
     const fits = loadConfig(["shared", ...REALTIME_SECTIONS], { ...env, REALTIME_REPLAY_PREPAID_PAGES: "8" });
     expect(replayBudget(fits, pointsStore(fits))).toBeDefined();
   });
