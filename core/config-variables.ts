@@ -163,9 +163,9 @@ export const CONFIG_VARIABLES = {
   RATE_LIMIT_POINTS_PER_SECOND: variable("shared", positiveInt, "1000", "cost points added back to each client's budget per second"),
   RATE_LIMIT_POINTS_INITIAL: variable(
     "shared",
-    positiveInt.optional(),
-    undefined,
-    "points a client IP's budget starts with when it is new (or idle long enough to be forgotten), filling up to `RATE_LIMIT_POINTS` by the refill; at least `MAX_QUERY_COST` (and the realtime replay's prepayment), at most `RATE_LIMIT_POINTS`; unset: `RATE_LIMIT_POINTS`",
+    positiveInt,
+    "5000",
+    "points a client IP's budget starts with when it is new (or idle long enough to be forgotten), filling up to `RATE_LIMIT_POINTS` by the refill; at least `MAX_QUERY_COST` (and the realtime replay's prepayment); above `RATE_LIMIT_POINTS`: `RATE_LIMIT_POINTS`",
   ),
   METRICS_PORT: variable("shared", port.optional(), undefined, "indexer and publisher: `GET /metrics` on `HOST:METRICS_PORT`; unset: no listener"),
 
