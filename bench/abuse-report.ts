@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { type AttackerReport, ATTACKS, type AttackKind, type KindReport } from "./abuse-attacks.ts";
 import type { HonestResult, SocketCheck } from "./abuse-honest.ts";
+import { loadConfig } from "../core/config.ts";
 import { log, table } from "./common.ts";
 
 export interface Sample {
@@ -56,8 +57,13 @@ const REFUSAL_WITHIN_MS = 10_000;
 const CLEAR_CODES = ["RATE_LIMITED", "TOO_MANY_CONNECTIONS", "NODE_FULL", "SERVICE_BUSY", "SERVICE_UNAVAILABLE", "QUERY_TOO_COMPLEX"];
 /** A refusal's code is clear when it names one of ours ("HTTP 429 TOO_MANY_CONNECTIONS" from the handshake backstop included). */
 const isClear = (code: string | undefined) => CLEAR_CODES.some((clear) => code?.split(" ").includes(clear));
-/** The budget's capacity under the defaults (RATE_LIMIT_POINTS): an attacker that never got below half of it never pressed its limit. */
-const BUDGET_POINTS = 10_000;
+/**
+ * What a new address's budget starts with in this run (RATE_LIMIT_POINTS_INITIAL, at most
+ * RATE_LIMIT_POINTS; the servers inherit this process's environment): an attacker that never got
+ * below half of it never pressed its limit.
+ */
+const budget = loadConfig(["shared"]);
+const BUDGET_POINTS = Math.min(budget.RATE_LIMIT_POINTS_INITIAL, budget.RATE_LIMIT_POINTS);
 const RSS_BOUND_MB = 1024;
 
 /** A target's outcome: met, missed, or not measured (an attacker that got no answers was never tested by the limits). */
@@ -85,7 +91,7 @@ export function attackerVerdict(k: Pick<KindReport, "sent" | "refused" | "noAnsw
   if (k.minRemaining !== undefined && k.minRemaining > BUDGET_POINTS / 2)
     return {
       verdict: "INCONCLUSIVE",
-      why: `not refused, budget never pressed (least left ${k.minRemaining} of ${BUDGET_POINTS}): answered slower than the budget refills`,
+      why: `not refused, budget never pressed (least left ${k.minRemaining} of the ${BUDGET_POINTS} it started with): answered slower than the budget refills`,
     };
   return { verdict: "FAIL", why: "not refused" };
 }

@@ -35,7 +35,7 @@ describe("gatewaySettings", () => {
       limits: { maxDepth: 8, maxAliases: 30, maxCost: 5000 },
       responseCacheGenerationPollMs: 2000,
     });
-    expect(settings.rateLimit).toMatchObject({ policy: { capacity: 10_000, refillPerSecond: 1_000 }, trustProxyHops: 0 });
+    expect(settings.rateLimit).toMatchObject({ policy: { capacity: 10_000, refillPerSecond: 1_000, initial: 5_000 }, trustProxyHops: 0 });
     expect(settings.responseCache).toBeDefined();
     expect(settings.redis).toBeUndefined();
   });
@@ -68,8 +68,19 @@ describe("gatewaySettings", () => {
   it("refuses a points budget smaller than the largest accepted query: that request could never pass", () => {
     const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
     expect(() => settings({ RATE_LIMIT_POINTS: "4999" })).toThrow(/RATE_LIMIT_POINTS: must be 0 \(off\) or at least MAX_QUERY_COST \(5000\)/);
-    expect(settings({ RATE_LIMIT_POINTS: "4999", MAX_QUERY_COST: "4999" }).rateLimit?.policy).toEqual({ capacity: 4999, refillPerSecond: 1000 });
+    expect(settings({ RATE_LIMIT_POINTS: "4999", MAX_QUERY_COST: "4999" }).rateLimit?.policy).toEqual({ capacity: 4999, refillPerSecond: 1000, initial: 4999 });
     expect(settings({ RATE_LIMIT_POINTS: "0" }).rateLimit).toBeUndefined();
+  });
+
+  it("starts a new client's budget at RATE_LIMIT_POINTS_INITIAL, between the largest accepted query and the budget", () => {
+    const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
+    expect(settings({}).rateLimit?.policy).toEqual({ capacity: 10_000, refillPerSecond: 1_000, initial: 5_000 });
+    expect(settings({ RATE_LIMIT_POINTS_INITIAL: "10000" }).rateLimit?.policy).toEqual({ capacity: 10_000, refillPerSecond: 1_000, initial: 10_000 });
+    expect(() => settings({ RATE_LIMIT_POINTS_INITIAL: "4999" })).toThrow(/RATE_LIMIT_POINTS_INITIAL \(4999\): must be at least MAX_QUERY_COST \(5000\)/);
+    // A larger start than the budget holds is a full budget (RATE_LIMIT_POINTS may be lowered alone).
+    expect(settings({ RATE_LIMIT_POINTS_INITIAL: "10001" }).rateLimit?.policy).toMatchObject({ initial: 10_000 });
+    expect(() => settings({ MAX_QUERY_COST: "8000" })).toThrow(/RATE_LIMIT_POINTS_INITIAL \(5000\): must be at least MAX_QUERY_COST \(8000\)/);
+    expect(() => settings({ RATE_LIMIT_POINTS_INITIAL: "0" })).toThrow(/RATE_LIMIT_POINTS_INITIAL/);
   });
 
   it("caps each client's requests in flight at 8 unless told otherwise (0: off), by the budget's address rule", () => {
@@ -196,7 +207,11 @@ describe("realtimeSettings", () => {
 describe("replayBudget", () => {
   it("charges replay pages to the budget a client's GraphQL requests pay from", async () => {
     // 6 000 points, 100 a replay page (the clock stands still: nothing refills).
-    const config = loadConfig(["shared", ...REALTIME_SECTIONS], { RATE_LIMIT_POINTS: "6000", REALTIME_REPLAY_PAGE_POINTS: "100" });
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], {
+      RATE_LIMIT_POINTS: "6000",
+      RATE_LIMIT_POINTS_INITIAL: "6000",
+      REALTIME_REPLAY_PAGE_POINTS: "100",
+    });
     const points = pointsStore(config)!;
     const replay = replayBudget(config, points)!;
     for (let page = 0; page < 55; page++) expect((await replay.take("127.0.0.9", 1_000)).allowed).toBe(true);
@@ -216,8 +231,20 @@ describe("replayBudget", () => {
     expect(replayBudget(fits, pointsStore(fits))).toBeDefined();
   });
 
+  it("refuses a prepayment a new client's budget cannot hold (RATE_LIMIT_POINTS_INITIAL)", () => {
+    const env = { RATE_LIMIT_POINTS: "10000", RATE_LIMIT_POINTS_INITIAL: "5000", REALTIME_REPLAY_PAGE_POINTS: "600", REALTIME_REPLAY_PREPAID_PAGES: "10" };
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], env);
+    expect(() => replayBudget(config, pointsStore(config))).toThrow(/REALTIME_REPLAY_PREPAID_PAGES.*must be at most RATE_LIMIT_POINTS_INITIAL \(5000\)/s);
+    const fits = loadConfig(["shared", ...REALTIME_SECTIONS], { ...env, REALTIME_REPLAY_PREPAID_PAGES: "8" });
+    expect(replayBudget(fits, pointsStore(fits))).toBeDefined();
+  });
+
   it("gives back the prepaid pages a completed replay did not read", async () => {
-    const config = loadConfig(["shared", ...REALTIME_SECTIONS], { RATE_LIMIT_POINTS: "6000", REALTIME_REPLAY_PAGE_POINTS: "100" });
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], {
+      RATE_LIMIT_POINTS: "6000",
+      RATE_LIMIT_POINTS_INITIAL: "6000",
+      REALTIME_REPLAY_PAGE_POINTS: "100",
+    });
     const points = pointsStore(config)!;
     const replay = replayBudget(config, points)!;
     expect((await replay.take("127.0.0.11", 1_000, 10)).allowed).toBe(true);

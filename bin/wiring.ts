@@ -177,9 +177,13 @@ export function pointsRedis(redis: Redis | undefined, logger: Logger, timeoutMs 
   return redis ? { redis: guardRedis(redis, { timeoutMs }), logger } : undefined;
 }
 
+// A new client's budget never starts above a full one (a smaller RATE_LIMIT_POINTS keeps working without setting both).
+const initialPoints = (config: Config<"shared">): number => Math.min(config.RATE_LIMIT_POINTS_INITIAL, config.RATE_LIMIT_POINTS);
+
 const pointsPolicy = (config: Config<"shared">): RateLimitPolicy => ({
   capacity: config.RATE_LIMIT_POINTS,
   refillPerSecond: config.RATE_LIMIT_POINTS_PER_SECOND,
+  initial: initialPoints(config),
 });
 
 export function gatewayProtection(config: Config<"shared" | "gateway">, shared?: { redis: GuardedRedis; logger: Logger }): GatewayProtection {
@@ -187,6 +191,11 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
   // A budget smaller than the largest accepted query would refuse a documented request forever.
   if (policy.capacity > 0 && policy.capacity < config.MAX_QUERY_COST)
     throw new ConfigError(`Invalid configuration:\n  RATE_LIMIT_POINTS: must be 0 (off) or at least MAX_QUERY_COST (${config.MAX_QUERY_COST})`);
+  // So is a new client's budget: the largest documented request must pass on an address never seen.
+  if (policy.capacity > 0 && (policy.initial ?? policy.capacity) < config.MAX_QUERY_COST)
+    throw new ConfigError(
+      `Invalid configuration:\n  RATE_LIMIT_POINTS_INITIAL (${policy.initial}): must be at least MAX_QUERY_COST (${config.MAX_QUERY_COST})`,
+    );
   // More running than may be open would turn turns off without a word.
   if (config.RATE_LIMIT_MAX_IN_FLIGHT > 0 && config.RATE_LIMIT_RUNNING_PER_CLIENT > config.RATE_LIMIT_MAX_IN_FLIGHT)
     throw new ConfigError(
@@ -347,6 +356,12 @@ export function replayBudget(config: Config<"shared" | "realtime">, points: Rate
   if (config.RATE_LIMIT_POINTS > 0 && prepaid > config.RATE_LIMIT_POINTS)
     throw new ConfigError(
       `Invalid configuration:\n  REALTIME_REPLAY_PREPAID_PAGES × REALTIME_REPLAY_PAGE_POINTS (${prepaid}): must be at most RATE_LIMIT_POINTS (${config.RATE_LIMIT_POINTS})`,
+    );
+  // A new client's budget starts below full: its first deep replay must still be payable.
+  const initial = initialPoints(config);
+  if (config.RATE_LIMIT_POINTS > 0 && prepaid > initial)
+    throw new ConfigError(
+      `Invalid configuration:\n  REALTIME_REPLAY_PREPAID_PAGES × REALTIME_REPLAY_PAGE_POINTS (${prepaid}): must be at most RATE_LIMIT_POINTS_INITIAL (${initial})`,
     );
   return {
     take: (key, now, pages = 1) => points.take(key, now, pages * price),

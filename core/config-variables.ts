@@ -161,6 +161,12 @@ export const CONFIG_VARIABLES = {
     "gateways and realtime nodes: each client IP's budget of cost points (GraphQL, CSV exports and Socket.IO replays pay from it) (`RATE_LIMITED`, HTTP 429, once spent); at least `MAX_QUERY_COST`; shared through Redis with `REDIS_URL`; `0`: off",
   ),
   RATE_LIMIT_POINTS_PER_SECOND: variable("shared", positiveInt, "1000", "cost points added back to each client's budget per second"),
+  RATE_LIMIT_POINTS_INITIAL: variable(
+    "shared",
+    positiveInt,
+    "5000",
+    "points a client IP's budget starts with when it is new (or idle long enough to be forgotten), filling up to `RATE_LIMIT_POINTS` by the refill; at least `MAX_QUERY_COST` (and the realtime replay's prepayment); above `RATE_LIMIT_POINTS`: `RATE_LIMIT_POINTS`",
+  ),
   METRICS_PORT: variable("shared", port.optional(), undefined, "indexer and publisher: `GET /metrics` on `HOST:METRICS_PORT`; unset: no listener"),
 
   // --------------------------------------------------------------------------------- gateway

@@ -77,6 +77,25 @@ for (const [storeName, makeStore] of stores)
         expect(await store.settle("s", Date.now(), -1001)).toMatchObject({ remaining: 1 }); // the debt stopped at -1000
       });
 
+      it("starts a new client at the initial points, at most the largest query, and refills it up to the capacity", async () => {
+        // 50 points, 250 a second (full again in 0.2 s), a new client starting with 5.
+        const store = makeStore({ capacity: 50, refillPerSecond: 250, initial: 5 });
+        expect(await store.take("n", Date.now(), 6)).toMatchObject({ allowed: false, remaining: 5 }); // a first take: nothing refilled yet
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Remembered (the refusal wrote it), so it returns as before: refilled up to the capacity, not past it.
+        expect((await store.take("n", Date.now(), 51)).allowed).toBe(false);
+        expect((await store.take("n", Date.now(), 50)).allowed).toBe(true);
+        // The production shape: a new address's first request may cost the whole initial budget (MAX_QUERY_COST).
+        const budget = makeStore({ capacity: 10_000, refillPerSecond: 1_000, initial: 5_000 });
+        expect(await budget.take("fresh", Date.now(), 5_000)).toMatchObject({ allowed: true, remaining: 0 });
+        expect((await budget.take("other", Date.now(), 5_001)).allowed).toBe(false);
+      });
+
+      it("starts at the capacity without an initial value, as before", async () => {
+        const store = makeStore({ capacity: 300, refillPerSecond: 1 / 12 });
+        expect(await store.take("full", Date.now(), 300)).toMatchObject({ allowed: true, remaining: 0 });
+      });
+
       it("keeps clients apart", async () => {
         const store = makeStore({ capacity: 300, refillPerSecond: 1 / 12 });
         expect((await store.take("c", Date.now(), 300)).allowed).toBe(true);
@@ -96,6 +115,17 @@ describe("memory store on a simulated clock", () => {
     expect((await store.take("b", now + 100, 100)).allowed).toBe(true); // 100 ms refill 100 points
     expect((await store.take("b", now + 100, 1)).allowed).toBe(false);
     expect((await store.take("b", now + 60_000, 1)).remaining).toBe(9_999);
+  });
+
+  it("starts a new client at the initial points; a returning one as before, until it is forgotten", async () => {
+    const store = createMemoryRateLimitStore({ ...policy, initial: 5_000 });
+    const now = 3_000_000;
+    expect(await store.take("n", now, 1)).toMatchObject({ allowed: true, remaining: 4_999 });
+    // Refilled to the capacity after 5 s, and it stays there while the client is remembered.
+    expect((await store.take("n", now + 5_001, 10_000)).allowed).toBe(true);
+    expect((await store.take("n", now + 15_001, 10_000)).allowed).toBe(true); // 10 s later: full again
+    // Idle past twice the full refill (plus a second, as the Redis store's key expires): new again.
+    expect(await store.take("n", now + 15_001 + 21_001, 1)).toMatchObject({ allowed: true, remaining: 4_999 });
   });
 });
 

@@ -6,7 +6,9 @@ import type { GuardedRedis } from "./redis.ts";
 // at `refillPerSecond`. A request takes what it is priced at (the gateway: its operation's cost,
 // docs/reference/limits.md#rate-limit), all or nothing, and is later settled with what it really
 // cost: a refund, or a charge that may leave the bucket in debt (down to -capacity) because the
-// work is already done. One interface, two stores: Redis (shared by every replica, atomic in a
+// work is already done. A bucket never seen before (or forgotten: idle long enough to be full
+// twice over) starts with `initial` points, not `capacity`, and fills to capacity by the refill: a
+// crowd of fresh addresses cannot each spend a whole budget at once. One interface, two stores: Redis (shared by every replica, atomic in a
 // Lua script, on Redis's clock) and in-process memory (the embedded default, on the caller's
 // `now`). Any tier charges it through `take(key, now, cost)`.
 
@@ -15,6 +17,8 @@ export interface RateLimitPolicy {
   capacity: number;
   /** Points added back per second, continuously. */
   refillPerSecond: number;
+  /** Points a new (or forgotten) client's bucket starts with, at most `capacity`; default `capacity`. */
+  initial?: number;
 }
 
 export interface RateLimitDecision {
@@ -50,11 +54,21 @@ export function decide(policy: RateLimitPolicy, points: number, allowed: boolean
   };
 }
 
+/** Points a new or forgotten bucket starts with. */
+const initialPoints = (policy: RateLimitPolicy): number => Math.min(policy.capacity, policy.initial ?? policy.capacity);
+
+/** How long an idle bucket is remembered: until it would be full again, twice over (a debt of -capacity), plus a second. */
+const forgetAfterMs = (policy: RateLimitPolicy): number => Math.ceil((2 * policy.capacity * 1000) / policy.refillPerSecond) + 1000;
+
 export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 100_000): RateLimitStore {
   const buckets = new Map<string, { points: number; at: number }>();
   const perMs = policy.refillPerSecond / 1000;
+  const initial = initialPoints(policy);
+  // Forgotten as the Redis store's keys expire, so both stores start a returning idle client alike.
+  const forgetMs = forgetAfterMs(policy);
   const apply = (key: string, now: number, change: (points: number) => { points: number; allowed: boolean }, cost: number) => {
-    const bucket = buckets.get(key) ?? { points: policy.capacity, at: now };
+    const known = buckets.get(key);
+    const bucket = known && now - known.at <= forgetMs ? known : { points: initial, at: now };
     const refilled = Math.min(policy.capacity, bucket.points + Math.max(0, now - bucket.at) * perMs);
     const { points, allowed } = change(refilled);
     buckets.delete(key); // re-insert: Map order is then least recently used first
@@ -73,7 +87,7 @@ export function createMemoryRateLimitStore(policy: RateLimitPolicy, maxKeys = 10
 }
 
 // KEYS[1] bucket; ARGV: capacity, refill per ms, ttl ms, cost, mode ("take": all or nothing;
-// "settle": always, between -capacity and capacity). Returns { allowed, points×1000 }.
+// "settle": always, between -capacity and capacity), initial points (a missing key's). Returns { allowed, points×1000 }.
 // The clock is Redis's own (TIME), never a gateway's: replicas whose clocks disagree would each
 // see time pass when the other charged the bucket, and refill it again and again. Redis 7
 // replicates scripts by their effects, so a script may read TIME before it writes.
@@ -83,7 +97,7 @@ local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local bucket = redis.call('HMGET', KEYS[1], 'tokens', 'at')
 local capacity = tonumber(ARGV[1])
 local per_ms = tonumber(ARGV[2])
-local points = tonumber(bucket[1]) or capacity
+local points = tonumber(bucket[1]) or tonumber(ARGV[6])
 local at = tonumber(bucket[2]) or now
 local elapsed = now - at
 if elapsed < 0 then elapsed = 0 end
@@ -104,13 +118,15 @@ return { allowed, math.floor(points * 1000) }`;
 /**
  * The bucket in Redis, shared by every replica. It ignores the caller's `now`: the script reads
  * Redis's clock, the one clock every replica shares. A key lives until its bucket would be full
- * again (twice that, for a debt), so an idle client's key goes away by itself.
+ * again (twice that, for a debt), so an idle client's key goes away by itself (and it starts again
+ * at `initial`).
  */
 export function createRedisRateLimitStore(redis: Redis | GuardedRedis, policy: RateLimitPolicy, prefix = "ratelimit:"): RateLimitStore {
   const perMs = policy.refillPerSecond / 1000;
-  const ttlMs = Math.ceil((2 * policy.capacity * 1000) / policy.refillPerSecond) + 1000;
+  const ttlMs = forgetAfterMs(policy);
+  const initial = initialPoints(policy);
   const evaluate = (client: Redis, key: string, cost: number, mode: string) =>
-    client.eval(CHARGE_SCRIPT, 1, `${prefix}${key}`, policy.capacity, perMs, ttlMs, cost, mode);
+    client.eval(CHARGE_SCRIPT, 1, `${prefix}${key}`, policy.capacity, perMs, ttlMs, cost, mode, initial);
   const charge = async (key: string, cost: number, mode: "take" | "settle") => {
     const reply = redis instanceof Redis ? await evaluate(redis, key, cost, mode) : await redis.run((client) => evaluate(client, key, cost, mode));
     const [allowed, milliPoints] = reply as [number, number];
