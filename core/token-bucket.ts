@@ -7,10 +7,10 @@ import type { GuardedRedis } from "./redis.ts";
 // docs/reference/limits.md#rate-limit), all or nothing, and is later settled with what it really
 // cost: a refund, or a charge that may leave the bucket in debt (down to -capacity) because the
 // work is already done. A bucket never seen before (or forgotten: idle long enough to be full
-// twice over) starts with `initial` points, not `capacity`, and fills to capacity by the refill: a
-// crowd of fresh addresses cannot each spend a whole budget at once. One interface, two stores: Redis (shared by every replica, atomic in a
-// Lua script, on Redis's clock) and in-process memory (the embedded default, on the caller's
-// `now`). Any tier charges it through `take(key, now, cost)`.
+// twice over) starts with `initial` points, not `capacity`, and fills to capacity by the refill:
+// a crowd of fresh addresses cannot each spend a whole budget at once. One interface, two stores:
+// Redis (shared by every replica, atomic in a Lua script, on Redis's clock) and in-process memory
+// (the embedded default, on the caller's `now`). Any tier charges it through `take(key, now, cost)`.
 
 export interface RateLimitPolicy {
   /** Points the bucket holds when full: what a client may spend at once after idling. */
