@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { type AttackerReport, ATTACKS, type AttackKind, type KindReport } from "./abuse-attacks.ts";
 import type { HonestResult, SocketCheck } from "./abuse-honest.ts";
+import { initialPoints } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { log, table } from "./common.ts";
 
@@ -62,8 +63,7 @@ const isClear = (code: string | undefined) => CLEAR_CODES.some((clear) => code?.
  * RATE_LIMIT_POINTS; the servers inherit this process's environment): an attacker that never got
  * below half of it never pressed its limit.
  */
-const budget = loadConfig(["shared"]);
-const BUDGET_POINTS = Math.min(budget.RATE_LIMIT_POINTS_INITIAL, budget.RATE_LIMIT_POINTS);
+const BUDGET_POINTS = initialPoints(loadConfig(["shared"]));
 const RSS_BOUND_MB = 1024;
 
 /** A target's outcome: met, missed, or not measured (an attacker that got no answers was never tested by the limits). */

@@ -177,8 +177,8 @@ export function pointsRedis(redis: Redis | undefined, logger: Logger, timeoutMs 
   return redis ? { redis: guardRedis(redis, { timeoutMs }), logger } : undefined;
 }
 
-// A new client's budget never starts above a full one (a smaller RATE_LIMIT_POINTS keeps working without setting both).
-const initialPoints = (config: Config<"shared">): number => Math.min(config.RATE_LIMIT_POINTS_INITIAL, config.RATE_LIMIT_POINTS);
+/** What a new client's budget starts with: never above a full one (a smaller RATE_LIMIT_POINTS keeps working without setting both). */
+export const initialPoints = (config: Config<"shared">): number => Math.min(config.RATE_LIMIT_POINTS_INITIAL, config.RATE_LIMIT_POINTS);
 
 const pointsPolicy = (config: Config<"shared">): RateLimitPolicy => ({
   capacity: config.RATE_LIMIT_POINTS,
