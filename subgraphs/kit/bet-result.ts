@@ -36,6 +36,13 @@ export interface Groth16ProofModel {
   verified: boolean;
 }
 
+/**
+ * The Groth16Proof lists served as read (kit/executor.ts storeCheckedLists): the database refuses a
+ * proof number or public signal that is not a canonical decimal when the row is written (migration
+ * `*_result_proof_numbers_checked`), and every Groth16Proof either subgraph serves is such a row.
+ */
+export const STORE_CHECKED_LISTS: ReadonlySet<string> = new Set(["Groth16Proof.piA", "Groth16Proof.piB", "Groth16Proof.piC", "Groth16Proof.publicSignals"]);
+
 interface ReadResult {
   outcome: string;
   won: boolean;

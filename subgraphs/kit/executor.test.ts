@@ -1,7 +1,7 @@
 import { ApolloServer, type BaseContext } from "@apollo/server";
 import { ApolloServerPluginInlineTraceDisabled } from "@apollo/server/plugin/disabled";
 import fc from "fast-check";
-import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, parse, printSchema } from "graphql";
+import { GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, parse, printSchema } from "graphql";
 import { describe, expect, it } from "vitest";
 import { scalarResolvers } from "../../core/scalars.ts";
 import { buildFederatedSchema, loadSdl } from "../../core/schema.ts";
@@ -42,8 +42,8 @@ async function serverWithClock(budget: number) {
  * A compiled and a graphql-js Apollo Server over one schema, started: `ask` gives one's answer as
  * JSON text, for the property tests below to hold the two byte-equal.
  */
-async function compiledBesideGraphqlJs<TContext extends BaseContext>(schema: GraphQLSchema) {
-  const compiled = createCompiledExecutor(schema);
+async function compiledBesideGraphqlJs<TContext extends BaseContext>(schema: GraphQLSchema, options: Parameters<typeof createCompiledExecutor>[1] = {}) {
+  const compiled = createCompiledExecutor(schema, options);
   const plugins = [ApolloServerPluginInlineTraceDisabled()];
   const servers = {
     compiled: new ApolloServer<TContext>({ gateway: compiled.gateway, plugins: [...plugins, compiled.plugin] }),
@@ -244,6 +244,15 @@ describe("the compiled executor's variable coercion", () => {
 // handler); an array that does not fit its type is answered by graphql-js. Generated resolver
 // values, valid and not, for every kind of leaf list: compiled and graphql-js answer alike.
 describe("the compiled executor's leaf lists", () => {
+  // UInt256 as served, counting the values it is asked to serialize.
+  const uint256Serialized = { count: 0 };
+  const countedUInt256 = new GraphQLScalarType({
+    ...scalarResolvers.UInt256.toConfig(),
+    serialize: (value) => {
+      uint256Serialized.count++;
+      return scalarResolvers.UInt256.serialize(value);
+    },
+  });
   const leafListSchema = (() => {
     const sdl = parse(`
       scalar UInt256
@@ -265,6 +274,7 @@ describe("the compiled executor's leaf lists", () => {
     const values = (context: { thing: Record<string, unknown> }) => context.thing;
     return buildFederatedSchema(sdl, {
       ...scalarResolvers,
+      UInt256: countedUInt256,
       Color: { RED: "r", GREEN: "g" },
       Query: {
         thing: (_s: unknown, _a: unknown, context: { thing: Record<string, unknown> }) => values(context),
@@ -336,5 +346,59 @@ describe("the compiled executor's leaf lists", () => {
     } finally {
       await t.stop();
     }
+  });
+
+  // Lists the database has checked (kit/bet-result.ts STORE_CHECKED_LISTS) hold canonical decimals
+  // of any length, some above 2^256-1 (the CHECK does not bound them): served as read up to 77 digits,
+  // through UInt256 otherwise, and anything but strings in them still answers as graphql-js. (A
+  // string that is not a canonical decimal is served as read: the database refuses to keep one,
+  // prisma/migrate.db.test.ts.)
+  it("serves store-checked UInt256 lists as read, and answers every other value as graphql-js does", async () => {
+    const storeCheckedLists = new Set(["Thing.numbers", "Thing.pairs"]);
+    const t = await compiledBesideGraphqlJs<{ thing: Record<string, unknown> }>(leafListSchema, { storeCheckedLists });
+    try {
+      const ask = (which: "compiled" | "graphqlJs", value: Record<string, unknown>) => t.ask(which, { query }, { thing: value });
+      const empty = { ints: [], ids: [], strings: [], flags: [], colors: [], numbers: [], pairs: [], loose: [] };
+      for (let arrival = 0; arrival < 2; arrival++) await ask("compiled", empty);
+
+      const stored = fc.oneof(uint, fc.bigInt({ min: 0n, max: 10n ** 80n }).map(String));
+      const notString = fc.oneof(fc.constant(null), fc.integer(), fc.double(), fc.boolean(), fc.constant({}), fc.constantFrom(2 ** 31, 1.5));
+      const notStored = fc.oneof(
+        fc.array(fc.oneof(notString, stored, fc.array(stored, { maxLength: 2 })), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.array(fc.oneof(notString, stored), { maxLength: 3 }), { minLength: 1, maxLength: 3 }),
+        fc.array(stored, { maxLength: 3 }).map((items) => new Set(items)),
+        fc.oneof(fc.string(), fc.integer(), fc.constant({})),
+      );
+      const served = fc.record({ numbers: fc.array(stored, { maxLength: 5 }), pairs: fc.array(fc.array(stored, { maxLength: 3 }), { maxLength: 3 }) });
+      let overBound = 0;
+      await fc.assert(
+        fc.asyncProperty(served, fc.option(fc.tuple(fc.constantFrom("numbers", "pairs"), notStored), { nil: undefined }), async (lists, spoil) => {
+          const given = { ...empty, ...lists, ...(spoil ? { [spoil[0]]: spoil[1] } : {}) };
+          const [fromCompiled, fromGraphqlJs] = await Promise.all([ask("compiled", given), ask("graphqlJs", given)]);
+          expect(fromCompiled).toBe(fromGraphqlJs);
+          if ([...lists.numbers, ...lists.pairs.flat()].some((n) => BigInt(n) > (1n << 256n) - 1n)) overBound++;
+        }),
+        { numRuns: 300 },
+      );
+      expect(overBound).toBeGreaterThan(10);
+
+      // The compiled query does not ask UInt256 about numbers of 77 digits or fewer in those lists.
+      const numbers = ["0", "7", "1".repeat(77)];
+      const pairs = [["12", "34"], []];
+      const before = uint256Serialized.count;
+      const answer = JSON.parse(await ask("compiled", { ...empty, numbers, pairs })) as { data: { thing: { numbers: string[]; pairs: string[][] } } };
+      expect(answer.data.thing).toMatchObject({ numbers, pairs });
+      expect(uint256Serialized.count - before).toBe(0);
+      // A number of 78 digits is (it may be above 2^256-1), and so is each number of a list it is in:
+      // 4 numbers, answered three times (`thing`, and `things` twice).
+      await ask("compiled", { ...empty, numbers: [...numbers, "1".repeat(78)], pairs });
+      expect(uint256Serialized.count - before).toBe(3 * 4);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it("refuses to serve a list as store-checked unless it is a list of UInt256", () => {
+    expect(() => createCompiledExecutor(leafListSchema, { storeCheckedLists: new Set(["Thing.ints"]) })).toThrow(/Thing.ints is not a list of UInt256/);
   });
 });

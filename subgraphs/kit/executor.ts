@@ -196,6 +196,24 @@ function serializeLeafList(value: unknown, leaf: GraphQLLeafType, depth: number)
 }
 
 /**
+ * A list of UInt256 as the database keeps it for a field listed in `storeCheckedLists`: arrays to
+ * the field's depth, of strings of at most 77 characters. The database has already refused any
+ * string there that is not a canonical decimal (the CHECK of migration
+ * `*_result_proof_numbers_checked`), and 77 digits cannot exceed 2^256-1, so such a list is served
+ * as it is: checking its numbers again was ~7 % of a betResults(100) answer's CPU. Anything else
+ * (a number of 78 digits or more, a value of another type, another shape) takes the UInt256
+ * serializer as every other list does.
+ */
+function isStoreCheckedList(value: unknown, depth: number): boolean {
+  if (!Array.isArray(value)) return false;
+  for (let i = 0; i < value.length; i++) {
+    const item: unknown = value[i];
+    if (depth > 1 ? !isStoreCheckedList(item, depth - 1) : typeof item !== "string" || item.length === 0 || item.length > 77) return false;
+  }
+  return true;
+}
+
+/**
  * graphql-jit completes a list item by item, with two closures and a handler call per item (about
  * 2 000 items in a betResults(100) answer's proofs). A non-null list of non-null leaves is compiled
  * instead as one leaf whose serializer checks every item with the leaf's own serializer and hands
@@ -203,7 +221,10 @@ function serializeLeafList(value: unknown, leaf: GraphQLLeafType, depth: number)
  * a leaf value, a list that is not an array), the whole operation is answered by graphql-js, which
  * reports the error at the item's own path. The shadow types exist only while compiling.
  */
-function leafListShadows(schema: GraphQLSchema): { field: GraphQLField<unknown, unknown>; shadow: GraphQLOutputType }[] {
+function leafListShadows(
+  schema: GraphQLSchema,
+  storeCheckedLists: ReadonlySet<string>,
+): { field: GraphQLField<unknown, unknown>; shadow: GraphQLOutputType }[] {
   const shadows = [];
   for (const type of Object.values(schema.getTypeMap())) {
     if (!(type instanceof GraphQLObjectType) || type.name.startsWith("__")) continue;
@@ -211,9 +232,13 @@ function leafListShadows(schema: GraphQLSchema): { field: GraphQLField<unknown, 
       const list = leafListOf(field.type);
       if (!list) continue;
       const { leaf, depth } = list;
+      const storeChecked = storeCheckedLists.has(`${type.name}.${field.name}`);
+      if (storeChecked && leaf.name !== "UInt256") throw new Error(`storeCheckedLists: ${type.name}.${field.name} is not a list of UInt256`);
       const scalar = new GraphQLScalarType({
         name: `${leaf.name}_list${depth}_of_${type.name}_${field.name}`,
-        serialize: (value) => serializeLeafList(value, leaf, depth),
+        serialize: storeChecked
+          ? (value) => (isStoreCheckedList(value, depth) ? value : serializeLeafList(value, leaf, depth))
+          : (value) => serializeLeafList(value, leaf, depth),
       });
       shadows.push({ field, shadow: new GraphQLNonNull(scalar) });
     }
@@ -228,13 +253,22 @@ function leafListShadows(schema: GraphQLSchema): { field: GraphQLField<unknown, 
  */
 export function createCompiledExecutor(
   schema: GraphQLSchema,
-  options: { maxOperations?: number; maxCompilationsPerMinute?: number; now?: () => number } = {},
+  options: {
+    maxOperations?: number;
+    maxCompilationsPerMinute?: number;
+    now?: () => number;
+    /**
+     * `Type.field` of lists of UInt256 whose strings the database has checked to be canonical
+     * decimals when they were written (isStoreCheckedList): served as read.
+     */
+    storeCheckedLists?: ReadonlySet<string>;
+  } = {},
 ): CompiledExecutor {
   const maxOperations = options.maxOperations ?? 500;
   const maxCompilationsPerMinute = options.maxCompilationsPerMinute ?? 120;
   const now = options.now ?? Date.now;
   const cache = new Map<string, Entry>();
-  const shadows = leafListShadows(schema);
+  const shadows = leafListShadows(schema, options.storeCheckedLists ?? new Set());
   // Compilation is synchronous: the shadow types are in place for it alone (nothing else runs).
   function compile(document: DocumentNode, operationName: string | undefined) {
     const originals = shadows.map(({ field, shadow }) => {

@@ -14,6 +14,7 @@ import { createServiceMetrics } from "../../core/metrics.ts";
 import { buildFederatedSchema, loadSdl, type InProcessAnswer, type InProcessRequest } from "../../core/schema.ts";
 import { cacheHeaderPlugin, instrumentCacheHints, withCachePolicy } from "./cache-hints.ts";
 import type { SubgraphDeps } from "./deps.ts";
+import { STORE_CHECKED_LISTS } from "./bet-result.ts";
 import { createCompiledExecutor, type ExecutorStats } from "./executor.ts";
 import { registerLaneMetrics } from "./lane-metrics.ts";
 import { type ReadAt, readAtPlugin } from "./read-at.ts";
@@ -86,7 +87,7 @@ export function createSubgraph<TContext extends BaseContext>(options: SubgraphOp
   const metrics = createServiceMetrics(`subgraph-${options.name}`, { defaultMetrics: false });
   options.registerMetrics?.(metrics.registry);
   const schema = instrumentCacheHints(buildFederatedSchema(options.typeDefs, options.resolvers), MAX_AGE.live, options.finalFields);
-  const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema);
+  const compiled = options.execution === "graphql-js" ? undefined : createCompiledExecutor(schema, { storeCheckedLists: STORE_CHECKED_LISTS });
   const server = new ApolloServer<TContext>({
     // Shutdown belongs to the process's composition root (bin/wiring.ts stopOnSignals). Apollo's own
     // SIGTERM/SIGINT handlers stop this server and re-raise the signal, killing the process before
