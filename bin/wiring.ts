@@ -56,6 +56,9 @@ export function openConfiguredDatabase(
     migrate: options.migrate ?? config.DATABASE_MIGRATE_ON_START,
     poolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: options.statementTimeout ? config.DATABASE_STATEMENT_TIMEOUT_MS : undefined,
+    // The expensive lane bounds statements; a parallel plan made each of its counts 3 processes
+    // (leader + 2 workers), on a 2-core host every core, starving the cheap reads (issue 21).
+    ...(options.statementTimeout ? { parallelWorkersPerGather: 0 } : {}),
   });
 }
 
@@ -78,6 +81,7 @@ export async function openCsvExportReads(
         poolSize: config.CSV_EXPORT_POOL_SIZE,
         statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
         applicationName: "csv-export",
+        parallelWorkersPerGather: 0,
       })
     : primary;
   return { db, pages: (query) => walletBetsPage(db, query), close: async () => (db === primary ? undefined : db.close()) };

@@ -82,6 +82,11 @@ export interface OpenDatabaseOptions {
   /** PostgreSQL only: `application_name` of the pool's connections (pg_stat_activity). */
   applicationName?: string;
   /**
+   * PostgreSQL only: `max_parallel_workers_per_gather` of the pool's connections. Unset: the
+   * server's (2 by default). The serving side sets 0: its lanes bound statements, not processes.
+   */
+  parallelWorkersPerGather?: number;
+  /**
    * PostgreSQL only, for a read replica (core/read-replicas.ts): a statement outside a transaction
    * that cannot reach this server (refused, reset, timed out, shut down, cancelled by a recovery
    * conflict) runs again on `database` — another PostgreSQL database opened here — and
@@ -175,6 +180,10 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
 
   const poolSize = options.poolSize ?? 10;
   const maxLifetimeSeconds = options.maxLifetimeSeconds ?? 1_800;
+  const startupOptions = [
+    ...(schema ? [`-c search_path=${quoteIdent(schema)}`] : []),
+    ...(options.parallelWorkersPerGather === undefined ? [] : [`-c max_parallel_workers_per_gather=${options.parallelWorkersPerGather}`]),
+  ];
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -200,7 +209,7 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     ...(options.applicationName ? { application_name: options.applicationName } : {}),
     // adapter-pg ignores `?schema=`; its `schema` option qualifies Prisma's queries, and the
     // search_path makes raw queries (`$queryRaw`) land in the same schema.
-    ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
+    ...(startupOptions.length > 0 ? { options: startupOptions.join(" ") } : {}),
   });
   pool.on("error", (error) => logger?.warn({ err: error }, "idle PostgreSQL connection failed"));
   // Each SQL statement a span of its own when this process traces (core/tracing.ts).
