@@ -1,6 +1,12 @@
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../test/db.ts";
+import { createEmptyPostgresDatabase, createTestDatabase, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
 import { testConfig } from "../test/config.ts";
+import { migratePglite, migratePostgres, readMigrations } from "./migrate.ts";
 
 // BetResult_proof_numbers_canonical (migrations *_result_proof_numbers_checked and
 // *_result_proof_numbers_validated), on both database kinds.
@@ -81,5 +87,40 @@ describe(`stored proof numbers (${testConfig.TEST_DB})`, () => {
     }
     const [stored] = await db.prisma.$queryRaw<[{ n: number }]>`SELECT count(*)::int AS n FROM "BetResult" WHERE "chainId" = 2`;
     expect(stored.n).toBe(kept.length);
+  });
+
+  it("fails the validating migration, naming the constraint, over a row written before it that breaks it", async () => {
+    const migrations = readMigrations();
+    const checked = migrations.findIndex((m) => m.name.endsWith("_result_proof_numbers_checked"));
+    expect(migrations[checked + 1]?.name).toMatch(/_result_proof_numbers_validated$/);
+    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    for (const m of migrations.slice(0, checked)) {
+      mkdirSync(join(dir, m.name));
+      copyFileSync(m.path, join(dir, m.name, "migration.sql"));
+    }
+    const postgresName = testConfig.TEST_DB === "postgres" ? await createEmptyPostgresDatabase() : undefined;
+    const client = postgresName ? new pg.Client({ connectionString: databaseUrl(postgresName) }) : undefined;
+    const pglite = postgresName ? undefined : await PGlite.create();
+    const query = async (sql: string) => (client ? await client.query(sql) : await pglite?.query(sql));
+    const migrate = (migrationsDir?: string) =>
+      client && postgresName ? migratePostgres(databaseUrl(postgresName), { migrationsDir }) : migratePglite(pglite as PGlite, { migrationsDir });
+    try {
+      await client?.connect();
+      await migrate(dir);
+      await query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES (1, 'one', 1, '{}', '00')`);
+      await query(`INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
+                     "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
+                   VALUES (1, 1, 'p', '0x0', 1, 'dice', 'c', 's', 'SETTLED', 1, 0, 'h', 't', 1, 1)`);
+      await query(`INSERT INTO "BetResult" ("chainId", "betId", outcome, won, payout, proof, "publicSignals", "solidityCalldata", verified)
+                   VALUES (1, 1, 1, true, 1, '{"pi_a": ["1", "02", "1"]}', '{1}', '', false)`);
+      await expect(migrate()).rejects.toThrow(
+        /result_proof_numbers_validated[\s\S]*BetResult_proof_numbers_canonical|BetResult_proof_numbers_canonical[\s\S]*result_proof_numbers_validated/,
+      );
+    } finally {
+      await client?.end();
+      await pglite?.close();
+      if (postgresName) await dropPostgresDatabase(postgresName);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
