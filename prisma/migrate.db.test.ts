@@ -1,83 +1,21 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../core/db.ts";
 import { Prisma } from "./generated/client.ts";
-import {
-  MigrationError,
-  migratePglite,
-  migratePostgres,
-  readMigrations,
-  sha256Hex,
-  type MigrateOptions,
-  type MigrateResult,
-  type MigrationRow,
-} from "./migrate.ts";
+import { MigrationError, readMigrations, sha256Hex, type MigrationRow } from "./migrate.ts";
 import { prismaCliPath, prismaEnv, repoRoot } from "../scripts/prisma-cli.ts";
 import { spawnChild } from "../test/spawn.ts";
-import { createEmptyPostgresDatabase, createTestDatabase, createTestPglite, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
+import { createEmptyPostgresDatabase, createTestDatabase, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
 import { testConfig } from "../test/config.ts";
 import { FAIRNESS_DRIFT_SQL } from "../test/fairness-counts.ts";
+import { emptyTarget, migratedTarget, migrationsDirOf, postgresTarget } from "../test/migration-targets.ts";
 
 const kind = testConfig.TEST_DB;
 const migrations = readMigrations();
 const names = migrations.map((m) => m.name);
 const UINT256_MAX = (2n ** 256n - 1n).toString();
-
-/** A database the migrator can run on, with a raw query function. */
-interface Target {
-  migrate(options?: MigrateOptions): Promise<MigrateResult>;
-  query<R>(sql: string, params?: unknown[]): Promise<R[]>;
-  close(): Promise<void>;
-}
-
-async function postgresTarget(name: string, drop: boolean): Promise<Target> {
-  const url = databaseUrl(name);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  return {
-    migrate: (options) => migratePostgres(url, options),
-    query: async <R>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as R[],
-    async close() {
-      await client.end();
-      if (drop) await dropPostgresDatabase(name);
-    },
-  };
-}
-
-function pgliteTarget(db: PGlite): Target {
-  return {
-    migrate: (options) => migratePglite(db, options),
-    query: async <R>(sql: string, params?: unknown[]) => (await db.query<R>(sql, params)).rows,
-    close: () => db.close(),
-  };
-}
-
-/** An empty database (no migrations applied). */
-async function emptyTarget(): Promise<Target> {
-  if (kind === "postgres") return postgresTarget(await createEmptyPostgresDatabase(), true);
-  return pgliteTarget(await PGlite.create());
-}
-
-/** A database migrated by the harness (template / dumped data dir). */
-async function migratedTarget(): Promise<Target> {
-  if (kind === "postgres") {
-    const db = await createTestDatabase();
-    const name = new URL(db.url!).pathname.slice(1);
-    const target = await postgresTarget(name, false);
-    return {
-      ...target,
-      close: async () => {
-        await target.close();
-        await db.close();
-      },
-    };
-  }
-  return pgliteTarget(await createTestPglite());
-}
 
 describe(`runtime migrator (${kind})`, () => {
   it("applies every migration to an empty database, and a second run is a no-op", async () => {
@@ -160,13 +98,9 @@ describe(`runtime migrator (${kind})`, () => {
   });
 
   it("rolls a failing migration back entirely (no table, no row) and keeps the earlier ones", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const dir = migrationsDirOf(migrations);
     const target = await migratedTarget();
     try {
-      for (const m of migrations) {
-        mkdirSync(join(dir, m.name));
-        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
-      }
       mkdirSync(join(dir, "29990101000000_ok"));
       writeFileSync(join(dir, "29990101000000_ok", "migration.sql"), `CREATE TABLE "Extra" ("id" INTEGER PRIMARY KEY);\n`);
       mkdirSync(join(dir, "29990102000000_bad"));
@@ -189,13 +123,9 @@ describe(`runtime migrator (${kind})`, () => {
   it("backfills PlayerBetCount from the bets already there when its migration is applied, then keeps it with triggers", async () => {
     const counterMigration = names.findIndex((name) => name.endsWith("_player_bet_count"));
     expect(counterMigration).toBeGreaterThan(0);
-    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const dir = migrationsDirOf(migrations.slice(0, counterMigration));
     const target = await emptyTarget();
     try {
-      for (const m of migrations.slice(0, counterMigration)) {
-        mkdirSync(join(dir, m.name));
-        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
-      }
       await target.migrate({ migrationsDir: dir });
       await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
         VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);
@@ -227,13 +157,9 @@ describe(`runtime migrator (${kind})`, () => {
   it("gives the bets already there their Token rows when the tokens migration is applied", async () => {
     const tokensMigration = names.findIndex((name) => name.endsWith("_tokens"));
     expect(tokensMigration).toBeGreaterThan(0);
-    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const dir = migrationsDirOf(migrations.slice(0, tokensMigration));
     const target = await emptyTarget();
     try {
-      for (const m of migrations.slice(0, tokensMigration)) {
-        mkdirSync(join(dir, m.name));
-        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
-      }
       await target.migrate({ migrationsDir: dir });
       await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
         VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);
@@ -263,13 +189,9 @@ describe(`runtime migrator (${kind})`, () => {
   it("backfills FairnessCounter from the bets and results already there when its migration is applied, then keeps it with triggers", async () => {
     const counterMigration = names.findIndex((name) => name.endsWith("_fairness_counters"));
     expect(counterMigration).toBeGreaterThan(0);
-    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
+    const dir = migrationsDirOf(migrations.slice(0, counterMigration));
     const target = await emptyTarget();
     try {
-      for (const m of migrations.slice(0, counterMigration)) {
-        mkdirSync(join(dir, m.name));
-        copyFileSync(m.path, join(dir, m.name, "migration.sql"));
-      }
       await target.migrate({ migrationsDir: dir });
       await target.query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256")
         VALUES (1, 'one', 1, '{}', '00'), (2, 'two', 1, '{}', '00')`);

@@ -1,12 +1,9 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { PGlite } from "@electric-sql/pglite";
-import pg from "pg";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEmptyPostgresDatabase, createTestDatabase, databaseUrl, dropPostgresDatabase, type TestDatabase } from "../test/db.ts";
+import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { testConfig } from "../test/config.ts";
-import { migratePglite, migratePostgres, readMigrations } from "./migrate.ts";
+import { emptyTarget, migrationsDirOf } from "../test/migration-targets.ts";
+import { readMigrations } from "./migrate.ts";
 
 // BetResult_proof_numbers_canonical (migrations *_result_proof_numbers_checked and
 // *_result_proof_numbers_validated), on both database kinds.
@@ -93,33 +90,23 @@ describe(`stored proof numbers (${testConfig.TEST_DB})`, () => {
     const migrations = readMigrations();
     const checked = migrations.findIndex((m) => m.name.endsWith("_result_proof_numbers_checked"));
     expect(migrations[checked + 1]?.name).toMatch(/_result_proof_numbers_validated$/);
-    const dir = mkdtempSync(join(tmpdir(), "migrations-"));
-    for (const m of migrations.slice(0, checked)) {
-      mkdirSync(join(dir, m.name));
-      copyFileSync(m.path, join(dir, m.name, "migration.sql"));
-    }
-    const postgresName = testConfig.TEST_DB === "postgres" ? await createEmptyPostgresDatabase() : undefined;
-    const client = postgresName ? new pg.Client({ connectionString: databaseUrl(postgresName) }) : undefined;
-    const pglite = postgresName ? undefined : await PGlite.create();
-    const query = async (sql: string) => (client ? await client.query(sql) : await pglite?.query(sql));
-    const migrate = (migrationsDir?: string) =>
-      client && postgresName ? migratePostgres(databaseUrl(postgresName), { migrationsDir }) : migratePglite(pglite as PGlite, { migrationsDir });
+    const dir = migrationsDirOf(migrations.slice(0, checked));
+    const target = await emptyTarget();
     try {
-      await client?.connect();
-      await migrate(dir);
-      await query(`INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES (1, 'one', 1, '{}', '00')`);
-      await query(`INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
+      await target.migrate({ migrationsDir: dir });
+      await target.query(
+        `INSERT INTO "Network" ("chainId", name, confirmations, "verificationKeyJson", "verificationKeySha256") VALUES (1, 'one', 1, '{}', '00')`,
+      );
+      await target.query(`INSERT INTO "Bet" ("chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", status,
                      "placedBlock", "placedLogIndex", "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock")
                    VALUES (1, 1, 'p', '0x0', 1, 'dice', 'c', 's', 'SETTLED', 1, 0, 'h', 't', 1, 1)`);
-      await query(`INSERT INTO "BetResult" ("chainId", "betId", outcome, won, payout, proof, "publicSignals", "solidityCalldata", verified)
+      await target.query(`INSERT INTO "BetResult" ("chainId", "betId", outcome, won, payout, proof, "publicSignals", "solidityCalldata", verified)
                    VALUES (1, 1, 1, true, 1, '{"pi_a": ["1", "02", "1"]}', '{1}', '', false)`);
-      await expect(migrate()).rejects.toThrow(
+      await expect(target.migrate()).rejects.toThrow(
         /result_proof_numbers_validated[\s\S]*BetResult_proof_numbers_canonical|BetResult_proof_numbers_canonical[\s\S]*result_proof_numbers_validated/,
       );
     } finally {
-      await client?.end();
-      await pglite?.close();
-      if (postgresName) await dropPostgresDatabase(postgresName);
+      await target.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

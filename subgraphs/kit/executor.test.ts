@@ -352,7 +352,7 @@ describe("the compiled executor's leaf lists", () => {
   // of any length, some above 2^256-1 (the CHECK does not bound them): served as read up to 77 digits,
   // through UInt256 otherwise, and anything but strings in them still answers as graphql-js. (A
   // string that is not a canonical decimal is served as read: the database refuses to keep one,
-  // prisma/migrate.db.test.ts.)
+  // prisma/proof-numbers.db.test.ts.)
   it("serves store-checked UInt256 lists as read, and answers every other value as graphql-js does", async () => {
     const storeCheckedLists = new Set(["Thing.numbers", "Thing.pairs"]);
     const t = await compiledBesideGraphqlJs<{ thing: Record<string, unknown> }>(leafListSchema, { storeCheckedLists });

@@ -4,7 +4,7 @@
 -- storeCheckedLists) instead of checking ~1 500 numbers again in every betResults(100) answer; a
 -- number of 78 digits or more is still held to 2^256-1 there (no bound here: PostgreSQL's regular
 -- expressions with a bounded repeat cost 30 times as much). jsonb prints an array of strings as
--- ["1", "2"], so each list is matched as that text (~16 us a row; a JSON path per element cost
+-- ["1", "2"], so each list is matched as that text (~30 us a row; a JSON path per element cost
 -- more). A proof without a list passes (NULL). The indexer writes these from the BetSettled
 -- event's uint256 fields (chain/betvault.ts toSnarkjsProof), so it never meets the check.
 -- NOT VALID: added without reading the table (adding a checked constraint would scan it, ~30 s per
