@@ -143,6 +143,24 @@ describeWith(replicaService, "read replicas (DATABASE_READ_URLS) over a streamin
     for (let i = 0; i < 3; i++) expect(await request()).toBe(before);
   });
 
+  it("runs the replica's reads without parallel workers, as the primary's serving pool does (issue 21)", async () => {
+    await eventually(
+      () => replicaState() === "serving",
+      20_000,
+      () => `the replica serving (state ${replicaState()})`,
+    );
+    const settingOf = async (db: Database) =>
+      (
+        await db.prisma.$queryRaw<{ replica: boolean; workers: string }[]>`
+          SELECT pg_is_in_recovery() AS replica, current_setting('max_parallel_workers_per_gather') AS workers`
+      )[0];
+    // The router's pick is the replica (in recovery), not the primary it falls back to.
+    expect(await settingOf(reads.pick())).toEqual({ replica: true, workers: "0" });
+    // Control: the replica server's own setting, on a connection of the test's, is not 0.
+    const [server] = await sql<{ workers: string }>(cluster.replica.url, "SELECT current_setting('max_parallel_workers_per_gather') AS workers");
+    expect(server?.workers).not.toBe("0");
+  });
+
   it("skips a replica lagging beyond DATABASE_READ_MAX_LAG_BLOCKS, and the head never goes back", async () => {
     const start = await primaryHead();
     // Step by step past the limit; between steps the routing sees the lag as of its last check.

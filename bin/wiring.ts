@@ -40,6 +40,18 @@ export const REALTIME_SECTIONS = ["realtime", "publisher"] as const;
 export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 /**
+ * How long a serving connection waits for a statement's answer before it gives the server up
+ * (SERVICE_UNAVAILABLE): a server that keeps its connections but never answers (frozen, a
+ * half-open link) would otherwise hold the request, and its connection, forever. A live server
+ * cancels the statement at DATABASE_STATEMENT_TIMEOUT_MS first; the margin is for its answer to
+ * arrive on a loaded host. Undefined (never) without a statement timeout.
+ */
+function stalledServerTimeout(config: Config<"shared">): number | undefined {
+  return config.DATABASE_STATEMENT_TIMEOUT_MS > 0 ? config.DATABASE_STATEMENT_TIMEOUT_MS + STALLED_SERVER_MARGIN_MS : undefined;
+}
+const STALLED_SERVER_MARGIN_MS = 5_000;
+
+/**
  * PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR.
  * `statementTimeout`: the serving side's connections (subgraphs), whose statements run under
  * DATABASE_STATEMENT_TIMEOUT_MS; the indexer's writes and migrations do not.
@@ -56,6 +68,7 @@ export function openConfiguredDatabase(
     migrate: options.migrate ?? config.DATABASE_MIGRATE_ON_START,
     poolSize: config.DATABASE_POOL_SIZE,
     statementTimeoutMs: options.statementTimeout ? config.DATABASE_STATEMENT_TIMEOUT_MS : undefined,
+    queryTimeoutMs: options.statementTimeout ? stalledServerTimeout(config) : undefined,
     // The expensive lane bounds statements; a parallel plan made each of its counts 3 processes
     // (leader + 2 workers), on a 2-core host every core, starving the cheap reads (issue 21).
     ...(options.statementTimeout ? { parallelWorkersPerGather: 0 } : {}),
@@ -80,6 +93,7 @@ export async function openCsvExportReads(
         logger,
         poolSize: config.CSV_EXPORT_POOL_SIZE,
         statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+        queryTimeoutMs: stalledServerTimeout(config),
         applicationName: "csv-export",
         parallelWorkersPerGather: 0,
       })

@@ -70,7 +70,7 @@ function causes(error: unknown): unknown[] {
 }
 
 const CONNECTION_FAILURE =
-  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|Connection terminated|connection.*(closed|ended|refused)|terminating connection|the database system is (starting|shutting) up|Can't reach database|P1001|P1017|DatabaseNotReachable|fetch failed|socket hang up/i;
+  /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|Connection terminated|connection.*(closed|ended|refused)|terminating connection|the database system is (starting|shutting) up|Can't reach database|P1001|P1017|DatabaseNotReachable|fetch failed|socket hang up|Query read timeout/i;
 
 /** True when the error chain says a database or service could not be reached. */
 export function isUnavailableError(error: unknown): boolean {

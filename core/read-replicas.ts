@@ -239,6 +239,8 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
         // A stalled server never answers: give up a little after the server would have cancelled.
         queryTimeoutMs: options.statementTimeoutMs > 0 ? options.statementTimeoutMs + options.connectTimeoutMs : undefined,
         applicationName: READ_APPLICATION_NAME,
+        // Serving reads, as the primary's serving pool (bin/wiring.ts): no parallel workers (issue 21).
+        parallelWorkersPerGather: 0,
         logger,
         fallback: {
           database: options.primary,

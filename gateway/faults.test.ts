@@ -1,15 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { startStack, type RunningStack } from "../bin/stack.ts";
+import { openConfiguredDatabase, subgraphDeps } from "../bin/wiring.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { createPrivatePostgres, PRIVATE_POSTGRES_INSTALL, privatePostgresAvailable, type PrivatePostgres } from "../test/private-postgres.ts";
 import { testGatewaySettings } from "../test/stack.ts";
 
 // PostgreSQL stopped under a running service, then started again: clear SERVICE_UNAVAILABLE and
-// a 503 DOWN health while it is gone, full recovery without restarting anything.
+// a 503 DOWN health while it is gone, full recovery without restarting anything. Then frozen (it
+// keeps its connections and never answers): the same, within a bound, not a request held forever.
 
 let postgres: PrivatePostgres;
 let db: Database;
@@ -34,18 +37,21 @@ afterAll(async () => {
 
 const QUERY = `{ networkConfigs { chainId } betResult(chainId: 31337, betId: "1") { betId status result { won } } }`;
 
-async function ask() {
-  const response = await fetch(`${stack.url}/graphql`, {
+async function ask(on: RunningStack = stack) {
+  const response = await fetch(`${on.url}/graphql`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ query: QUERY }),
+    // Far above the bound the frozen-server test expects (statement timeout + margin): a request
+    // held with no deadline fails here instead of hanging the suite.
+    signal: AbortSignal.timeout(30_000),
   });
   return (await response.json()) as { data?: Record<string, unknown> | null; errors?: { message: string; extensions: { code: string } }[] };
 }
 
-async function health() {
+async function health(on: RunningStack = stack) {
   await new Promise((resolve) => setTimeout(resolve, 1100)); // past the report cache
-  const response = await fetch(`${stack.url}/health`);
+  const response = await fetch(`${on.url}/health`, { signal: AbortSignal.timeout(30_000) });
   return { status: response.status, body: (await response.json()) as { status: string } };
 }
 
@@ -81,4 +87,41 @@ describe.skipIf(skip)(title, () => {
     expect(recovered!.data).toMatchObject({ betResult: { betId: "1" } });
     expect((await health()).status).toBe(200);
   });
+
+  it("answers SERVICE_UNAVAILABLE, not never, while the database is frozen, and recovers once it thaws (production wiring)", async () => {
+    // The serving pool as bin/start.ts and bin/subgraph.ts open it, under a short statement timeout.
+    const config = loadConfig(["shared"], { DATABASE_URL: postgres.url, DATABASE_MIGRATE_ON_START: "false", DATABASE_STATEMENT_TIMEOUT_MS: "1000" });
+    const serving = await openConfiguredDatabase(config, silentLogger(), { migrate: false, statementTimeout: true });
+    const wired = await startStack({
+      deps: subgraphDeps(serving, silentLogger(), config),
+      host: "127.0.0.1",
+      port: 0,
+      gateway: testGatewaySettings({ production: true }),
+    });
+    try {
+      expect((await ask(wired)).errors).toBeUndefined();
+      postgres.freeze(true);
+      try {
+        const stalled = await ask(wired);
+        expect(stalled.errors?.length).toBeGreaterThan(0);
+        for (const error of stalled.errors!) {
+          expect(error.extensions.code).toBe("SERVICE_UNAVAILABLE");
+          expect(error.message).not.toMatch(/timeout|127\.0\.0\.1|postgres/i);
+        }
+        expect(await health(wired)).toMatchObject({ status: 503, body: { status: "DOWN" } });
+      } finally {
+        postgres.freeze(false);
+      }
+      let recovered = await ask(wired);
+      for (let attempt = 0; attempt < 40 && recovered.errors; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        recovered = await ask(wired);
+      }
+      expect(recovered.errors).toBeUndefined();
+      expect(recovered.data).toMatchObject({ betResult: { betId: "1" } });
+    } finally {
+      await wired.stop();
+      await serving.close();
+    }
+  }, 120_000);
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -49,10 +49,57 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The pid of the postmaster of the server in `data` (its postmaster.pid), if it runs. */
+export function postmasterPid(data: string): number | undefined {
+  const file = join(data, "postmaster.pid");
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, "utf8").split("\n")[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** A process and its descendants (a postmaster's backends, walreceiver, …), by the parent pids in /proc. */
+function processTree(root: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid …": comm may hold spaces, so parse after its closing parenthesis.
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found = [root];
+  for (let i = 0; i < found.length; i++) for (const [pid, parent] of parents) if (parent === found[i]) found.push(pid);
+  return found;
+}
+
+/**
+ * Freezes (SIGSTOP) or thaws (SIGCONT) the postmaster of the server in `data` and every process
+ * under it: a stalled server that keeps its sockets open (the kernel still accepts and acknowledges).
+ */
+export function freezeServer(data: string, name: string, frozen: boolean): void {
+  const pid = postmasterPid(data);
+  if (pid === undefined) throw new Error(`${name} is not running`);
+  for (const member of processTree(pid)) {
+    try {
+      process.kill(member, frozen ? "SIGSTOP" : "SIGCONT");
+    } catch (error) {
+      // A backend that exited between the /proc walk and the signal has nothing to stop or resume;
+      // the postmaster itself gone while freezing is a failure.
+      const gone = (error as NodeJS.ErrnoException).code === "ESRCH";
+      if (!gone || (member === pid && frozen)) throw error;
+    }
+  }
+}
+
 export interface PrivatePostgres {
   url: string;
   start(): void;
   stop(): void;
+  /** Freezes or thaws the server (freezeServer): a stalled database that keeps its connections. */
+  freeze(frozen: boolean): void;
   destroy(): void;
 }
 
@@ -75,7 +122,13 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
     start: () =>
       run("pg_ctl", "-D", data, "-w", "-t", "30", "-l", join(dir, "log"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"),
     stop: () => run("pg_ctl", "-D", data, "-w", "-t", "30", "-m", "fast", "stop"),
+    freeze: (frozen: boolean) => freezeServer(data, "the private PostgreSQL", frozen),
     destroy: () => {
+      try {
+        freezeServer(data, "the private PostgreSQL", false);
+      } catch {
+        // not running
+      }
       try {
         server.stop();
       } catch {

@@ -3,10 +3,10 @@
 // both run by pg_ctl — as the `postgres` OS user when the tests run as root (PostgreSQL refuses
 // root). `destroy()` stops each by the pid in its postmaster.pid and removes the directory.
 import { execFileSync } from "node:child_process";
-import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, PRIVATE_POSTGRES_INSTALL, postgresProgram, privatePostgresAvailable } from "./private-postgres.ts";
+import { freePort, freezeServer, postmasterPid, PRIVATE_POSTGRES_INSTALL, postgresProgram, privatePostgresAvailable } from "./private-postgres.ts";
 import type { Service } from "./services.ts";
 
 /** For describeWith: the server binaries (initdb, pg_ctl, pg_basebackup). */
@@ -62,12 +62,7 @@ function run(tool: string, ...args: string[]): void {
 
 function node(dir: string, name: string, port: number): ClusterNode {
   const data = join(dir, name);
-  const pidOf = (): number | undefined => {
-    const file = join(data, "postmaster.pid");
-    if (!existsSync(file)) return undefined;
-    const pid = Number(readFileSync(file, "utf8").split("\n")[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  };
+  const pidOf = () => postmasterPid(data);
   const alive = (pid: number) => {
     try {
       process.kill(pid, 0);
@@ -75,23 +70,6 @@ function node(dir: string, name: string, port: number): ClusterNode {
     } catch {
       return false;
     }
-  };
-  /** The postmaster and its descendants (backends, walreceiver, …), by the parent pids in /proc. */
-  const tree = (root: number): number[] => {
-    const parents = new Map<number, number>();
-    for (const entry of readdirSync("/proc")) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        // "pid (comm) state ppid …": comm may hold spaces, so parse after its closing parenthesis.
-        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-        parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-      } catch {
-        // gone meanwhile
-      }
-    }
-    const found = [root];
-    for (let i = 0; i < found.length; i++) for (const [pid, parent] of parents) if (parent === found[i]) found.push(pid);
-    return found;
   };
   return {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
@@ -101,20 +79,7 @@ function node(dir: string, name: string, port: number): ClusterNode {
       return existsSync(file) ? readFileSync(file, "utf8") : "";
     },
     start: () => run("pg_ctl", "-D", data, "-w", "-t", "60", "-l", join(dir, `${name}.log`), "-o", `-p ${port} -k ${dir}`, "start"),
-    freeze(frozen) {
-      const pid = pidOf();
-      if (pid === undefined) throw new Error(`${name} is not running`);
-      for (const member of tree(pid)) {
-        try {
-          process.kill(member, frozen ? "SIGSTOP" : "SIGCONT");
-        } catch (error) {
-          // A backend that exited between the /proc walk and the signal has nothing to stop or resume;
-          // the postmaster itself gone while freezing is a failure.
-          const gone = (error as NodeJS.ErrnoException).code === "ESRCH";
-          if (!gone || (member === pid && frozen)) throw error;
-        }
-      }
-    },
+    freeze: (frozen) => freezeServer(data, name, frozen),
     async stop() {
       const pid = pidOf();
       if (pid === undefined || !alive(pid)) return;
