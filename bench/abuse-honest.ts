@@ -115,7 +115,9 @@ export class HonestClients {
   private loops: Promise<void>[] = [];
   private readonly sockets: LiveSocket[] = [];
 
-  constructor(private readonly options: HonestOptions) {
+  private readonly options: HonestOptions;
+  constructor(options: HonestOptions) {
+    this.options = options;
     const graphql = new URL(`${options.gateway}/graphql`);
     const agent = () => new http.Agent({ keepAlive: true, maxSockets: 32 });
     const post = (address: string, a: http.Agent, b: Buffer) => ({ url: graphql, method: "POST" as const, body: b, localAddress: address, agent: a });

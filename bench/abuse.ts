@@ -33,7 +33,7 @@ import { NGINX, startNginx, type RunningNginx } from "../test/nginx.ts";
 import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 import { ATTACK_KINDS, REPORT_GRACE_S, type AttackerConfig, type AttackerReport, attackerMain, type AttackFixtures, type AttackKind } from "./abuse-attacks.ts";
 import { HonestClients, HONEST, type Phase } from "./abuse-honest.ts";
 import { arrivals, gauge, histogramBetween, honestBreakdown, loopDelay } from "./abuse-breakdown.ts";
@@ -232,14 +232,14 @@ async function main(): Promise<boolean> {
   const subgraphPids: Record<string, number> = {};
   for (const name of ["networks", "results", "history"]) {
     const port = await freePort();
-    const child = spawnTsx(fileURLToPath(new URL("../bin/subgraph.ts", import.meta.url)), { args: [name], env: { ...common, PORT: String(port) } });
+    const child = spawnTypeScript(fileURLToPath(new URL("../bin/subgraph.ts", import.meta.url)), { args: [name], env: { ...common, PORT: String(port) } });
     children.push(child);
     subgraphUrls[name] = `http://127.0.0.1:${port}`;
     subgraphPids[name] = child.pid;
     await waitHttp(`${subgraphUrls[name]}/metrics`, `subgraph ${name}`, child);
   }
   const gatewayPort = await freePort();
-  const gatewayChild = spawnTsx(fileURLToPath(new URL("../bin/gateway.ts", import.meta.url)), {
+  const gatewayChild = spawnTypeScript(fileURLToPath(new URL("../bin/gateway.ts", import.meta.url)), {
     env: {
       ...common,
       PORT: String(gatewayPort),
@@ -285,7 +285,7 @@ async function main(): Promise<boolean> {
   const fixtures: AttackFixtures = { whale: scaleWallet(0), settled, deepSinceSeq: String(oldest?.head ?? 0n) };
   const attackers = ATTACKER_GROUPS.map((kinds) => {
     const config: AttackerConfig = { gateway: entry.gateway, realtime: entry.realtime, realtimePath, kinds, fixtures };
-    const child = spawnTsx(fileURLToPath(import.meta.url), {
+    const child = spawnTypeScript(fileURLToPath(import.meta.url), {
       args: ["--role", "attacker"],
       env: { BENCH_ABUSE_ATTACKER: JSON.stringify(config) },
       stdin: "pipe",

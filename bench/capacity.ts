@@ -26,7 +26,7 @@ import { loopbackNginxConf, NGINX } from "../test/nginx.ts";
 import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
-import { spawnChild, spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnChild, spawnTypeScript, type Spawned } from "../test/spawn.ts";
 import { ASSUMPTIONS, type Figures, MODEL, sizeDeployment, TOLERANCE } from "./capacity-model.ts";
 import { measureRealtime, type RealtimeFigures } from "./capacity-realtime.ts";
 import { measureReplicaLag, type ReplicaFigures } from "./capacity-replica.ts";
@@ -234,7 +234,7 @@ async function main(): Promise<boolean> {
   const subgraphs: Record<string, { url: string; pid: number }> = {};
   for (const name of ["networks", "results", "history"]) {
     const port = await freePort();
-    const child = spawnTsx(fileURLToPath(new URL("../bin/subgraph.ts", import.meta.url)), {
+    const child = spawnTypeScript(fileURLToPath(new URL("../bin/subgraph.ts", import.meta.url)), {
       args: [name],
       env: { ...common, PORT: String(port) },
       nodeFlags: SERVER_NODE_FLAGS,
@@ -257,7 +257,7 @@ async function main(): Promise<boolean> {
   const startGateways = async (cache: "on" | "off") => {
     await Promise.all(gateways.map((g) => g.stop({ graceMs: 5_000 })));
     gateways = gatewayPorts.map((port) =>
-      spawnTsx(fileURLToPath(new URL("../bin/gateway.ts", import.meta.url)), {
+      spawnTypeScript(fileURLToPath(new URL("../bin/gateway.ts", import.meta.url)), {
         env: {
           ...common,
           PORT: String(port),

@@ -10,7 +10,7 @@ import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 import { cursorKeyFrom } from "../subgraphs/history/cursor.ts";
 
 /** The benchmarks' variables (BENCH_*: servers, log level, children's settings), parsed once. */
@@ -167,7 +167,7 @@ export interface Served {
 
 /** Starts bench/serve.ts over `databaseUrl` in a child process and waits for its URLs (60 s at most). */
 export async function serveStack(databaseUrl: string, nodeFlags: string[] = []): Promise<Served> {
-  const child = spawnTsx(fileURLToPath(new URL("./serve.ts", import.meta.url)), {
+  const child = spawnTypeScript(fileURLToPath(new URL("./serve.ts", import.meta.url)), {
     env: { BENCH_SERVE_DATABASE_URL: databaseUrl },
     nodeFlags,
     stderr: "inherit",

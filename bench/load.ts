@@ -10,7 +10,7 @@ import { loadavg } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 import type pg from "pg";
 import { log, median, percentile, post, processCpuMs, table, type GraphQLBody } from "./common.ts";
 
@@ -320,7 +320,7 @@ export interface ServerOptions {
  * with the first JSON line on its stdout that `ready` accepts.
  */
 export async function spawnServer<T extends Record<string, unknown>>(script: string, options: ServerOptions): Promise<{ child: Spawned; info: T }> {
-  const child = spawnTsx(script, { args: options.args, env: options.env, nodeFlags: options.nodeFlags, stderr: "inherit" });
+  const child = spawnTypeScript(script, { args: options.args, env: options.env, nodeFlags: options.nodeFlags, stderr: "inherit" });
   try {
     return { child, info: await child.waitForJson<T>(options.ready, options.timeoutMs ?? 60_000, "ready") };
   } catch (error) {

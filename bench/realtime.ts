@@ -30,6 +30,7 @@ import WebSocket from "ws";
 import { openDatabase, type Database } from "../core/db.ts";
 import { Outbox } from "../core/outbox.ts";
 import type { BetUpdatePayload, ClientToServerEvents, ServerToClientEvents } from "../realtime/events.ts";
+import { TYPESCRIPT_FLAGS } from "../test/spawn.ts";
 import { createNetworks, fakeBet, testUpdateRow, wallet } from "../test/outbox.ts";
 import { startCluster, type Cluster } from "../test/realtime.ts";
 import { createPostgresDatabaseFromTemplate, databaseUrl, dropPostgresDatabase } from "../test/db.ts";
@@ -186,7 +187,7 @@ interface Worker {
 }
 
 function startWorker(): Worker {
-  const child = fork(fileURLToPath(import.meta.url), ["--worker"], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  const child = fork(fileURLToPath(import.meta.url), ["--worker"], { execArgv: [...TYPESCRIPT_FLAGS], stdio: ["ignore", "inherit", "inherit", "ipc"] });
   const inbox: FromWorker[] = [];
   const waiting: ((message: FromWorker) => void)[] = [];
   child.on("message", (message: FromWorker) => {

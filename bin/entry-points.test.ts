@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { spawnTsx } from "../test/spawn.ts";
+import { spawnTypeScript, TYPESCRIPT_FLAGS } from "../test/spawn.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const dirs: string[] = [];
@@ -15,7 +15,7 @@ afterAll(() => {
 
 /** `env` over an environment without any of our variables. */
 function run(script: string, args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ["--import", "tsx", script, ...args], {
+  const result = spawnSync(process.execPath, [...TYPESCRIPT_FLAGS, script, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
     encoding: "utf8",
@@ -63,7 +63,7 @@ describe("bin/subgraph.ts", () => {
   it("serves the named subgraph on HOST:PORT and stops on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "subgraph-"));
     dirs.push(dataDir);
-    const child = spawnTsx("bin/subgraph.ts", {
+    const child = spawnTypeScript("bin/subgraph.ts", {
       args: ["results"],
       env: { PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "info", DATABASE_URL: undefined, REDIS_URL: undefined, NODE_ENV: undefined, HOST: undefined },
     });

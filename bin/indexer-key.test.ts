@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../core/db.ts";
 import { DEFAULT_VERIFICATION_KEY_PATH, type NetworkConfig } from "../indexer/config.ts";
 import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "indexer-key-"));
 const chains: TestChain[] = [];
@@ -47,7 +47,7 @@ function networksFile(name: string, networks: NetworkConfig[]): string {
 }
 
 function startIndexer(networksConfig: string, dataDir: string): Spawned {
-  return spawnTsx("bin/indexer.ts", {
+  return spawnTypeScript("bin/indexer.ts", {
     env: {
       NETWORKS_CONFIG: networksConfig,
       DATA_DIR: dataDir,

@@ -17,7 +17,7 @@ import { eventually } from "../test/eventually.ts";
 import { createPrivatePostgres, freePort, type PrivatePostgres, privatePostgresAvailable } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { describeWith, privateRedisServer } from "../test/services.ts";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 
 const services = [
   { missing: privatePostgresAvailable ? undefined : "no PostgreSQL server binaries under /usr/lib/postgresql", install: "apt-get install -y postgresql" },
@@ -61,7 +61,7 @@ describeWith(services, "/livez and /readyz of every process", () => {
     const ports = { results: await freePort(), gateway: await freePort(), realtime: await freePort(), publisher: await freePort(), indexer: await freePort() };
     const shared = { DATABASE_URL: databaseUrl, HOST: "127.0.0.1", LOG_LEVEL: "info", NODE_ENV: "production", DATABASE_MIGRATE_ON_START: "false" };
     const start = (name: string, script: string, env: Record<string, string | undefined>, args: string[] = []) =>
-      children.push(spawnTsx(script, { name, args, env: { ...shared, REDIS_URL: undefined, PORT: undefined, METRICS_PORT: undefined, ...env } }));
+      children.push(spawnTypeScript(script, { name, args, env: { ...shared, REDIS_URL: undefined, PORT: undefined, METRICS_PORT: undefined, ...env } }));
     start("results", "bin/subgraph.ts", { PORT: String(ports.results) }, ["results"]);
     // Only `results` runs: the gateway's other subgraphs point at a port nobody listens on.
     const nobody = `http://127.0.0.1:${await freePort()}/graphql`;

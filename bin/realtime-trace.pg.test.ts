@@ -16,7 +16,7 @@ import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { eventually } from "../test/eventually.ts";
 import { attribute, type CollectedSpan, type Collector, otelEnv, printTree, SPAN_KIND, startCollector } from "../test/otlp-collector.ts";
 import { connectClient, type TestClient } from "../test/realtime.ts";
-import { type Spawned, spawnTsx } from "../test/spawn.ts";
+import { type Spawned, spawnTypeScript } from "../test/spawn.ts";
 
 const testConfig = loadConfig(["test"]);
 const onPostgres = testConfig.TEST_DB === "postgres";
@@ -59,7 +59,7 @@ describe.runIf(onPostgres)("the realtime path's trace: indexer commit -> outbox 
       REALTIME_PUBLISHER: undefined,
     };
     const start = (script: string, env: Record<string, string | undefined> = {}) => {
-      const child = spawnTsx(script, { env: { ...shared, ...env } });
+      const child = spawnTypeScript(script, { env: { ...shared, ...env } });
       children.push(child);
       return child;
     };

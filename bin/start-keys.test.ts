@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { spawnTsx } from "../test/spawn.ts";
+import { spawnTypeScript } from "../test/spawn.ts";
 
 // A real network configured without its verification key would be served and judged with the
 // committed DEV key, whose setup secret is public: `npm start` refuses it, quickly.
@@ -31,7 +31,7 @@ describe("npm start with NETWORKS_CONFIG", () => {
       }),
     );
     const started = Date.now();
-    const child = spawnTsx("bin/start.ts", {
+    const child = spawnTypeScript("bin/start.ts", {
       env: {
         NETWORKS_CONFIG: file,
         DATA_DIR: join(dir, "data"),

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { resumingClient, type ResumingClient } from "../test/realtime.ts";
-import { spawnChild, spawnTsx } from "../test/spawn.ts";
+import { spawnChild, spawnTypeScript } from "../test/spawn.ts";
 
 // `npm start` on SIGTERM runs its own shutdown to the end (realtime, stack, indexer, the local
 // chain, the database) and exits 0. Apollo Server's own signal handlers (one per server, four in
@@ -97,7 +97,7 @@ describe("npm start on Ctrl-C (SIGINT to its process group, as a terminal sends 
 
 describe("npm start on SIGTERM", () => {
   it("shuts down completely: exit 0, and its local chain stopped", async () => {
-    const child = spawnTsx("bin/start.ts", {
+    const child = spawnTypeScript("bin/start.ts", {
       env: {
         DATA_DIR: join(dir, "data"),
         PORT: "0",

@@ -14,7 +14,7 @@ import { seedFixtures, type FixtureSummary } from "../fixtures/seed.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { eventually } from "../test/eventually.ts";
-import { type Spawned, spawnTsx } from "../test/spawn.ts";
+import { type Spawned, spawnTypeScript } from "../test/spawn.ts";
 import { nginxBinary, startNginx, type RunningNginx } from "../test/nginx.ts";
 import { attribute, type CollectedSpan, type Collector, otelEnv, printTree, SPAN_KIND, startCollector } from "../test/otlp-collector.ts";
 import { describeWith } from "../test/services.ts";
@@ -35,7 +35,7 @@ function traceSuite(): void {
   const otel = () => otelEnv(collector);
 
   const startSubgraph = async (name: string): Promise<string> => {
-    const child = spawnTsx("bin/subgraph.ts", {
+    const child = spawnTypeScript("bin/subgraph.ts", {
       args: [name],
       env: {
         ...otel(),
@@ -58,7 +58,7 @@ function traceSuite(): void {
     fixtures = await seedFixtures(db, { bets: 20, proofCache: readProofCache() });
     collector = await startCollector();
     const [networksUrl, historyUrl] = await Promise.all([startSubgraph("networks"), startSubgraph("history")]);
-    const gateway = spawnTsx("bin/gateway.ts", {
+    const gateway = spawnTypeScript("bin/gateway.ts", {
       env: {
         ...otel(),
         PORT: "0",

@@ -10,7 +10,7 @@
  * abandoned, and are never logged, returned or written anywhere.
  *
  * Its parts: the seeds (SeedVault), the bets and counters, one round's phases (StepRun), and the
- * schedule of rounds (StepLoop).
+ * schedule of rounds (step-loop.ts: StepLoop).
  */
 import {
   parseEventLogs,
@@ -33,6 +33,7 @@ import { GAME_IDS, SETTLE_GAS, parseSolidityCalldata, type GameId } from "./betv
 import { fetchChainId, localChain, publicClientFor, walletClientFor } from "./clients.ts";
 import { betVaultAbi } from "./generated/artifacts.ts";
 import { createRng, SeedVault, type Rng } from "./simulator-random.ts";
+import { StepLoop } from "./step-loop.ts";
 
 /** What the simulator needs from zk/groth16.ts. */
 export interface BetProver {
@@ -169,36 +170,41 @@ type Counters = {
   proofMs: number;
 };
 
+/** What one round works with and reports into. */
+interface StepRunDeps {
+  settings: Settings;
+  clients: SimClients;
+  seeds: SeedVault;
+  bets: Map<bigint, SimBet>;
+  rng: Rng;
+  counters: Counters;
+  log: Logger;
+  report: StepReport;
+}
+
 /** One round: commitments, bets, proofs + settlements, refunds; each phase reports into `report`. */
 class StepRun {
   private readonly vault: { address: Address; abi: typeof betVaultAbi };
 
-  constructor(
-    private readonly settings: Settings,
-    private readonly clients: SimClients,
-    private readonly seeds: SeedVault,
-    private readonly bets: Map<bigint, SimBet>,
-    private readonly rng: Rng,
-    private readonly counters: Counters,
-    private readonly log: Logger,
-    private readonly report: StepReport,
-  ) {
-    this.vault = { address: settings.betVault, abi: betVaultAbi };
+  private readonly deps: StepRunDeps;
+  constructor(deps: StepRunDeps) {
+    this.deps = deps;
+    this.vault = { address: deps.settings.betVault, abi: betVaultAbi };
   }
 
   private fail(): void {
-    this.report.failed++;
-    this.counters.failed++;
+    this.deps.report.failed++;
+    this.deps.counters.failed++;
   }
 
   /** 1. Keep enough commitments published (in an earlier block) for this step's bets. */
   async publishCommitments(): Promise<void> {
-    const { publicClient, operatorWallet, prover } = this.clients;
-    const { betsPerStep, commitmentBatch } = this.settings;
+    const { publicClient, operatorWallet, prover } = this.deps.clients;
+    const { betsPerStep, commitmentBatch } = this.deps.settings;
     const available = await publicClient.readContract({ ...this.vault, functionName: "availableCommitments" });
     if (available >= BigInt(betsPerStep)) return;
     const count = Math.max(commitmentBatch, betsPerStep);
-    const hashes = this.seeds.draw(count, prover);
+    const hashes = this.deps.seeds.draw(count, prover);
     const hash = await operatorWallet.writeContract({
       ...this.vault,
       functionName: "publishCommitments",
@@ -207,18 +213,18 @@ class StepRun {
     });
     const receipt = await publicClient.waitForTransactionReceipt({ hash });
     if (receipt.status !== "success") {
-      this.seeds.forget(hashes);
+      this.deps.seeds.forget(hashes);
       throw new Error("publishCommitments reverted");
     }
-    this.report.commitmentsPublished = count;
-    this.counters.commitmentsPublished += count;
+    this.deps.report.commitmentsPublished = count;
+    this.deps.counters.commitmentsPublished += count;
   }
 
   /** 2. Bets from distinct random players, random game/stake/client seed; returns those planned for settlement. */
   async placeBets(): Promise<SimBet[]> {
-    const { publicClient, playerWallets } = this.clients;
-    const { betsPerStep, games, minStake, maxStake, settleRatio } = this.settings;
-    const rng = this.rng;
+    const { publicClient, playerWallets } = this.deps.clients;
+    const { betsPerStep, games, minStake, maxStake, settleRatio } = this.deps.settings;
+    const rng = this.deps.rng;
     const order = playerWallets.map((w, i) => ({ w, r: rng.next(), i })).sort((x, y) => x.r - y.r);
     const sends: Promise<Hash>[] = [];
     for (let i = 0; i < betsPerStep; i++) {
@@ -242,8 +248,8 @@ class StepRun {
       for (const ev of parseEventLogs({ abi: betVaultAbi, eventName: "BetPlaced", logs: receipt.logs })) {
         const a = ev.args;
         const commitment = a.serverSeedHash.toLowerCase() as Hex;
-        const plan: SimBet["plan"] = this.seeds.has(commitment) && rng.next() < settleRatio ? "settle" : "expire";
-        if (plan === "expire") this.seeds.forget([commitment]); // never needed again
+        const plan: SimBet["plan"] = this.deps.seeds.has(commitment) && rng.next() < settleRatio ? "settle" : "expire";
+        if (plan === "expire") this.deps.seeds.forget([commitment]); // never needed again
         const bet: SimBet = {
           betId: a.betId,
           player: a.player,
@@ -256,9 +262,9 @@ class StepRun {
           state: "PENDING",
           placedTx: receipt.transactionHash,
         };
-        this.bets.set(bet.betId, bet);
-        this.report.placed.push(bet.betId);
-        this.counters.placed++;
+        this.deps.bets.set(bet.betId, bet);
+        this.deps.report.placed.push(bet.betId);
+        this.deps.counters.placed++;
         if (plan === "settle") toSettle.push(bet);
       }
     }
@@ -267,24 +273,24 @@ class StepRun {
 
   /** 3. Prove (sequential: CPU-bound) and send each settlement at once; then wait for receipts. */
   async settle(bets: SimBet[]): Promise<void> {
-    const { publicClient, operatorWallet, prover } = this.clients;
+    const { publicClient, operatorWallet, prover } = this.deps.clients;
     const settling: { bet: SimBet; hash: Promise<Hash> }[] = [];
     for (const bet of bets) {
-      const serverSeed = this.seeds.take(bet.serverSeedHash);
+      const serverSeed = this.deps.seeds.take(bet.serverSeedHash);
       if (serverSeed === undefined) continue;
       const tp = performance.now();
       const proved = await prover.proveBetOutcome({ serverSeed, betId: bet.betId, clientSeed: bet.clientSeed, serverSeedHash: bet.serverSeedHash });
-      this.counters.proofs++;
-      this.counters.proofMs += performance.now() - tp;
+      this.deps.counters.proofs++;
+      this.deps.counters.proofMs += performance.now() - tp;
       const { pA, pB, pC } = parseSolidityCalldata(proved.solidityCalldata);
-      const { badProofRatio } = this.settings;
-      const bad = badProofRatio > 0 && this.rng.next() < badProofRatio; // no draw otherwise: the same bets as before
-      if (bad) this.log.info({ event: "bad_proof_sent", betId: bet.betId.toString() });
+      const { badProofRatio } = this.deps.settings;
+      const bad = badProofRatio > 0 && this.deps.rng.next() < badProofRatio; // no draw otherwise: the same bets as before
+      if (bad) this.deps.log.info({ event: "bad_proof_sent", betId: bet.betId.toString() });
       const hash = operatorWallet.writeContract({
         ...this.vault,
         functionName: "settleBet",
         args: [bet.betId, BigInt(proved.outcome) + (bad ? 1n : 0n), pA, pB, pC],
-        gas: this.settings.settleGas,
+        gas: this.deps.settings.settleGas,
       });
       hash.catch(() => undefined);
       settling.push({ bet, hash });
@@ -299,24 +305,24 @@ class StepRun {
         bet.won = ev.args.won;
         bet.payout = ev.args.payout;
         bet.settledTx = receipt.transactionHash;
-        this.report.settled.push(bet.betId);
-        this.counters.settled++;
+        this.deps.report.settled.push(bet.betId);
+        this.deps.counters.settled++;
       } catch (error) {
         // Stays PENDING on-chain: it will be refunded after its deadline like an abandoned bet.
         bet.plan = "expire";
         this.fail();
-        this.log.warn({ event: "settle_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
+        this.deps.log.warn({ event: "settle_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
       }
     }
   }
 
   /** 4. Refund expired pending bets (sent by their player; anyone could). */
   async refundExpired(): Promise<void> {
-    const { publicClient, operatorWallet, playerWallets } = this.clients;
+    const { publicClient, operatorWallet, playerWallets } = this.deps.clients;
     const head = await publicClient.getBlock({ blockTag: "latest" });
     const now = head.timestamp > BigInt(Math.floor(Date.now() / 1000)) ? head.timestamp : BigInt(Math.floor(Date.now() / 1000));
     const refunds: { bet: SimBet; hash: Promise<Hash> }[] = [];
-    for (const bet of this.bets.values()) {
+    for (const bet of this.deps.bets.values()) {
       if (bet.state !== "PENDING" || bet.plan !== "expire" || now <= bet.deadline + 1n) continue;
       const wallet = playerWallets.find((w) => w.account.address.toLowerCase() === bet.player.toLowerCase()) ?? operatorWallet;
       const hash = wallet.writeContract({ ...this.vault, functionName: "refundBet", args: [bet.betId], gas: 150_000n });
@@ -329,68 +335,16 @@ class StepRun {
         if (receipt.status !== "success") throw new Error("refundBet reverted");
         bet.state = "REFUNDED";
         bet.refundedTx = receipt.transactionHash;
-        this.report.refunded.push(bet.betId);
-        this.counters.refunded++;
+        this.deps.report.refunded.push(bet.betId);
+        this.deps.counters.refunded++;
       } catch (error) {
         this.fail();
         // retried next step unless someone else refunded it
         const onchain = await publicClient.readContract({ ...this.vault, functionName: "getBet", args: [bet.betId] });
         if (onchain.status === 3) bet.state = "REFUNDED";
-        this.log.warn({ event: "refund_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
+        this.deps.log.warn({ event: "refund_failed", betId: bet.betId.toString(), error: String(error).slice(0, 300) });
       }
     }
-  }
-}
-
-/** Steps one at a time (never overlapping), and every `intervalMs` between start() and stop(). */
-class StepLoop {
-  private queue: Promise<unknown> = Promise.resolve();
-  private running = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
-
-  constructor(
-    private readonly runStep: () => Promise<StepReport>,
-    private readonly intervalMs: number,
-    private readonly afterStep: (report: StepReport) => void,
-    private readonly log: Logger,
-  ) {}
-
-  step(): Promise<StepReport> {
-    const next = this.queue.then(this.runStep, this.runStep);
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = (async () => {
-      while (this.running) {
-        try {
-          this.afterStep(await this.step());
-        } catch (error) {
-          this.log.error({ event: "step_failed", error: String(error).slice(0, 500) });
-        }
-        if (this.running) {
-          await new Promise<void>((r) => {
-            const timer = setTimeout(r, this.intervalMs);
-            this.wake = () => {
-              clearTimeout(timer);
-              r();
-            };
-          });
-          this.wake = undefined;
-        }
-      }
-    })();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wake?.();
-    await this.loop;
-    await this.queue;
   }
 }
 
@@ -441,7 +395,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
     startedAt ??= Date.now();
     const ready = await clients();
     const report: StepReport = { step: ++counters.steps, placed: [], settled: [], refunded: [], failed: 0, commitmentsPublished: 0, durationMs: 0 };
-    const run = new StepRun(settings, ready, seeds, bets, rng, counters, log, report);
+    const run = new StepRun({ settings, clients: ready, seeds, bets, rng, counters, log, report });
     await run.publishCommitments();
     await run.settle(await run.placeBets());
     await run.refundExpired();
@@ -484,7 +438,7 @@ export function createSimulator(options: SimulatorOptions): Simulator {
       avgProofMs: Math.round(s.avgProofMs),
     });
   };
-  const steps = new StepLoop(runStep, settings.intervalMs, logStep, log);
+  const steps = new StepLoop<StepReport>(runStep, settings.intervalMs, logStep, log);
 
   return {
     step: () => steps.step(),

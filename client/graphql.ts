@@ -15,16 +15,22 @@ export interface GraphQLErrorJson {
 /** The request failed: GraphQL errors (with their `extensions.code`), or a transport/HTTP failure. */
 export class GraphQLRequestError extends Error {
   override readonly name = "GraphQLRequestError";
+  readonly status: number;
+  readonly errors: GraphQLErrorJson[];
+  readonly retryAfterSeconds: number | undefined;
   constructor(
     message: string,
     /** HTTP status (0 when the request never got an answer). */
-    readonly status: number,
-    readonly errors: GraphQLErrorJson[] = [],
+    status: number,
+    errors: GraphQLErrorJson[] = [],
     /** Seconds to wait before retrying, from `Retry-After` (RATE_LIMITED, HTTP 429). */
-    readonly retryAfterSeconds?: number,
+    retryAfterSeconds?: number,
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    this.status = status;
+    this.errors = errors;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   /** The first error's `extensions.code` (`BAD_USER_INPUT`, `RATE_LIMITED`, …), if any. */

@@ -162,11 +162,10 @@ const TRANSIENT: ReadonlySet<string> = new Set([RealtimeErrorCode.ServiceUnavail
 
 class TransientFailure extends Error {
   /** The server's hint (`retryAfterSeconds`), when it gave one: the next attempt waits at least this long. */
-  constructor(
-    message: string,
-    readonly retryAfterMs = 0,
-  ) {
+  readonly retryAfterMs: number;
+  constructor(message: string, retryAfterMs = 0) {
     super(message);
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

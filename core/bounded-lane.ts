@@ -50,10 +50,11 @@ export class BoundedLane {
   private readonly queue: Waiting[] = [];
   private readonly retryAfterSeconds: number;
 
-  constructor(
-    private readonly options: LaneOptions,
-    private readonly refusal: LaneRefusal,
-  ) {
+  private readonly options: LaneOptions;
+  private readonly refusal: LaneRefusal;
+  constructor(options: LaneOptions, refusal: LaneRefusal) {
+    this.options = options;
+    this.refusal = refusal;
     if (options.concurrency < 1 || options.perClient < 1) throw new RangeError("BoundedLane: concurrency and perClient must be at least 1");
     this.retryAfterSeconds = Math.max(1, Math.ceil(options.queueTimeoutMs / 1000));
   }

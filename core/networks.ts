@@ -21,10 +21,12 @@ export class NetworkDirectory {
   private loadedAt = 0;
   private loading: Promise<Map<number, NetworkEntry>> | undefined;
 
-  constructor(
-    private readonly db: Database,
-    private readonly ttlMs = 1000,
-  ) {}
+  private readonly db: Database;
+  private readonly ttlMs: number;
+  constructor(db: Database, ttlMs = 1000) {
+    this.db = db;
+    this.ttlMs = ttlMs;
+  }
 
   async all(): Promise<Map<number, NetworkEntry>> {
     if (this.snapshot && Date.now() - this.loadedAt < this.ttlMs) return this.snapshot;

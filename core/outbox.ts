@@ -201,7 +201,10 @@ export interface PruneOptions {
 }
 
 export class Outbox {
-  constructor(private readonly db: Database) {}
+  private readonly db: Database;
+  constructor(db: Database) {
+    this.db = db;
+  }
 
   /** Appends `rows` in one transaction of its own (see appendBetUpdates); resolves to their seqs once committed. */
   append(rows: readonly BetUpdateRow[]): Promise<bigint[]> {

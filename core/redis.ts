@@ -52,8 +52,10 @@ export type RedisFailure = "timed out" | "unreachable";
 
 /** A command a guarded Redis did not run or did not finish within its deadline. */
 export class RedisUnavailableError extends Error {
-  constructor(readonly failure: RedisFailure) {
+  readonly failure: RedisFailure;
+  constructor(failure: RedisFailure) {
     super(`redis ${failure}`);
+    this.failure = failure;
     this.name = "RedisUnavailableError";
   }
 }

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { parse, print } from "graphql";
 import { describe, expect, it } from "vitest";
 import { composeSupergraph, COMPOSED_SERVICES } from "../scripts/supergraph.ts";
+import { TYPESCRIPT_FLAGS } from "../test/spawn.ts";
 import { firstNonAscii, parseSdl } from "./schema.ts";
 
 // Schema text is ASCII (core/schema.ts parseSdl says why): a subgraph's SDL with one character past
@@ -60,7 +61,7 @@ describe("parseSdl", () => {
 describe("the schemas the service builds", () => {
   it("leave no field name or enum value that JSON answers would carry as a two-byte string", () => {
     // A fresh process: this worker has made these names already, from other files' test data.
-    const output = execFileSync(process.execPath, ["--import", "tsx", "test/string-encoding-probe.ts"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const output = execFileSync(process.execPath, [...TYPESCRIPT_FLAGS, "test/string-encoding-probe.ts"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
     const probe = JSON.parse(output.trim().split("\n").at(-1) ?? "{}") as { schemas: number; twoByte: string[] };
     expect(probe.schemas).toBe(COMPOSED_SERVICES.length + 1);
     expect(probe.twoByte).toEqual([]);

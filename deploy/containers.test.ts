@@ -102,7 +102,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
       Size: number;
     }[];
     expect(config!.Config.User).toBe("node");
-    expect(config!.Config.Cmd).toEqual(["node", "--import=tsx", "bin/gateway.ts"]);
+    expect(config!.Config.Cmd).toEqual(["node", "--import=./bin/typescript.mjs", "bin/gateway.ts"]);
     expect(config!.Config.WorkingDir).toBe("/app");
     // Production dependencies only keep it near 0.9 GB (measured 915 MB); dev dependencies would double it.
     expect(config!.Size).toBeLessThan(1_200_000_000);
@@ -112,7 +112,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
     await docker([
       ...["run", "-d", "--name", name, "--network", "host"],
       ...["-e", "HOST=127.0.0.1", "-e", `PORT=${port}`, "-e", `DATABASE_URL=postgresql://bets_reader:reader@127.0.0.1:${HOST_PORTS.postgres}/bets`],
-      ...["bet-results-api:latest", "node", "--import=tsx", "bin/subgraph.ts", "networks"],
+      ...["bet-results-api:latest", "node", "--import=./bin/typescript.mjs", "bin/subgraph.ts", "networks"],
     ]);
     try {
       await eventually(
@@ -290,7 +290,7 @@ describeWith(dockerDaemon, "docker-compose.yml in containers (host network, loop
       const before = await containerState(container);
       const main = commandLine(before.pid);
       expect(basename(main[0]!), main.join(" ")).toBe("node");
-      expect(main.slice(1)).toEqual(["--import=tsx", entry]);
+      expect(main.slice(1)).toEqual(["--import=./bin/typescript.mjs", entry]);
       // No other process of the container runs the service (through npx it was a grandchild).
       const argvs = [...(await containerPids(container))].map((pid) => ({ pid, argv: argvOf(pid) }));
       expect(argvs.filter(({ pid, argv }) => pid !== before.pid && argv.includes(entry))).toEqual([]);

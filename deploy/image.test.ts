@@ -56,7 +56,7 @@ describe("the production image", () => {
 
   it("runs node itself as the main process, as every compose service does", () => {
     // Not `npx tsx`: npm got docker stop's SIGTERM and node died with the container, undrained.
-    expect(dockerfile).toContain('CMD ["node", "--import=tsx", "bin/gateway.ts"]');
+    expect(dockerfile).toContain('CMD ["node", "--import=./bin/typescript.mjs", "bin/gateway.ts"]');
     expect(dockerfile).not.toMatch(/^(CMD|ENTRYPOINT) .*npx/m);
   });
 

@@ -21,7 +21,7 @@ import { createPrivatePostgres, freePort, type PrivatePostgres, postgresProgram,
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { exposedMetricNames, promqlMetricNames } from "../test/promql.ts";
 import { describeWith, privateRedisServer } from "../test/services.ts";
-import { type Spawned, spawnChild, spawnTsx } from "../test/spawn.ts";
+import { type Spawned, spawnChild, spawnTypeScript } from "../test/spawn.ts";
 
 // CI installs every one (.ci/run); elsewhere the suite says SKIPPED, why, and how to install it.
 const services = [
@@ -124,7 +124,7 @@ describeWith(services, "docker-compose.yml run as processes", () => {
     for (const name of ["migrate", "simulator", ...RUN]) env[name] = environmentOf(name, compose.services[name]!);
 
     // migrate: one-shot, must complete before the others start.
-    const migrate = spawnTsx(compose.services.migrate!.command![2]!, { env: env.migrate, stdout: "ignore" });
+    const migrate = spawnTypeScript(compose.services.migrate!.command![2]!, { env: env.migrate, stdout: "ignore" });
     children.push(migrate);
     const migrated = await migrate.closed;
     if (migrated.code !== 0) throw new Error(`migrate failed: ${migrate.stderr()}`);
@@ -132,7 +132,7 @@ describeWith(services, "docker-compose.yml run as processes", () => {
     // simulator (profile local-chain): deploys the contracts, then places and settles bets.
     const [, , simulatorScript, ...simulatorArgs] = compose.services.simulator!.command!;
     const deploymentFile = join(dir, "deployment.json");
-    const simulator = spawnTsx(simulatorScript!, {
+    const simulator = spawnTypeScript(simulatorScript!, {
       args: simulatorArgs.map((arg) => (arg === "/tmp/deployment.json" ? deploymentFile : rewrite(arg))),
       env: env.simulator,
       stdout: "ignore",
@@ -146,7 +146,7 @@ describeWith(services, "docker-compose.yml run as processes", () => {
 
     for (const name of RUN) {
       const [, , script, ...args] = compose.services[name]!.command!;
-      children.push(spawnTsx(script!, { args, env: env[name], stdout: "ignore", name }));
+      children.push(spawnTypeScript(script!, { args, env: env[name], stdout: "ignore", name }));
     }
   }, 180_000);
 

@@ -46,10 +46,11 @@ class Scanner {
   /** Whether strings may hold escapes or control characters (else each ends at the next quote). */
   private readonly plain: boolean;
 
-  constructor(
-    private readonly text: string,
-    private readonly keys: ReadonlySet<string>,
-  ) {
+  private readonly text: string;
+  private readonly keys: ReadonlySet<string>;
+  constructor(text: string, keys: ReadonlySet<string>) {
+    this.text = text;
+    this.keys = keys;
     this.plain = !hasEscapeOrControl(text);
   }
 

@@ -82,12 +82,10 @@ export interface OperationMeasure {
 }
 
 class LimitExceeded extends Error {
-  constructor(
-    readonly limit: "depth" | "aliases" | "cost",
-    readonly max: number,
-    readonly value: number,
-  ) {
+  readonly details: { limit: "depth" | "aliases" | "cost"; max: number; value: number };
+  constructor(limit: "depth" | "aliases" | "cost", max: number, value: number) {
     super(`${limit} ${value} exceeds the limit of ${max}`);
+    this.details = { limit, max, value };
   }
 }
 
@@ -490,7 +488,7 @@ export function queryLimitsPlugin(limits: QueryLimits): ApolloServerPlugin {
           } catch (error) {
             if (!(error instanceof LimitExceeded)) throw error;
             throw new GraphQLError(`Query is too complex: ${error.message}`, {
-              extensions: { code: ErrorCode.QueryTooComplex, limit: error.limit, max: error.max, value: error.value, http: { status: 400 } },
+              extensions: { code: ErrorCode.QueryTooComplex, ...error.details, http: { status: 400 } },
             });
           }
         },

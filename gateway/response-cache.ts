@@ -57,10 +57,9 @@ export interface RedisResponseCacheOptions {
 export class RedisResponseCacheStore implements ResponseCacheStore {
   private readonly redis: GuardedRedis;
 
-  constructor(
-    redis: Redis | GuardedRedis,
-    private readonly options: RedisResponseCacheOptions,
-  ) {
+  private readonly options: RedisResponseCacheOptions;
+  constructor(redis: Redis | GuardedRedis, options: RedisResponseCacheOptions) {
+    this.options = options;
     this.redis = redis instanceof Redis ? guardRedis(redis, { timeoutMs: options.timeoutMs ?? 250, probeIntervalMs: options.retryAfterMs }) : redis;
     this.redis.onChange((failure) => {
       if (failure) options.logger.warn({ err: `redis ${failure}` }, "response cache: redis unavailable, serving uncached");

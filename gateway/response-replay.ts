@@ -94,7 +94,10 @@ class DecodedMemo {
   private readonly entries = new Map<string, Decoded>();
   private bytes = 0;
 
-  constructor(private readonly maxBytes: number) {}
+  private readonly maxBytes: number;
+  constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
+  }
 
   get(key: string, text: string): Decoded | undefined {
     const found = this.entries.get(key);

@@ -188,12 +188,15 @@ export class SubgraphDataSource implements GraphQLDataSource {
   /** Identical queries in flight to this subgraph share one request. */
   private readonly inFlight = new InFlightCalls<Exchange>();
 
-  constructor(
-    private readonly subgraphName: string,
-    private readonly url: string,
-    private readonly dispatcher: Dispatcher,
-    private readonly fetchDuration?: Histogram<"subgraph">,
-  ) {
+  private readonly subgraphName: string;
+  private readonly url: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly fetchDuration: Histogram<"subgraph"> | undefined;
+  constructor(subgraphName: string, url: string, dispatcher: Dispatcher, fetchDuration?: Histogram<"subgraph">) {
+    this.subgraphName = subgraphName;
+    this.url = url;
+    this.dispatcher = dispatcher;
+    this.fetchDuration = fetchDuration;
     const parsed = new URL(url);
     this.origin = parsed.origin;
     this.path = `${parsed.pathname}${parsed.search}`;
@@ -284,11 +287,14 @@ export interface InProcessSubgraph {
 export class InProcessSubgraphSource implements GraphQLDataSource {
   private readonly inFlight = new InFlightCalls<InProcessAnswer & { pinsHonoured: boolean }>();
 
-  constructor(
-    private readonly subgraphName: string,
-    private readonly subgraph: InProcessSubgraph,
-    private readonly fetchDuration?: Histogram<"subgraph">,
-  ) {}
+  private readonly subgraphName: string;
+  private readonly subgraph: InProcessSubgraph;
+  private readonly fetchDuration: Histogram<"subgraph"> | undefined;
+  constructor(subgraphName: string, subgraph: InProcessSubgraph, fetchDuration?: Histogram<"subgraph">) {
+    this.subgraphName = subgraphName;
+    this.subgraph = subgraph;
+    this.fetchDuration = fetchDuration;
+  }
 
   async process(options: GraphQLDataSourceProcessOptions): Promise<GatewayGraphQLResponse> {
     const { http, query, variables, operationName, extensions } = options.request;

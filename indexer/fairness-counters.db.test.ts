@@ -63,11 +63,13 @@ class Chain {
   private nonce = 0;
   nextBetId = 1n;
 
-  constructor(
-    readonly chainId: number,
-    readonly store: IndexerStore,
-    readonly db: TestDatabase,
-  ) {
+  readonly chainId: number;
+  readonly store: IndexerStore;
+  readonly db: TestDatabase;
+  constructor(chainId: number, store: IndexerStore, db: TestDatabase) {
+    this.chainId = chainId;
+    this.store = store;
+    this.db = db;
     this.head = { number: 0n, hash: this.hash(0n) };
   }
 

@@ -8,7 +8,7 @@ import { releaseProverResources } from "../zk/groth16.ts";
 import { ReorgTooDeepError, RpcUnavailableError } from "./errors.ts";
 import { createIndexerMetrics } from "./metrics.ts";
 import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
-import { spawnTsx, type Spawned } from "../test/spawn.ts";
+import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 
 let chain: TestChain;
 let dir: string;
@@ -46,7 +46,7 @@ it("serves per-network indexing metrics that follow the chain", async () => {
 
   const config = join(dir, "networks.json");
   writeFileSync(config, networksFileJson(chain.network()));
-  child = spawnTsx("bin/indexer.ts", {
+  child = spawnTypeScript("bin/indexer.ts", {
     env: { DATABASE_URL: "", DATA_DIR: join(dir, "data"), NETWORKS_CONFIG: config, METRICS_PORT: "0", LOG_LEVEL: "info" },
   });
   const metricsUrlPattern = /"url":"(http:\/\/127\.0\.0\.1:\d+\/metrics)"/;

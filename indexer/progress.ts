@@ -63,7 +63,10 @@ export class BackfillProgressTracker {
   private targetBlock = 0n;
   private lastReport: number | undefined;
 
-  constructor(private readonly options: { intervalMs: number; windowMs: number }) {}
+  private readonly options: { intervalMs: number; windowMs: number };
+  constructor(options: { intervalMs: number; windowMs: number }) {
+    this.options = options;
+  }
 
   /** One backfill commit. */
   record(sample: ProgressSample & { startBlock: bigint; targetBlock: bigint }): void {

@@ -11,7 +11,7 @@ import { releaseProverResources } from "../zk/groth16.ts";
 import type { NetworkConfig } from "./config.ts";
 import { createIndexer, type IndexerDeps } from "./indexer.ts";
 import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
-import { spawnTsx } from "../test/spawn.ts";
+import { spawnTypeScript } from "../test/spawn.ts";
 import { snapshotTables, type TableSnapshot } from "../test/tables.ts";
 import { testConfig } from "../test/config.ts";
 
@@ -131,7 +131,7 @@ it.skipIf(testConfig.TEST_DB !== "postgres")("resumes after bin/indexer.ts is ki
   try {
     const config = join(dir, "networks.json");
     writeFileSync(config, networksFileJson(network, { batchSize: 1 }));
-    const child = spawnTsx("bin/indexer.ts", { env: { DATABASE_URL: db.url, NETWORKS_CONFIG: config, LOG_LEVEL: "warn" }, stdout: "ignore" });
+    const child = spawnTypeScript("bin/indexer.ts", { env: { DATABASE_URL: db.url, NETWORKS_CONFIG: config, LOG_LEVEL: "warn" }, stdout: "ignore" });
     try {
       const start = network.contracts.BetVault.deployBlock + 10n;
       await expect.poll(() => cursorBlock(db), { timeout: 30_000, interval: 5 }).toBeGreaterThan(start);

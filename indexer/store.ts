@@ -76,10 +76,12 @@ const TX_OPTIONS = { maxWait: 30_000, timeout: 120_000 } as const;
 const UTC_NOW = Prisma.sql`(now() AT TIME ZONE 'UTC')::timestamp(3)`;
 
 export class IndexerStore {
-  constructor(
-    private readonly db: Database,
-    private readonly hooks: StoreHooks = {},
-  ) {}
+  private readonly db: Database;
+  private readonly hooks: StoreHooks;
+  constructor(db: Database, hooks: StoreHooks = {}) {
+    this.db = db;
+    this.hooks = hooks;
+  }
 
   private get prisma(): PrismaClient {
     return this.db.prisma;

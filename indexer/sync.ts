@@ -95,7 +95,9 @@ export class NetworkSync {
   /** Which tokens have a row; reads the new ones from the chain (indexer/tokens.ts). */
   private readonly tokens: TokenMetadata;
 
-  constructor(private readonly deps: NetworkSyncDeps) {
+  private readonly deps: NetworkSyncDeps;
+  constructor(deps: NetworkSyncDeps) {
+    this.deps = deps;
     this.chainId = deps.network.chainId;
     this.tokens = new TokenMetadata({ chainId: this.chainId, rpc: deps.rpc, store: deps.store });
     this.progress = new BackfillProgressTracker({ intervalMs: deps.progressIntervalMs, windowMs: Math.max(60_000, 6 * deps.progressIntervalMs) });

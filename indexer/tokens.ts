@@ -54,7 +54,10 @@ export class TokenMetadata {
   /** Addresses known to have a row (committed): no database read for them. */
   private readonly known = new Set<string>([NATIVE_TOKEN]);
 
-  constructor(private readonly deps: { chainId: number; rpc: Pick<ChainRpc, "call">; store: Pick<IndexerStore, "storedTokens"> }) {}
+  private readonly deps: { chainId: number; rpc: Pick<ChainRpc, "call">; store: Pick<IndexerStore, "storedTokens"> };
+  constructor(deps: { chainId: number; rpc: Pick<ChainRpc, "call">; store: Pick<IndexerStore, "storedTokens"> }) {
+    this.deps = deps;
+  }
 
   /** The rows to write with a batch of bets: their tokens that have none yet, read from the chain. */
   async newTokens(addresses: Iterable<string>): Promise<TokenRow[]> {

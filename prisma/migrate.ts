@@ -82,13 +82,12 @@ export type MigrationErrorCode = "CHECKSUM_MISMATCH" | "FAILED_MIGRATION" | "APP
 
 export class MigrationError extends Error {
   override readonly name = "MigrationError";
-  constructor(
-    readonly code: MigrationErrorCode,
-    message: string,
-    readonly migration?: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: MigrationErrorCode;
+  readonly migration: string | undefined;
+  constructor(code: MigrationErrorCode, message: string, migration?: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.code = code;
+    this.migration = migration;
   }
 }
 

@@ -113,12 +113,12 @@ export const REPLAY_WATERMARK_BYTES = 256 * 1024;
 const MAX_PENDING = 8;
 
 class Refusal extends Error {
-  constructor(
-    readonly code: RealtimeErrorCode,
-    message: string,
-    readonly retryAfterSeconds?: number,
-  ) {
+  readonly code: RealtimeErrorCode;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(code: RealtimeErrorCode, message: string, retryAfterSeconds?: number) {
     super(message);
+    this.code = code;
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 
@@ -139,7 +139,9 @@ type Ack = (response: Response<SubscribedPayload>) => void;
 class TokenBucket {
   private tokens: number;
   private at = performance.now();
-  constructor(private readonly rate: number) {
+  private readonly rate: number;
+  constructor(rate: number) {
+    this.rate = rate;
     this.tokens = rate;
   }
   take(): boolean {
@@ -188,10 +190,12 @@ class RequestQueue {
   private queue: Promise<void> = Promise.resolve();
   private pending = 0;
 
-  constructor(
-    private readonly socket: RealtimeSocket,
-    private readonly logger: Logger,
-  ) {}
+  private readonly socket: RealtimeSocket;
+  private readonly logger: Logger;
+  constructor(socket: RealtimeSocket, logger: Logger) {
+    this.socket = socket;
+    this.logger = logger;
+  }
 
   /** Resolves when every request received so far has been answered. */
   idle(): Promise<void> {
@@ -242,10 +246,11 @@ class SocketSubscription {
   private joined = new Set<string>();
   private readonly firehose: FirehoseHold;
 
-  constructor(
-    private readonly socket: RealtimeSocket,
-    private readonly ctx: ConnectionContext,
-  ) {
+  private readonly socket: RealtimeSocket;
+  private readonly ctx: ConnectionContext;
+  constructor(socket: RealtimeSocket, ctx: ConnectionContext) {
+    this.socket = socket;
+    this.ctx = ctx;
     this.firehose = new FirehoseHold(ctx.firehose, clientAddress(socket.request, ctx.trustProxyHops));
   }
 

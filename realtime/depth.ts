@@ -31,10 +31,12 @@ export class DeliveryDepth {
   private refreshing: Promise<void> | undefined;
   private lastFailureLog = -Infinity;
 
-  constructor(
-    private readonly networks: NetworkDirectory,
-    private readonly logger: Logger,
-  ) {}
+  private readonly networks: NetworkDirectory;
+  private readonly logger: Logger;
+  constructor(networks: NetworkDirectory, logger: Logger) {
+    this.networks = networks;
+    this.logger = logger;
+  }
 
   /** Reads the networks' current heads (one small query at most every directory ttl). */
   refresh(): Promise<void> {

@@ -45,7 +45,10 @@ export class FirehoseSlots {
   private extra = 0;
   private readonly refusals: Record<FirehoseRefusalReason, number> = { node: 0, address: 0 };
 
-  constructor(private readonly limits: FirehoseLimits) {}
+  private readonly limits: FirehoseLimits;
+  constructor(limits: FirehoseLimits) {
+    this.limits = limits;
+  }
 
   /** Takes a slot for `address`; else the refusal to answer (the client's own share first, then the node's). */
   take(address: string): ErrorBody | undefined {
@@ -91,10 +94,12 @@ export class FirehoseHold {
   private held = false;
   private left = false;
 
-  constructor(
-    private readonly slots: FirehoseSlots,
-    private readonly address: string,
-  ) {}
+  private readonly slots: FirehoseSlots;
+  private readonly address: string;
+  constructor(slots: FirehoseSlots, address: string) {
+    this.slots = slots;
+    this.address = address;
+  }
 
   /** Before a firehose state is applied: takes a slot unless one is held (or the socket left); else the refusal. */
   claim(): ErrorBody | undefined {

@@ -26,7 +26,10 @@ export class OutboxPruner {
   private running: Promise<void> | undefined;
   private interrupt: (() => void) | undefined;
 
-  constructor(private readonly deps: PrunerDeps) {}
+  private readonly deps: PrunerDeps;
+  constructor(deps: PrunerDeps) {
+    this.deps = deps;
+  }
 
   /** Rows this pruner has deleted, over every run. */
   pruned(): number {

@@ -87,7 +87,10 @@ class FeedCursor {
   readonly messages = { sent: 0, dropped: 0 };
   private lastSent = 0;
 
-  constructor(private readonly fanout: Fanout) {}
+  private readonly fanout: Fanout;
+  constructor(fanout: Fanout) {
+    this.fanout = fanout;
+  }
 
   /** Sends `updates` (none: a heartbeat) after `seq`, and moves past them; `traceparent`: the trace the nodes continue. */
   send(updates: FeedUpdate[], traceparent?: string): void {

@@ -56,7 +56,9 @@ export class UpdateStream {
   /** Updates delivered to this node's rooms, from the feed or the outbox (for metrics). */
   delivered = 0;
 
-  constructor(private readonly options: UpdateStreamOptions) {
+  private readonly options: UpdateStreamOptions;
+  constructor(options: UpdateStreamOptions) {
+    this.options = options;
     this.seq = options.startSeq;
     this.pageSize = options.pageSize ?? 500;
   }

@@ -49,9 +49,9 @@ describe("docker-compose.yml", () => {
   });
 
   it.each(ours)("%s runs a file that exists", (_name, service) => {
-    // node itself, tsx an import hook: the container's main process is node and gets SIGTERM (not npx).
+    // node itself (its own type stripping, bin/typescript.mjs): the container's main process is node and gets SIGTERM (not npx).
     const [runner, hook, file] = service.command ?? [];
-    expect([runner, hook]).toEqual(["node", "--import=tsx"]);
+    expect([runner, hook]).toEqual(["node", "--import=./bin/typescript.mjs"]);
     expect(existsSync(file!), `${file} is missing`).toBe(true);
   });
 
@@ -63,7 +63,7 @@ describe("docker-compose.yml", () => {
     "runs the $name subgraph as `bin/subgraph.ts $name` on its registry port, where the gateways route",
     ({ name, urlVariable, defaultPort }) => {
       const service = compose.services[name]!;
-      expect(service.command).toEqual(["node", "--import=tsx", "bin/subgraph.ts", name]);
+      expect(service.command).toEqual(["node", "--import=./bin/typescript.mjs", "bin/subgraph.ts", name]);
       expect(service.environment?.PORT).toBe(String(defaultPort));
       for (const gateway of ["gateway-a", "gateway-b"]) {
         expect(compose.services[gateway]!.environment![urlVariable]).toBe(`http://${name}:${defaultPort}/graphql`);

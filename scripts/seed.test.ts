@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { spawnTsx } from "../test/spawn.ts";
+import { spawnTypeScript } from "../test/spawn.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "seed-progress-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it("prints plain progress lines every 10 % when stdout is not a terminal", async () => {
-  const child = spawnTsx("scripts/seed.ts", {
+  const child = spawnTypeScript("scripts/seed.ts", {
     args: ["--bets", "40", "--proven-limit", "0"],
     env: { DATABASE_URL: "", DATA_DIR: join(dir, "data"), LOG_LEVEL: "info" },
   });

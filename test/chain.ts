@@ -127,13 +127,13 @@ export class BetDriver {
   private readonly operator: Wallet;
   private readonly players: Wallet[];
 
-  constructor(
-    chain: Chain,
-    rpcUrl: string,
-    private readonly sys: BetSystem,
-    private readonly pub: PublicClient<Transport, Chain>,
-    private readonly test: TestClient<"anvil", Transport, Chain>,
-  ) {
+  private readonly sys: BetSystem;
+  private readonly pub: PublicClient<Transport, Chain>;
+  private readonly test: TestClient<"anvil", Transport, Chain>;
+  constructor(chain: Chain, rpcUrl: string, sys: BetSystem, pub: PublicClient<Transport, Chain>, test: TestClient<"anvil", Transport, Chain>) {
+    this.sys = sys;
+    this.pub = pub;
+    this.test = test;
     const wallet = (key: Hex): Wallet =>
       createWalletClient({ chain, transport: http(rpcUrl), account: { address: privateKeyToAccount(key).address, type: "json-rpc" } });
     this.operator = wallet(sys.operator.privateKey);

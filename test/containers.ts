@@ -76,10 +76,12 @@ export const SCRAPED: Record<string, HostService[]> = {
 
 /** One compose project over both files, with the optional profiles the test runs. */
 export class ComposeProject {
-  constructor(
-    readonly name: string,
-    readonly env: Record<string, string>,
-  ) {}
+  readonly name: string;
+  readonly env: Record<string, string>;
+  constructor(name: string, env: Record<string, string>) {
+    this.name = name;
+    this.env = env;
+  }
 
   private args(rest: string[]): string[] {
     return [

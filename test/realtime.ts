@@ -14,7 +14,7 @@ import {
   type SubscribeRequest,
   type UnsubscribeRequest,
 } from "../realtime/events.ts";
-import { spawnTsx, type Spawned } from "./spawn.ts";
+import { spawnTypeScript, type Spawned } from "./spawn.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Clients
@@ -149,7 +149,7 @@ export interface Child extends Spawned {
 }
 
 function spawnLogging(script: string, env: Record<string, string>): Child {
-  const spawned = spawnTsx(script, { env: { LOG_LEVEL: "info", NODE_ENV: "test", ...env } });
+  const spawned = spawnTypeScript(script, { env: { LOG_LEVEL: "info", NODE_ENV: "test", ...env } });
   return Object.assign(spawned, {
     waitFor: (message: string, timeoutMs = 20_000) => spawned.waitForJson((line) => line.msg === message, timeoutMs, `"${message}"`),
   });

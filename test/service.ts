@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnTsx } from "./spawn.ts";
+import { spawnTypeScript } from "./spawn.ts";
 
 export interface RunningService {
   /** `http://127.0.0.1:<port>`: GraphQL at /graphql, Socket.IO at /socket.io, the live page at /. */
@@ -16,7 +16,7 @@ export interface RunningService {
 
 export async function startService(options: { env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<RunningService> {
   const dataDir = mkdtempSync(join(tmpdir(), "start-"));
-  const child = spawnTsx("bin/start.ts", {
+  const child = spawnTypeScript("bin/start.ts", {
     env: { DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "", REDIS_URL: "", NODE_ENV: "development", ...options.env },
     stderr: "inherit",
     // Its own process group, so stop() reaches anvil and every other grandchild.

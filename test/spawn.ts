@@ -257,11 +257,15 @@ function tryParse(line: string): Record<string, unknown> | undefined {
   }
 }
 
+/** `node` flags that run this repository's TypeScript as `npm start` does (bin/typescript.mjs). */
+export const TYPESCRIPT_FLAGS: readonly string[] = ["--import", fileURLToPath(new URL("../bin/typescript.mjs", import.meta.url))];
+
 /**
- * A TypeScript script of this repository run by this Node with tsx's loader (`node --import tsx`):
- * one process, whose pid is the script's (the tsx CLI would add a wrapper in between).
+ * A TypeScript script of this repository run by this Node as `npm start` runs its entry point
+ * (TYPESCRIPT_FLAGS: Node's own type stripping, or tsx's loader on a Node without it): one process,
+ * whose pid is the script's (the tsx CLI would add a wrapper in between).
  */
-export function spawnTsx(script: string, options: Omit<SpawnOptions, "command" | "args"> & { args?: string[]; nodeFlags?: string[] } = {}): Spawned {
+export function spawnTypeScript(script: string, options: Omit<SpawnOptions, "command" | "args"> & { args?: string[]; nodeFlags?: string[] } = {}): Spawned {
   const { args = [], nodeFlags = [], ...rest } = options;
-  return spawnChild({ name: script, ...rest, args: ["--import", "tsx", ...nodeFlags, script, ...args] });
+  return spawnChild({ name: script, ...rest, args: [...TYPESCRIPT_FLAGS, ...nodeFlags, script, ...args] });
 }

@@ -27,10 +27,12 @@ export class IndexedHeads {
   /** The reading that requests finding the held heads too old share (one statement for all of them). */
   private refreshing: Promise<IndexingCursor[]> | undefined;
 
-  constructor(
-    private readonly db: Database,
-    private readonly ttlMs = INDEXED_HEADS_TTL_MS,
-  ) {}
+  private readonly db: Database;
+  private readonly ttlMs: number;
+  constructor(db: Database, ttlMs = INDEXED_HEADS_TTL_MS) {
+    this.db = db;
+    this.ttlMs = ttlMs;
+  }
 
   /** The held heads while younger than `ttlMs`, else read again (one reading shared by the requests waiting for it). */
   async current(): Promise<IndexingCursor[]> {

@@ -95,10 +95,12 @@ const FINAL: ReadonlySet<string> = new Set(["SETTLED", "REFUNDED", "REMOVED"]);
 class BetTable {
   private readonly rows = new Map<string, HTMLTableRowElement>();
 
-  constructor(
-    private readonly body: HTMLTableSectionElement,
-    private readonly max: number,
-  ) {}
+  private readonly body: HTMLTableSectionElement;
+  private readonly max: number;
+  constructor(body: HTMLTableSectionElement, max: number) {
+    this.body = body;
+    this.max = max;
+  }
 
   clear(): void {
     this.rows.clear();
