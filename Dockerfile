@@ -55,7 +55,7 @@ COPY --from=page /app/web/dist /app/web/dist
 USER node
 EXPOSE 4000
 # node itself is the main process (PID 1), running the TypeScript with its own type stripping
-# (bin/typescript.mjs; no loader hook on the serving path, about a fifth less CPU per answer): `docker
+# (bin/typescript.mjs; no loader hook on the serving path, about 5 % less CPU per answer): `docker
 # stop`'s SIGTERM reaches the service's own handler, which drains and exits 0. Through `npx tsx` it
 # went to npm, which passed it to a shell and left node to die with the container, undrained.
 # Every compose and Kubernetes command has this form (deploy/containers.test.ts stops one).

@@ -21,7 +21,7 @@ import { isDeepStrictEqual, parseArgs } from "node:util";
 import pg from "pg";
 import { openDatabase } from "../core/db.ts";
 import { databaseUrl, dropPostgresDatabase, recreatePostgresDatabase, withAdmin } from "../test/db.ts";
-import type { Spawned } from "../test/spawn.ts";
+import { typescriptFlagsOf, type Spawned } from "../test/spawn.ts";
 import { BET_RESULTS, benchConfig, fmt, log, median, PLAYER_BETS, post, requestBody, safeUrl, stopChild, table, type GraphQLBody } from "./common.ts";
 import { barPlot } from "./plot.ts";
 import {
@@ -262,8 +262,10 @@ async function startServer(name: string, role: string, env: Record<string, strin
     args: isFloor(role) ? [FLOORS[role]] : [role],
     env,
     nodeFlags: [...SERVER_NODE_FLAGS, ...profiling],
+    // A baseline runs as that checkout's npm start runs it.
+    ...(isBase(name) && BASELINE ? { typescriptFlags: typescriptFlagsOf(BASELINE) } : {}),
     ready: (line) => line.role === role,
-    // Start-up compiles the TypeScript (tsx); on a machine loaded by other work it has taken over a minute.
+    // Start-up reads every module (and compiles it under tsx); on a machine loaded by other work it has taken over a minute.
     timeoutMs: 240_000,
   });
   children.set(name, child);

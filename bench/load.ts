@@ -310,6 +310,8 @@ export interface ServerOptions {
   args?: string[];
   /** Extra Node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
+  /** How the child runs TypeScript (test/spawn.ts typescriptFlagsOf for another checkout); default this checkout's. */
+  typescriptFlags?: readonly string[];
   /** What the child must report before it counts as ready. */
   ready: (line: Record<string, unknown>) => boolean;
   timeoutMs?: number;
@@ -320,7 +322,13 @@ export interface ServerOptions {
  * with the first JSON line on its stdout that `ready` accepts.
  */
 export async function spawnServer<T extends Record<string, unknown>>(script: string, options: ServerOptions): Promise<{ child: Spawned; info: T }> {
-  const child = spawnTypeScript(script, { args: options.args, env: options.env, nodeFlags: options.nodeFlags, stderr: "inherit" });
+  const child = spawnTypeScript(script, {
+    args: options.args,
+    env: options.env,
+    nodeFlags: options.nodeFlags,
+    ...(options.typescriptFlags ? { typescriptFlags: options.typescriptFlags } : {}),
+    stderr: "inherit",
+  });
   try {
     return { child, info: await child.waitForJson<T>(options.ready, options.timeoutMs ?? 60_000, "ready") };
   } catch (error) {

@@ -15,18 +15,12 @@ export interface GraphQLErrorJson {
 /** The request failed: GraphQL errors (with their `extensions.code`), or a transport/HTTP failure. */
 export class GraphQLRequestError extends Error {
   override readonly name = "GraphQLRequestError";
+  /** HTTP status (0 when the request never got an answer). */
   readonly status: number;
   readonly errors: GraphQLErrorJson[];
-  readonly retryAfterSeconds: number | undefined;
-  constructor(
-    message: string,
-    /** HTTP status (0 when the request never got an answer). */
-    status: number,
-    errors: GraphQLErrorJson[] = [],
-    /** Seconds to wait before retrying, from `Retry-After` (RATE_LIMITED, HTTP 429). */
-    retryAfterSeconds?: number,
-    options?: { cause?: unknown },
-  ) {
+  /** Seconds to wait before retrying, from `Retry-After` (RATE_LIMITED, HTTP 429). */
+  readonly retryAfterSeconds?: number;
+  constructor(message: string, status: number, errors: GraphQLErrorJson[] = [], retryAfterSeconds?: number, options?: { cause?: unknown }) {
     super(message, options);
     this.status = status;
     this.errors = errors;

@@ -5,6 +5,7 @@
 // and asks the server to cancel the statement (pg_cancel_backend) if the signal fires while it runs.
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
+import { isUnavailableError } from "./errors.ts";
 
 const scope = new AsyncLocalStorage<AbortSignal>();
 
@@ -48,7 +49,8 @@ function connectUnlessAborted(pool: pg.Pool, signal: AbortSignal): Promise<pg.Po
 export function cancelStatementsOnAbort(pool: pg.Pool, connectionString: string): void {
   const own = pool.query.bind(pool) as (config: pg.QueryConfig) => Promise<pg.QueryResult>;
   const cancelBackend = async (pid: number) => {
-    const canceller = new pg.Client({ connectionString, application_name: "cancel" });
+    // Bounded: against a frozen server the cancel would otherwise hold the request's connection until it thaws.
+    const canceller = new pg.Client({ connectionString, application_name: "cancel", connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
     canceller.on("error", () => undefined);
     try {
       await canceller.connect();
@@ -70,14 +72,20 @@ export function cancelStatementsOnAbort(pool: pg.Pool, connectionString: string)
       if (pid !== undefined) cancelled = cancelBackend(pid);
     };
     signal.addEventListener("abort", onAbort, { once: true });
+    let unreachable = false;
     try {
       return await client.query(config);
+    } catch (error) {
+      // The driver gave up on a server that did not answer (query_timeout) or lost it: the
+      // statement may still be on that connection, which would hold up every next one.
+      unreachable = isUnavailableError(error);
+      throw error;
     } finally {
       signal.removeEventListener("abort", onAbort);
       // A cancel may land after the statement ended: that connection is closed, not reused, so it
       // cannot reach the next statement on it.
       if (cancelled) await cancelled;
-      client.release(cancelled !== undefined);
+      client.release(cancelled !== undefined || unreachable);
     }
   };
   pool.query = scoped as typeof pool.query;

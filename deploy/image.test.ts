@@ -20,6 +20,8 @@ const programs = [
       .map((service) => service.command![2]!),
     "web/build.ts",
     "deploy/healthcheck.mjs",
+    // Every command's --import: it loads tsx on a Node without type stripping.
+    "bin/typescript.mjs",
   ]),
 ];
 

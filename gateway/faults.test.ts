@@ -1,10 +1,11 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { startStack, type RunningStack } from "../bin/stack.ts";
-import { openConfiguredDatabase, subgraphDeps } from "../bin/wiring.ts";
+import { GATEWAY_SECTIONS, openConfiguredDatabase, openCsvExportReads, subgraphDeps } from "../bin/wiring.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
 import { createPrivatePostgres, PRIVATE_POSTGRES_INSTALL, privatePostgresAvailable, type PrivatePostgres } from "../test/private-postgres.ts";
@@ -17,11 +18,12 @@ import { testGatewaySettings } from "../test/stack.ts";
 let postgres: PrivatePostgres;
 let db: Database;
 let stack: RunningStack;
+let whale: string;
 
 beforeAll(async () => {
   postgres = await createPrivatePostgres();
   db = await openDatabase({ url: postgres.url, migrate: true, poolSize: 4 });
-  await seedFixtures(db, { bets: 40, proofCache: readProofCache() });
+  ({ whale } = await seedFixtures(db, { bets: 40, proofCache: readProofCache() }));
   stack = await startStack({
     deps: { db, logger: silentLogger(), networks: new NetworkDirectory(db, 0), production: true },
     host: "127.0.0.1",
@@ -89,19 +91,47 @@ describe.skipIf(skip)(title, () => {
   });
 
   it("answers SERVICE_UNAVAILABLE, not never, while the database is frozen, and recovers once it thaws (production wiring)", async () => {
-    // The serving pool as bin/start.ts and bin/subgraph.ts open it, under a short statement timeout.
-    const config = loadConfig(["shared"], { DATABASE_URL: postgres.url, DATABASE_MIGRATE_ON_START: "false", DATABASE_STATEMENT_TIMEOUT_MS: "1000" });
+    // The serving pools as bin/start.ts and bin/gateway.ts open them, under a short statement timeout.
+    const config = loadConfig(GATEWAY_SECTIONS, {
+      DATABASE_URL: postgres.url,
+      DATABASE_MIGRATE_ON_START: "false",
+      DATABASE_STATEMENT_TIMEOUT_MS: "1000",
+      CSV_EXPORT_POOL_SIZE: "1",
+    });
     const serving = await openConfiguredDatabase(config, silentLogger(), { migrate: false, statementTimeout: true });
+    const exports = await openCsvExportReads(config, serving, silentLogger());
     const wired = await startStack({
       deps: subgraphDeps(serving, silentLogger(), config),
       host: "127.0.0.1",
       port: 0,
-      gateway: testGatewaySettings({ production: true }),
+      gateway: testGatewaySettings({ production: true, walletBetPages: exports.pages }),
     });
+    const exportCsv = async () => {
+      const response = await fetch(`${wired.url}/wallets/${whale}/bets.csv`, { signal: AbortSignal.timeout(30_000) });
+      // An export that fails after its header was sent ends its connection (the client sees it cut).
+      const text = await response.text().catch(() => "");
+      return { status: response.status, text };
+    };
+    const exportBackends = async () => {
+      const client = new pg.Client({ connectionString: postgres.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE application_name = 'csv-export'");
+        return rows.map((row) => row.pid);
+      } finally {
+        await client.end();
+      }
+    };
     try {
       expect((await ask(wired)).errors).toBeUndefined();
+      expect((await exportCsv()).status).toBe(200);
+      const [before, ...others] = await exportBackends();
+      expect(others).toEqual([]);
       postgres.freeze(true);
       try {
+        // An export's page waits no longer than the pool's query timeout: the answer ends, not hangs.
+        const stalledExport = await exportCsv();
+        expect(stalledExport.text).not.toContain("\n0x");
         const stalled = await ask(wired);
         expect(stalled.errors?.length).toBeGreaterThan(0);
         for (const error of stalled.errors!) {
@@ -119,8 +149,14 @@ describe.skipIf(skip)(title, () => {
       }
       expect(recovered.errors).toBeUndefined();
       expect(recovered.data).toMatchObject({ betResult: { betId: "1" } });
+      // The export's connection that gave the frozen server up was closed, not handed to the next
+      // export (whose page would queue behind the abandoned statement).
+      const thawed = await exportCsv();
+      expect(thawed.status).toBe(200);
+      expect(await exportBackends()).not.toContain(before);
     } finally {
       await wired.stop();
+      await exports.close();
       await serving.close();
     }
   }, 120_000);

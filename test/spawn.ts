@@ -3,6 +3,8 @@
 // deadline, and stopped with a signal then SIGKILL after a grace period. Children still running
 // when this process exits are killed, so nothing outlives the run that started it.
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -261,11 +263,23 @@ function tryParse(line: string): Record<string, unknown> | undefined {
 export const TYPESCRIPT_FLAGS: readonly string[] = ["--import", fileURLToPath(new URL("../bin/typescript.mjs", import.meta.url))];
 
 /**
+ * The flags another checkout of this repository (a benchmark's --baseline) runs its TypeScript
+ * with: its own bin/typescript.mjs, or tsx's loader in a checkout from before that file.
+ */
+export function typescriptFlagsOf(checkout: string): readonly string[] {
+  const hook = join(checkout, "bin", "typescript.mjs");
+  return existsSync(hook) ? ["--import", hook] : ["--import", "tsx"];
+}
+
+/**
  * A TypeScript script of this repository run by this Node as `npm start` runs its entry point
  * (TYPESCRIPT_FLAGS: Node's own type stripping, or tsx's loader on a Node without it): one process,
  * whose pid is the script's (the tsx CLI would add a wrapper in between).
  */
-export function spawnTypeScript(script: string, options: Omit<SpawnOptions, "command" | "args"> & { args?: string[]; nodeFlags?: string[] } = {}): Spawned {
-  const { args = [], nodeFlags = [], ...rest } = options;
-  return spawnChild({ name: script, ...rest, args: [...TYPESCRIPT_FLAGS, ...nodeFlags, script, ...args] });
+export function spawnTypeScript(
+  script: string,
+  options: Omit<SpawnOptions, "command" | "args"> & { args?: string[]; nodeFlags?: string[]; typescriptFlags?: readonly string[] } = {},
+): Spawned {
+  const { args = [], nodeFlags = [], typescriptFlags = TYPESCRIPT_FLAGS, ...rest } = options;
+  return spawnChild({ name: script, ...rest, args: [...typescriptFlags, ...nodeFlags, script, ...args] });
 }
