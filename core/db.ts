@@ -77,7 +77,11 @@ export interface OpenDatabaseOptions {
    * new one. Default 1 800 s; tests shorten it.
    */
   maxLifetimeSeconds?: number;
-  /** PostgreSQL only: the client abandons a statement without an answer after this long (a stalled server). Unset: never. */
+  /**
+   * PostgreSQL only: the client abandons a statement without an answer after this long (a stalled
+   * server). Unset: never. A pool with it must not run transactions: after a timeout inside one,
+   * adapter-pg hands the connection back to the pool still in it (serving pools run none).
+   */
   queryTimeoutMs?: number;
   /** PostgreSQL only: `application_name` of the pool's connections (pg_stat_activity). */
   applicationName?: string;
