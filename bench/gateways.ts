@@ -263,7 +263,7 @@ async function startServer(name: string, role: string, env: Record<string, strin
     env,
     nodeFlags: [...SERVER_NODE_FLAGS, ...profiling],
     // A baseline runs as that checkout's npm start runs it.
-    ...(isBase(name) && BASELINE ? { typescriptFlags: typescriptFlagsOf(BASELINE) } : {}),
+    typescriptFlags: isBase(name) && BASELINE ? typescriptFlagsOf(BASELINE) : undefined,
     ready: (line) => line.role === role,
     // Start-up reads every module (and compiles it under tsx); on a machine loaded by other work it has taken over a minute.
     timeoutMs: 240_000,

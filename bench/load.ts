@@ -326,7 +326,7 @@ export async function spawnServer<T extends Record<string, unknown>>(script: str
     args: options.args,
     env: options.env,
     nodeFlags: options.nodeFlags,
-    ...(options.typescriptFlags ? { typescriptFlags: options.typescriptFlags } : {}),
+    typescriptFlags: options.typescriptFlags,
     stderr: "inherit",
   });
   try {

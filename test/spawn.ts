@@ -259,17 +259,18 @@ function tryParse(line: string): Record<string, unknown> | undefined {
   }
 }
 
-/** `node` flags that run this repository's TypeScript as `npm start` does (bin/typescript.mjs). */
-export const TYPESCRIPT_FLAGS: readonly string[] = ["--import", fileURLToPath(new URL("../bin/typescript.mjs", import.meta.url))];
-
 /**
- * The flags another checkout of this repository (a benchmark's --baseline) runs its TypeScript
- * with: its own bin/typescript.mjs, or tsx's loader in a checkout from before that file.
+ * The flags a checkout of this repository runs its TypeScript with, as its `npm start` does: its
+ * own bin/typescript.mjs, or tsx's loader in a checkout from before that file (a benchmark's
+ * --baseline).
  */
 export function typescriptFlagsOf(checkout: string): readonly string[] {
   const hook = join(checkout, "bin", "typescript.mjs");
   return existsSync(hook) ? ["--import", hook] : ["--import", "tsx"];
 }
+
+/** `node` flags that run this checkout's TypeScript as `npm start` does. */
+export const TYPESCRIPT_FLAGS: readonly string[] = typescriptFlagsOf(ROOT);
 
 /**
  * A TypeScript script of this repository run by this Node as `npm start` runs its entry point
