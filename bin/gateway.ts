@@ -19,7 +19,10 @@ const config = loadConfig(GATEWAY_SECTIONS);
 const realtimeConfig = config.GATEWAY_SOCKETIO ? loadConfig(["shared", ...REALTIME_SECTIONS]) : undefined;
 const logger = createLogger({ name: "gateway", level: config.LOG_LEVEL });
 const tracing = await startConfiguredTracing(config, "gateway");
-const db = await openConfiguredDatabase(config, logger, { migrate: false });
+// A serving pool (bin/wiring.ts): /health, the response cache's data generation and, with
+// GATEWAY_SOCKETIO, the realtime node's replays never wait on a stalled server past its deadline.
+// Nothing here runs a transaction on it (schema usage has a connection of its own).
+const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 // Redis is optional for serving reads: its failures degrade health, they never stop the gateway
 // (createRedisClient logs when it goes and when it is back, not every reconnect attempt).
 // CSV exports read on a small pool of their own, never on the one /health probes (bin/wiring.ts).

@@ -26,7 +26,10 @@ import {
 const config = loadConfig(["shared", ...REALTIME_SECTIONS]);
 const logger = createLogger({ name: "realtime", level: config.LOG_LEVEL });
 const tracing = await startConfiguredTracing(config, "realtime");
-const db = await openConfiguredDatabase(config, logger, { migrate: false });
+// A serving pool (bin/wiring.ts): replays, heals, local delivery and the in-node publisher's reads
+// run under DATABASE_STATEMENT_TIMEOUT_MS, and give a stalled server up after it. Nothing here runs
+// a transaction on it; LISTEN and the publisher's lock have connections of their own.
+const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 // The node's one command connection: replays pay from the clients' points budgets over it (the
 // buckets the gateways charge, bin/wiring.ts replayBudget), and admission counts sockets across
 // the cluster over it. The adapter's two pub/sub connections are the only others.

@@ -107,8 +107,9 @@ if (networks.length > 0) {
   }
 }
 
-// The subgraphs' reads run under DATABASE_STATEMENT_TIMEOUT_MS on a pool of their own; the
-// indexer's writes and the migrations keep the unbounded one. PGlite has one connection: shared.
+// The subgraphs' and the realtime tier's reads run under DATABASE_STATEMENT_TIMEOUT_MS on a pool of
+// their own; the indexer's writes and the migrations keep the unbounded one. PGlite has one
+// connection: shared.
 const servingDb =
   config.DATABASE_URL && config.DATABASE_STATEMENT_TIMEOUT_MS > 0
     ? await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true })
@@ -136,7 +137,8 @@ const stack = await startStack({
 });
 const realtimeNode = realtimeSettings(config, gatewayConfig.rateLimit?.store);
 const realtime = await startRealtime(stack.http.server, {
-  db,
+  // The serving pool, with its deadline: `db` runs the indexer's transactions, which must not have one.
+  db: servingDb,
   logger: logger.child({ component: "realtime" }),
   // With Redis this process still publishes (one leader among publishers, by advisory lock).
   // This one process also holds the embedded database, both chains' provers and the indexer: its

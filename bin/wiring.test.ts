@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
+import { stalledServerDeadline } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
 import { RedisResponseCacheStore } from "../gateway/response-cache.ts";
 import { decodeCursor, encodeCursor, queryFingerprints } from "../subgraphs/history/cursor.ts";
@@ -14,6 +15,7 @@ import {
   realtimeSettings,
   replayBudget,
   SERVICE_VERSION,
+  stalledServerTimeout,
   subgraphUrlOverrides,
 } from "./wiring.ts";
 
@@ -287,5 +289,16 @@ describe("cursorKeys", () => {
     const fresh = issue(rotating);
     expect(accepts(rotated, fresh)).toBe(true);
     expect(accepts(old, fresh)).toBe(false);
+  });
+});
+
+describe("stalledServerTimeout", () => {
+  it("gives a stalled primary up 5 s past the statement timeout, never without one (core/db.ts stalledServerDeadline)", () => {
+    expect(stalledServerTimeout(loadConfig(["shared"], {}))).toBe(10_000);
+    expect(stalledServerTimeout(loadConfig(["shared"], { DATABASE_STATEMENT_TIMEOUT_MS: "1000" }))).toBe(6_000);
+    expect(stalledServerTimeout(loadConfig(["shared"], { DATABASE_STATEMENT_TIMEOUT_MS: "0" }))).toBeUndefined();
+    // A replica's margin is its connect timeout (core/read-replicas.ts): the read then falls back.
+    expect(stalledServerDeadline(5_000, 1_000)).toBe(6_000);
+    expect(stalledServerDeadline(0, 1_000)).toBeUndefined();
   });
 });

@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 import * as clientOperations from "../client/operations.ts";
 import { ConfigError, type Config } from "../core/config.ts";
 import { DEFAULT_COMPRESSION } from "../core/compression.ts";
-import { openDatabase, type Database } from "../core/db.ts";
+import { openDatabase, stalledServerDeadline, type Database } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
@@ -41,20 +41,20 @@ export const SERVICE_VERSION: string = (JSON.parse(readFileSync(new URL("../pack
 
 /**
  * How long a serving connection waits for a statement's answer before it gives the server up
- * (SERVICE_UNAVAILABLE): a server that keeps its connections but never answers (frozen, a
- * half-open link) would otherwise hold the request, and its connection, forever. A live server
- * cancels the statement at DATABASE_STATEMENT_TIMEOUT_MS first; the margin is for its answer to
- * arrive on a loaded host. Undefined (never) without a statement timeout.
+ * (SERVICE_UNAVAILABLE; core/db.ts stalledServerDeadline): DATABASE_STATEMENT_TIMEOUT_MS and a
+ * margin for the server's own cancel to arrive on a loaded host. Undefined (never) without one.
  */
-function stalledServerTimeout(config: Config<"shared">): number | undefined {
-  return config.DATABASE_STATEMENT_TIMEOUT_MS > 0 ? config.DATABASE_STATEMENT_TIMEOUT_MS + STALLED_SERVER_MARGIN_MS : undefined;
+export function stalledServerTimeout(config: Config<"shared">): number | undefined {
+  return stalledServerDeadline(config.DATABASE_STATEMENT_TIMEOUT_MS, STALLED_SERVER_MARGIN_MS);
 }
 const STALLED_SERVER_MARGIN_MS = 5_000;
 
 /**
  * PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR.
- * `statementTimeout`: the serving side's connections (subgraphs), whose statements run under
- * DATABASE_STATEMENT_TIMEOUT_MS; the indexer's writes and migrations do not.
+ * `statementTimeout`: the serving side's connections (subgraphs, gateways, realtime nodes), whose
+ * statements run under DATABASE_STATEMENT_TIMEOUT_MS and give a stalled server up after
+ * stalledServerTimeout; such a pool must run no transactions (core/db.ts queryTimeoutMs). The
+ * indexer's writes and migrations do not.
  */
 export function openConfiguredDatabase(
   config: Config<"shared">,

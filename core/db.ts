@@ -170,6 +170,17 @@ function createClient(adapter: PrismaPg | PrismaPGlite, onQuery: OpenDatabaseOpt
  */
 export const POSTGRES_KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
 
+/**
+ * The one rule for `queryTimeoutMs`: how long a connection waits for a statement's answer before it
+ * gives the server up (a server that keeps its connections but never answers: frozen, a half-open
+ * link). A live server cancels the statement at `statementTimeoutMs` first; `marginMs` is for its
+ * answer to arrive, or for whatever the caller does after it (a replica's fallback to the primary).
+ * Undefined (never) without a statement timeout: nothing then bounds a statement that still runs.
+ */
+export function stalledServerDeadline(statementTimeoutMs: number, marginMs: number): number | undefined {
+  return statementTimeoutMs > 0 ? statementTimeoutMs + marginMs : undefined;
+}
+
 /** A connection's lifetime: `seconds` less up to a tenth, drawn per connection. */
 const jitteredLifetime = (seconds: number) => seconds * (0.9 + 0.1 * Math.random());
 

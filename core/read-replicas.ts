@@ -23,7 +23,7 @@
 // (docs/guides/operating.md).
 import pg from "pg";
 import { splitSchemaParam } from "../prisma/migrate.ts";
-import { openDatabase, POSTGRES_KEEPALIVE, type Database } from "./db.ts";
+import { openDatabase, POSTGRES_KEEPALIVE, stalledServerDeadline, type Database } from "./db.ts";
 import type { Logger } from "./logger.ts";
 import { quoteIdent } from "./sql.ts";
 
@@ -236,8 +236,9 @@ export async function createReadRouter(options: ReadRouterOptions): Promise<Read
         poolSize: options.poolSize,
         statementTimeoutMs: options.statementTimeoutMs,
         connectTimeoutMs: options.connectTimeoutMs,
-        // A stalled server never answers: give up a little after the server would have cancelled.
-        queryTimeoutMs: options.statementTimeoutMs > 0 ? options.statementTimeoutMs + options.connectTimeoutMs : undefined,
+        // A stalled replica never answers: given up once the server would have cancelled, with the
+        // connect timeout's margin (the read then falls back to the primary).
+        queryTimeoutMs: stalledServerDeadline(options.statementTimeoutMs, options.connectTimeoutMs),
         applicationName: READ_APPLICATION_NAME,
         // Serving reads, as the primary's serving pool (bin/wiring.ts): no parallel workers (issue 21).
         parallelWorkersPerGather: 0,
