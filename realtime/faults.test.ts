@@ -73,8 +73,9 @@ describe.skipIf(skip)(title, () => {
     const config = loadConfig(["shared"], { DATABASE_URL: postgres.url, DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) });
     const deadlineMs = stalledServerTimeout(config)!;
     // The deadline holds each statement; a resume's first statement after the freeze fails it. The
-    // allowance is for the answer to travel and for a loaded test host, far below a second deadline.
-    const boundMs = deadlineMs + 2_000;
+    // allowance is for the answer to travel on a loaded test host, below a second deadline (the old
+    // node never answered at all).
+    const boundMs = deadlineMs + 5_000;
 
     const before = await connectClient(url, REALTIME_PATH.dedicated);
     const served = await resume(before, 20_000);
@@ -88,7 +89,7 @@ describe.skipIf(skip)(title, () => {
       // Not answered by the bound: the ack's own timeout rejects and the test fails (the old code).
       const stalled = await resume(client, boundMs);
       expect(stalled.response).toMatchObject({ error: { code: "SERVICE_UNAVAILABLE" } });
-      if (isErrorResponse(stalled.response)) expect(stalled.response.error.message).not.toMatch(/timeout|127\.0\.0\.1|postgres/i);
+      expect(JSON.stringify(stalled.response)).not.toMatch(/timeout|127\.0\.0\.1|postgres/i);
       expect(stalled.elapsedMs).toBeLessThan(boundMs);
       // The socket is told too, not only the acknowledgement.
       expect(client.errors).toEqual([expect.objectContaining({ code: "SERVICE_UNAVAILABLE", event: "bets:subscribe" })]);
