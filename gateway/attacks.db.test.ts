@@ -51,3 +51,38 @@ describe("repeated ids in one betResults", () => {
     expect(repeated.body.extensions?.cost).toEqual(once.body.extensions?.cost);
   });
 });
+
+describe("a list literal nested where the schema has none", () => {
+  // `betIds: [[["1"]]]` is not a [UInt256!]: the gateway's scalars accept any literal (the subgraphs
+  // parse their own), and Apollo's query planner walked such a literal in time doubling with each
+  // level (22 levels ~0.9 s; 30: no answer, the process stuck), at 10 points a request.
+  it("is refused as a validation error at the door, whatever its depth", async () => {
+    const { chainId } = t.fixtures.sampleSettled!;
+    for (const depth of [24, 2, 200]) {
+      const literal = `${"[".repeat(depth)}"1"${"]".repeat(depth)}`;
+      const response = await fetch(`${t.url}/graphql`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: `{ betResults(chainId: ${chainId}, betIds: ${literal}) { betId } }` }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const body = (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] };
+      expect(response.status, `depth ${depth}`).toBe(400);
+      expect(body.data).toBeUndefined();
+      expect(body.errors?.[0]?.extensions?.code, `depth ${depth}`).toBe("GRAPHQL_VALIDATION_FAILED");
+      expect(body.errors?.[0]?.message).toBe("Expected a value of type UInt256, found a list");
+    }
+  }, 60_000);
+
+  it("leaves literals of the right shape alone", async () => {
+    const { chainId, betId } = t.fixtures.sampleSettled!;
+    const response = await fetch(`${t.url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: `{ betResults(chainId: ${chainId}, betIds: ["${betId}", "${betId}"]) { betId } }` }),
+    });
+    const body = (await response.json()) as { data?: { betResults: ({ betId: string } | null)[] } };
+    expect(response.status).toBe(200);
+    expect(body.data?.betResults.map((bet) => bet?.betId)).toEqual([betId, betId]);
+  });
+});

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { LeafLiteralShapes } from "./literal-shapes.ts";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
@@ -201,6 +202,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
+    // A list or object literal where a scalar is expected never reaches the planner (gateway/literal-shapes.ts).
+    validationRules: [LeafLiteralShapes],
     // An answer one subgraph gave whole is written with that subgraph's bytes (gateway/forwarded-data.ts).
     stringifyResult,
     ...(deps.persistedQueries ? { persistedQueries: { cache: deps.persistedQueries } } : {}),
