@@ -14,15 +14,12 @@ import { silentLogger } from "../core/logger.ts";
 import type { ReadinessReport } from "../core/probes.ts";
 import { networksFileJson, startTestChain, type TestChain } from "../test/chain.ts";
 import { eventually } from "../test/eventually.ts";
-import { createPrivatePostgres, freePort, type PrivatePostgres, privatePostgresAvailable } from "../test/private-postgres.ts";
+import { createPrivatePostgres, freePort, type PrivatePostgres, privatePostgresServer } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { describeWith, privateRedisServer } from "../test/services.ts";
 import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 
-const services = [
-  { missing: privatePostgresAvailable ? undefined : "no PostgreSQL server binaries under /usr/lib/postgresql", install: "apt-get install -y postgresql" },
-  privateRedisServer,
-];
+const services = [privatePostgresServer, privateRedisServer];
 
 interface Probe {
   status: number;

@@ -17,17 +17,14 @@ import { type AnvilInstance, startAnvil } from "../chain/anvil.ts";
 import { DEV_PLAYER_KEYS } from "../chain/devAccounts.ts";
 import { type ComposeService, connectionsPerProcess, loadCompose } from "../test/compose.ts";
 import { eventually } from "../test/eventually.ts";
-import { createPrivatePostgres, freePort, type PrivatePostgres, postgresProgram, privatePostgresAvailable } from "../test/private-postgres.ts";
+import { createPrivatePostgres, freePort, type PrivatePostgres, postgresProgram, privatePostgresServer } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
 import { exposedMetricNames, promqlMetricNames } from "../test/promql.ts";
 import { describeWith, privateRedisServer } from "../test/services.ts";
 import { type Spawned, spawnChild, spawnTypeScript } from "../test/spawn.ts";
 
 // CI installs every one (.ci/run); elsewhere the suite says SKIPPED, why, and how to install it.
-const services = [
-  { missing: privatePostgresAvailable ? undefined : "no PostgreSQL server binaries under /usr/lib/postgresql", install: "apt-get install -y postgresql" },
-  privateRedisServer,
-];
+const services = [privatePostgresServer, privateRedisServer];
 
 /** The services run here: one replica of each kind, in dependency order. */
 const RUN = ["networks", "results", "history", "indexer", "publisher", "realtime-a", "gateway-a"] as const;

@@ -29,14 +29,20 @@ interface Answer {
   extensions?: { cost?: { requested: number; actual: number } };
 }
 
-async function ask(betIds: string[]): Promise<{ status: number; body: Answer }> {
-  const { chainId } = t.fixtures.sampleSettled!;
+/** One GraphQL request as a client POSTs it; its status and JSON body. Bounded: a stuck gateway fails the test, not the run. */
+async function post<Body>(request: { query: string; variables?: Record<string, unknown> }): Promise<{ status: number; body: Body }> {
   const response = await fetch(`${t.url}/graphql`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: QUERY, variables: { chainId, betIds } }),
+    body: JSON.stringify(request),
+    signal: AbortSignal.timeout(20_000),
   });
-  return { status: response.status, body: (await response.json()) as Answer };
+  return { status: response.status, body: (await response.json()) as Body };
+}
+
+function ask(betIds: string[]): Promise<{ status: number; body: Answer }> {
+  const { chainId } = t.fixtures.sampleSettled!;
+  return post<Answer>({ query: QUERY, variables: { chainId, betIds } });
 }
 
 describe("repeated ids in one betResults", () => {
@@ -60,14 +66,10 @@ describe("a list literal nested where the schema has none", () => {
     const { chainId } = t.fixtures.sampleSettled!;
     for (const depth of [24, 2, 200]) {
       const literal = `${"[".repeat(depth)}"1"${"]".repeat(depth)}`;
-      const response = await fetch(`${t.url}/graphql`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ query: `{ betResults(chainId: ${chainId}, betIds: ${literal}) { betId } }` }),
-        signal: AbortSignal.timeout(20_000),
+      const { status, body } = await post<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }>({
+        query: `{ betResults(chainId: ${chainId}, betIds: ${literal}) { betId } }`,
       });
-      const body = (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] };
-      expect(response.status, `depth ${depth}`).toBe(400);
+      expect(status, `depth ${depth}`).toBe(400);
       expect(body.data).toBeUndefined();
       expect(body.errors?.[0]?.extensions?.code, `depth ${depth}`).toBe("GRAPHQL_VALIDATION_FAILED");
       expect(body.errors?.[0]?.message).toBe("Expected a value of type UInt256, found a list");
@@ -76,13 +78,8 @@ describe("a list literal nested where the schema has none", () => {
 
   it("leaves literals of the right shape alone", async () => {
     const { chainId, betId } = t.fixtures.sampleSettled!;
-    const response = await fetch(`${t.url}/graphql`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ query: `{ betResults(chainId: ${chainId}, betIds: ["${betId}", "${betId}"]) { betId } }` }),
-    });
-    const body = (await response.json()) as { data?: { betResults: ({ betId: string } | null)[] } };
-    expect(response.status).toBe(200);
+    const { status, body } = await post<Answer>({ query: `{ betResults(chainId: ${chainId}, betIds: ["${betId}", "${betId}"]) { betId } }` });
+    expect(status).toBe(200);
     expect(body.data?.betResults.map((bet) => bet?.betId)).toEqual([betId, betId]);
   });
 });

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { silentLogger } from "../core/logger.ts";
@@ -8,7 +8,8 @@ import { startStack, type RunningStack } from "../bin/stack.ts";
 import { GATEWAY_SECTIONS, openConfiguredDatabase, openCsvExportReads, subgraphDeps } from "../bin/wiring.ts";
 import { readProofCache } from "../fixtures/proof-cache.ts";
 import { seedFixtures } from "../fixtures/seed.ts";
-import { createPrivatePostgres, PRIVATE_POSTGRES_INSTALL, privatePostgresAvailable, type PrivatePostgres } from "../test/private-postgres.ts";
+import { createPrivatePostgres, privatePostgresServer, type PrivatePostgres } from "../test/private-postgres.ts";
+import { describeWith } from "../test/services.ts";
 import { testGatewaySettings } from "../test/stack.ts";
 
 // PostgreSQL stopped under a running service, then started again: clear SERVICE_UNAVAILABLE and
@@ -57,14 +58,9 @@ async function health(on: RunningStack = stack) {
   return { status: response.status, body: (await response.json()) as { status: string } };
 }
 
-// Needs PostgreSQL's server binaries (a private server it can stop). Without them it says SKIPPED in
-// its title; under CI (CI=true) it runs anyway and fails: a skip there would hide the test.
-const skip = !privatePostgresAvailable && process.env.CI !== "true";
-const title = skip
-  ? `PostgreSQL stops and comes back — SKIPPED: no PostgreSQL server binaries (${PRIVATE_POSTGRES_INSTALL})`
-  : "PostgreSQL stops and comes back";
-
-describe.skipIf(skip)(title, () => {
+// Needs PostgreSQL's server binaries (a private server it can stop): SKIPPED without them, except
+// under CI (test/services.ts).
+describeWith(privatePostgresServer, "PostgreSQL stops and comes back", () => {
   it("serves, fails clearly while the database is down, and recovers without restart", async () => {
     expect((await ask()).errors).toBeUndefined();
 

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { LeafLiteralShapes } from "./literal-shapes.ts";
 import { ApolloServer } from "@apollo/server";
 import { ApolloServerPluginCacheControl } from "@apollo/server/plugin/cacheControl";
 import { ApolloServerPluginLandingPageDisabled } from "@apollo/server/plugin/disabled";
@@ -23,6 +22,7 @@ import { followSupergraphPrices } from "./cost-directives.ts";
 import { gatewayReadiness } from "./health/readiness.ts";
 import { probeRoutes } from "../core/probes.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
+import { LeafLiteralShapes } from "./literal-shapes.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { readAtPlugin } from "./read-at.ts";
 import { createInFlightCap, type InFlightSettings } from "./in-flight.ts";

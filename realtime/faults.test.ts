@@ -2,13 +2,14 @@
 // connections and never answers. A resume (`sinceSeq`) must be told SERVICE_UNAVAILABLE within the
 // serving pools' deadline (bin/wiring.ts stalledServerTimeout), not held with its pool connection
 // forever, and the node must serve resumes again once the server thaws, without a restart.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase, type Database } from "../core/db.ts";
 import { stalledServerTimeout } from "../bin/wiring.ts";
 import { eventually } from "../test/eventually.ts";
 import { createNetworks, insertUpdates, wallet } from "../test/outbox.ts";
-import { createPrivatePostgres, PRIVATE_POSTGRES_INSTALL, privatePostgresAvailable, type PrivatePostgres } from "../test/private-postgres.ts";
+import { createPrivatePostgres, privatePostgresServer, type PrivatePostgres } from "../test/private-postgres.ts";
+import { describeWith, skipWithout } from "../test/services.ts";
 import { connectClient, type TestClient } from "../test/realtime.ts";
 import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 import { isErrorResponse, REALTIME_PATH, type Response, type SubscribedPayload } from "./events.ts";
@@ -23,12 +24,9 @@ let db: Database;
 let node: Spawned | undefined;
 let url: string;
 
-// Needs PostgreSQL's server binaries (a private server it can freeze). Without them it says SKIPPED
-// in its title; under CI (CI=true) it runs anyway and fails: a skip there would hide the test.
-const skip = !privatePostgresAvailable && process.env.CI !== "true";
-const title = skip
-  ? `a realtime node's PostgreSQL freezes — SKIPPED: no PostgreSQL server binaries (${PRIVATE_POSTGRES_INSTALL})`
-  : "a realtime node's PostgreSQL freezes";
+// Needs PostgreSQL's server binaries (a private server it can freeze): SKIPPED without them, except
+// under CI (test/services.ts).
+const skip = skipWithout(privatePostgresServer);
 
 beforeAll(async () => {
   if (skip) return;
@@ -68,7 +66,7 @@ async function resume(client: TestClient, timeoutMs: number): Promise<{ response
   return { response, elapsedMs: performance.now() - started };
 }
 
-describe.skipIf(skip)(title, () => {
+describeWith(privatePostgresServer, "a realtime node's PostgreSQL freezes", () => {
   it("tells a resume SERVICE_UNAVAILABLE within the stalled-server deadline, and replays again once it thaws", async () => {
     const config = loadConfig(["shared"], { DATABASE_URL: postgres.url, DATABASE_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS) });
     const deadlineMs = stalledServerTimeout(config)!;

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import type { Service } from "./services.ts";
 
 // A PostgreSQL server of the test's own (initdb in a temp dir, a free loopback port), so a fault
 // test can stop and start it without touching the shared server. Runs as the `postgres` OS user
@@ -30,6 +31,12 @@ function pgBin(): string | undefined {
 export const PRIVATE_POSTGRES_INSTALL = "apt-get install -y postgresql (pg_ctl and initdb via pg_config --bindir, /usr/lib/postgresql/*/bin or PATH)";
 
 export const privatePostgresAvailable = pgBin() !== undefined;
+
+/** For describeWith (test/services.ts): the server binaries a private PostgreSQL needs (initdb, pg_ctl). */
+export const privatePostgresServer: Service = {
+  missing: privatePostgresAvailable ? undefined : "no PostgreSQL server binaries",
+  install: PRIVATE_POSTGRES_INSTALL,
+};
 
 /** A PostgreSQL client or server program (`psql`, `pg_dump`, …) of the newest installed version. */
 export function postgresProgram(tool: string): string {
