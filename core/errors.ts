@@ -110,6 +110,10 @@ export function isStatementTimeout(error: unknown): boolean {
   });
 }
 
+const TOKEN_BOUND = /^Syntax Error: Document contains more tha[nt] (\d+) tokens\. Parsing aborted\.$/;
+const VALIDATION_ABORTED =
+  "Validation aborted: the document selects too many fields of one name, or spreads too many fragments, to check in reasonable time; select each field once";
+
 /**
  * The one edge where internals are sanitised (Apollo `formatError`), shared by subgraphs and the
  * gateway: contract codes pass through, input errors raised inside validation keep their
@@ -147,6 +151,16 @@ export function createErrorFormatter(options: { production: boolean; logger: Log
     }
     // Request mistakes Apollo Server detects itself (a persisted-query hash that does not match its
     // text, an unsupported persisted-query version) carry an HTTP 4xx status but no code.
+    // graphql-js gives up validating a document whose same-named fields or fragments would take it
+    // too long to compare, with a bare "Validation aborted.": say what to change.
+    if (code === "GRAPHQL_VALIDATION_FAILED" && formatted.message === "Validation aborted.") {
+      return { ...base, message: VALIDATION_ABORTED, extensions };
+    }
+    // graphql-js's words for a document past the parser's token bound (with its typo, "more that").
+    const tokens = code === "GRAPHQL_PARSE_FAILED" ? TOKEN_BOUND.exec(formatted.message) : null;
+    if (tokens) {
+      return { ...base, message: `The document holds more than ${tokens[1]} tokens, the limit: send a smaller document`, extensions };
+    }
     if (isCodelessClientError(original)) {
       return { ...base, extensions: { code: "BAD_REQUEST" } };
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
+import { requestFrom } from "../test/loopback-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 
 // The attack classes of issue 21 that no feature test shows end to end. The others are shown where
@@ -81,5 +82,89 @@ describe("a list literal nested where the schema has none", () => {
     const { status, body } = await post<Answer>({ query: `{ betResults(chainId: ${chainId}, betIds: ["${betId}", "${betId}"]) { betId } }` });
     expect(status).toBe(200);
     expect(body.data?.betResults.map((bet) => bet?.betId)).toEqual([betId, betId]);
+  });
+});
+
+type Refusal = { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] };
+
+describe("documents larger than any the contract needs", () => {
+  // graphql-js validates a document in time that grows faster than its size (fields of one name are
+  // compared pairwise) and recurses through nested fragments: 2 300 repeated fields (62 KB, under the
+  // body limit) took ~0.2–0.9 s of gateway CPU before graphql-js gave up ("Validation aborted."),
+  // and 1 500 nested inline fragments overflowed the stack (HTTP 500), each for 10 points. The
+  // largest documented request is ~340 tokens; a document is refused at parse past 2 000.
+  const cases: Record<string, string> = {
+    "2 300 repeated fields": `{ ${Array.from({ length: 2300 }, () => "networkConfigs { chainId }").join(" ")} }`,
+    "4 000 __typename": `{ ${Array.from({ length: 4000 }, () => "__typename").join(" ")} }`,
+    "1 500 nested inline fragments": `{ ${"... on Query { ".repeat(1500)} __typename ${"} ".repeat(1500)} }`,
+  };
+  it.each(Object.entries(cases))("%s: refused at parse, naming the bound", async (_name, query) => {
+    const { status, body } = await post<Refusal>({ query });
+    expect(status).toBe(400);
+    expect(body.data).toBeUndefined();
+    expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+    expect(body.errors?.[0]?.message).toBe("The document holds more than 2000 tokens, the limit: send a smaller document");
+  });
+
+  it("within the bound, nesting is answered and overlap is refused in plain words", async () => {
+    const nested = await post<{ data?: { __typename: string } }>({ query: `{ ${"... on Query { ".repeat(390)} __typename ${"} ".repeat(390)} }` });
+    expect(nested.status).toBe(200);
+    expect(nested.body.data).toEqual({ __typename: "Query" });
+    // From a client of its own: the document's validation is priced past this client's budget (below).
+    const overlapping = await requestFrom(
+      t.url,
+      "127.0.0.43",
+      "/graphql",
+      JSON.stringify({ query: `{ ${Array.from({ length: 1900 }, () => "__typename").join(" ")} }` }),
+    ).answer;
+    expect(overlapping.status).toBe(400);
+    const refusal = JSON.parse(overlapping.body) as Refusal;
+    expect(refusal.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
+    expect(refusal.errors?.[0]?.message).toMatch(/^Validation aborted: the document selects too many fields of one name/);
+  });
+});
+
+describe("a document that is costly to validate", () => {
+  // Within the token bound, 490 copies of one field still kept the gateway ~0.1 s validating before
+  // graphql-js gave up, for the 10 points any request pays: a loop from one address slowed everyone.
+  // The pairs of same-named fields graphql-js compares are priced (gateway/validation-work.ts).
+  it("pays for the pairs it makes graphql-js compare, and its client waits before the next", async () => {
+    const copies = 490;
+    const query = `{ ${Array.from({ length: copies }, () => "networkConfigs { chainId }").join(" ")} }`;
+    // Pairs of networkConfigs, then of chainId below them (merged): graphql-js compares both.
+    const pairs = 2 * ((copies * (copies - 1)) / 2);
+    const first = await requestFrom(t.url, "127.0.0.41", "/graphql", JSON.stringify({ query })).answer;
+    expect(first.status).toBe(400);
+    const body = JSON.parse(first.body) as Refusal & { extensions?: { cost?: { actual: number } } };
+    expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
+    expect(body.extensions?.cost?.actual).toBe(10 + Math.ceil((pairs - 1000) / 2));
+    const next = await requestFrom(t.url, "127.0.0.41", "/graphql", JSON.stringify({ query: "{ __typename }" })).answer;
+    // Its budget (5 000 points to start) is in the deepest debt a budget takes (-10 000): ~10 s to pay back.
+    expect(next.status).toBe(429);
+    expect(Number(next.headers["retry-after"])).toBeGreaterThanOrEqual(9);
+    // Another client is not affected.
+    const other = await requestFrom(t.url, "127.0.0.42", "/graphql", JSON.stringify({ query: "{ __typename }" })).answer;
+    expect(other.status).toBe(200);
+  });
+
+  it("is free when fields repeat as honest fragments make them", async () => {
+    const query = `{ ...A ...B } fragment A on Query { networkConfigs { chainId name } } fragment B on Query { networkConfigs { chainId confirmations } }`;
+    // The first request validates the document; the second finds it validated (Apollo Server's document store).
+    const validated = await post<{ extensions?: { cost?: { actual: number } } }>({ query });
+    const remembered = await post<{ extensions?: { cost?: { actual: number } } }>({ query });
+    expect([validated.status, remembered.status]).toEqual([200, 200]);
+    expect(validated.body.extensions?.cost).toEqual(remembered.body.extensions?.cost);
+  });
+});
+
+describe("operations this API does not have", () => {
+  // The schema has queries only. graphql-js 16 does not check that an operation's root type exists,
+  // so a mutation or subscription reached Apollo's query planner and failed there as HTTP 500.
+  it.each(["mutation", "subscription"])("a %s is a validation error, not a server error", async (kind) => {
+    const { status, body } = await post<Refusal>({ query: `${kind} { __typename }` });
+    expect(status).toBe(400);
+    expect(body.data).toBeUndefined();
+    expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
+    expect(body.errors?.[0]?.message).toBe(`This API has no ${kind} operations: it answers queries only`);
   });
 });

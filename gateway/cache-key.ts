@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { HTTPGraphQLRequest } from "@apollo/server";
 import { type DocumentNode, Kind, parse, print, valueFromASTUntyped } from "graphql";
+import { MAX_DOCUMENT_TOKENS } from "./validation-work.ts";
 
 // The response cache's one key function (gateway/response-cache.ts and its byte path,
 // gateway/response-replay.ts, both key by it). A key names what decides an answer, and nothing else:
@@ -25,8 +26,6 @@ const MAX_DOCUMENTS = 2000;
  * bounded (MAX_DOCUMENTS × this, at most) whatever documents clients send.
  */
 const MAX_REMEMBERED_CHARS = 16 * 1024;
-/** A document past this many tokens is not keyed (Apollo Server still answers it, uncached). */
-const MAX_TOKENS = 5000;
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
@@ -96,13 +95,13 @@ interface Operation {
   variables: { name: string; hasDefault: boolean; default: unknown }[];
 }
 
-/** A parsed document: the SHA-256 of its printed form, and its operations; null: it does not parse (within MAX_TOKENS). */
+/** A parsed document: the SHA-256 of its printed form, and its operations; null: it does not parse (within MAX_DOCUMENT_TOKENS, which Apollo Server refuses past too). */
 type Normalised = { printed: string; operations: Operation[] } | null;
 
 function normalise(text: string): Normalised {
   let document: DocumentNode;
   try {
-    document = parse(text, { noLocation: true, maxTokens: MAX_TOKENS });
+    document = parse(text, { noLocation: true, maxTokens: MAX_DOCUMENT_TOKENS });
   } catch {
     return null;
   }

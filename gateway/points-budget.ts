@@ -1,6 +1,6 @@
 import type { ApolloServerPlugin, BaseContext, GraphQLRequestContextWillSendResponse } from "@apollo/server";
 import { HeaderMap } from "@apollo/server";
-import type { GraphQLFormattedError } from "graphql";
+import type { DocumentNode, GraphQLFormattedError } from "graphql";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
@@ -10,6 +10,7 @@ import { decide, type RateLimitDecision, type RateLimitPolicy, type RateLimitSto
 import { actualCost } from "./actual-cost.ts";
 import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
+import { validationPoints } from "./validation-work.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
 // the currency of the query cost (gateway/limits.ts), not one token per request.
@@ -18,6 +19,8 @@ import { measuredOperation } from "./limits.ts";
 //   budget is dry is refused before any work.
 // - Once the operation is measured (queryLimitsPlugin) and before it runs, the rest of its
 //   requested cost is taken, all or nothing: HTTP 429 RATE_LIMITED when the budget cannot pay.
+// - A document this gateway validated for the request adds validation's price to both costs, ran
+//   or refused (gateway/validation-work.ts: free for any honest document).
 // - After it ran it is settled with its actual cost (gateway/actual-cost.ts: the same prices
 //   applied to the answer): the difference is refunded, or charged when the answer cost more.
 //   The settlement goes to the store in the background: it never delays the answer.
@@ -26,7 +29,7 @@ import { measuredOperation } from "./limits.ts";
 // cache pay REQUEST_POINTS at the door and nothing else; their stored bytes never hold a cost
 // (withoutCostExtension), since a cost belongs to the request that computed it.
 
-/** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation. */
+/** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation of an ordinary document. */
 export const REQUEST_POINTS = 10;
 /**
  * What a request to a route beside GraphQL pays (/health, /schema.graphql, /metrics, static pages,
@@ -186,6 +189,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       const charge = (contextValue as { [CHARGE]?: Charge })[CHARGE];
       let requested: number | undefined;
       let refused = false;
+      // What validating the document cost, when this request validated it (a document Apollo Server
+      // has validated before is not validated again): gateway/validation-work.ts.
+      let validated: DocumentNode | undefined;
+      const validation = () => (validated ? validationPoints(validated) : 0);
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
         if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
@@ -195,8 +202,11 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
         for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
       };
       return {
+        async validationDidStart({ document }) {
+          validated = document;
+        },
         async responseForOperation({ request }) {
-          requested = Math.max(REQUEST_POINTS, measuredOperation(request)?.cost ?? 0);
+          requested = Math.max(REQUEST_POINTS, measuredOperation(request)?.cost ?? 0) + validation();
           if (!budget || !store || !charge?.decision) return null;
           const rest = requested - charge.paid;
           if (rest <= 0) return null;
@@ -215,12 +225,14 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           const { response, document, operation, schema, request } = context;
           let actual: number;
           if (requested === undefined || refused)
-            actual = REQUEST_POINTS; // never ran: the door's fee
+            actual = REQUEST_POINTS + validation(); // never ran: the door's fee, and validation's work if it was done
           else if (response.body.kind === "single" && response.body.singleResult.data === undefined)
             // No `data` at all: refused before execution (its variables did not coerce); execution, even failed, says data.
-            actual = REQUEST_POINTS;
+            actual = REQUEST_POINTS + validation();
           else if (response.body.kind === "single" && response.body.singleResult.data && document && operation)
-            actual = Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, costViewOf(response.body.singleResult.data)));
+            actual =
+              Math.max(REQUEST_POINTS, actualCost(schema, document, operation, request.variables ?? {}, costViewOf(response.body.singleResult.data))) +
+              validation();
           else actual = requested; // ran, but the answer does not say how far: as requested
           settle(context, actual);
           if (response.body.kind !== "single") return;

@@ -23,6 +23,8 @@ import { gatewayReadiness } from "./health/readiness.ts";
 import { probeRoutes } from "../core/probes.ts";
 import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./limits.ts";
 import { LeafLiteralShapes } from "./literal-shapes.ts";
+import { QueriesOnly } from "./operation-types.ts";
+import { MAX_DOCUMENT_TOKENS } from "./validation-work.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { readAtPlugin } from "./read-at.ts";
 import { createInFlightCap, type InFlightSettings } from "./in-flight.ts";
@@ -202,8 +204,11 @@ export function createGateway(deps: GatewayDeps): Gateway {
     // queries must work from plain links and CDNs.
     csrfPrevention: false,
     allowBatchedHttpRequests: false,
-    // A list or object literal where a scalar is expected never reaches the planner (gateway/literal-shapes.ts).
-    validationRules: [LeafLiteralShapes],
+    // A document past this many tokens is refused while it is parsed, before validation's cost (gateway/validation-work.ts).
+    parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+    // A list or object literal where a scalar is expected never reaches the planner
+    // (gateway/literal-shapes.ts); nor does a mutation or subscription (gateway/operation-types.ts).
+    validationRules: [LeafLiteralShapes, QueriesOnly],
     // An answer one subgraph gave whole is written with that subgraph's bytes (gateway/forwarded-data.ts).
     stringifyResult,
     ...(deps.persistedQueries ? { persistedQueries: { cache: deps.persistedQueries } } : {}),

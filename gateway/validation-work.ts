@@ -1,0 +1,100 @@
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from "graphql";
+
+// What a document costs before the query limits measure its operation (gateway/limits.ts): its
+// size is bounded while it is parsed, and validating it is priced in the points of the budget
+// (gateway/points-budget.ts). graphql-js's OverlappingFieldsCanBeMerged compares every pair of fields that share a response
+// name in one selection set (fragments' fields included), then their sub-selections merged: work
+// that grows with the square of repetition, paid before any limit measures the operation. 490
+// copies of `networkConfigs { chainId }` (2 000 tokens, MAX_DOCUMENT_TOKENS) kept
+// a gateway busy ~0.1 s before graphql-js gave up, for the 10 points every request pays. Honest
+// documents repeat a field a few times, where fragments meet; such pairs are free.
+
+/**
+ * Tokens a document may hold, checked while it is parsed (before validation, the query limits and
+ * any plan). graphql-js validates in time that grows faster than a document (fields of one name are
+ * compared pairwise) and recurses through nested fragments: thousands of repeated fields cost a
+ * gateway most of a second, and ~1 500 nested inline fragments overflowed its stack. The largest
+ * documented request (test/largest-request.ts) is ~340 tokens, a full introspection query (every option) 184.
+ */
+export const MAX_DOCUMENT_TOKENS = 2000;
+
+/** Pairs of same-named fields a document may hold at no charge (a few hundred µs of validation). */
+export const FREE_OVERLAP_PAIRS = 1000;
+/**
+ * Points per pair past the free ones. A pair (with its merged sub-selections) took ~0.4 µs to
+ * compare here, and a point is about a microsecond of gateway CPU elsewhere (betResults of 100 ids:
+ * ~2 000 points, ~1.6 ms): half a point a pair.
+ */
+export const POINTS_PER_OVERLAP_PAIR = 0.5;
+/** graphql-js gives up past ~500 000 units of this work ("Validation aborted."): nothing past it is done, so nothing is charged. */
+const MAX_OVERLAP_PAIRS = 500_000;
+/** Selections the count visits at most (a fragment spread twice in each of many fragments grows exponentially). */
+const MAX_VISITS = 200_000;
+/** Fields nested deeper are not counted (the depth limit is 8; fragments that spread each other through fields never end). */
+const MAX_FIELD_DEPTH = 64;
+
+const counted = new WeakMap<DocumentNode, number>();
+
+/** The points validating `document` costs: 0 for any document with at most FREE_OVERLAP_PAIRS pairs. */
+export function validationPoints(document: DocumentNode): number {
+  let pairs = counted.get(document);
+  if (pairs === undefined) {
+    pairs = overlapPairs(document);
+    counted.set(document, pairs);
+  }
+  return Math.ceil(Math.max(0, pairs - FREE_OVERLAP_PAIRS) * POINTS_PER_OVERLAP_PAIR);
+}
+
+/**
+ * Pairs of fields sharing a response name, per selection set, with the sub-selections of same-named
+ * fields merged and counted again below (as graphql-js compares them), fragments spread in place.
+ * Counted on every operation and every fragment definition, as graphql-js validates each.
+ */
+export function overlapPairs(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  let pairs = 0;
+  let visits = 0;
+  const exhausted = () => pairs >= MAX_OVERLAP_PAIRS || visits >= MAX_VISITS;
+
+  // The fields of `sets` merged, by response name: how many, and their sub-selections.
+  const group = (sets: readonly SelectionSetNode[], byName: Map<string, { count: number; children: SelectionSetNode[] }>, spreading: Set<string>) => {
+    for (const set of sets) {
+      for (const selection of set.selections) {
+        if (++visits >= MAX_VISITS) return;
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.alias?.value ?? selection.name.value;
+          const entry = byName.get(name) ?? { count: 0, children: [] };
+          entry.count++;
+          if (selection.selectionSet) entry.children.push(selection.selectionSet);
+          byName.set(name, entry);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          group([selection.selectionSet], byName, spreading);
+        } else {
+          const fragment = fragments.get(selection.name.value);
+          // A cycle (invalid, but priced before it is refused) is not followed.
+          if (!fragment || spreading.has(fragment.name.value)) continue;
+          spreading.add(fragment.name.value);
+          group([fragment.selectionSet], byName, spreading);
+          spreading.delete(fragment.name.value);
+        }
+      }
+    }
+  };
+  const count = (sets: readonly SelectionSetNode[], depth: number, within?: string) => {
+    const byName = new Map<string, { count: number; children: SelectionSetNode[] }>();
+    group(sets, byName, new Set(within === undefined ? [] : [within]));
+    for (const { count: n, children } of byName.values()) {
+      pairs += (n * (n - 1)) / 2;
+      if (exhausted()) return;
+      if (children.length > 0 && depth < MAX_FIELD_DEPTH) count(children, depth + 1);
+      if (exhausted()) return;
+    }
+  };
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) count([definition.selectionSet], 0);
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) count([definition.selectionSet], 0, definition.name.value);
+    if (exhausted()) break;
+  }
+  return Math.min(pairs, MAX_OVERLAP_PAIRS);
+}
