@@ -194,3 +194,40 @@ describe("listen()'s listening sockets (SO_REUSEPORT)", () => {
     }
   });
 });
+
+describe("requests Node's HTTP parser refuses", () => {
+  /** Writes `raw` to a fresh connection and reads until the server closes it. */
+  async function exchange(port: number, raw: string): Promise<string> {
+    const socket = net.connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.write(raw);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("close", () => resolve());
+      socket.once("error", reject);
+      socket.setTimeout(10_000, () => reject(new Error("no answer within 10 s")));
+    });
+    return Buffer.concat(chunks).toString("utf8");
+  }
+
+  // Node answers these itself with a bare status line (no body, no code, no CORS): a browser client
+  // could not tell a header too large from a network failure.
+  it.each([
+    ["headers larger than Node's bound", `GET /health HTTP/1.1\r\nhost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`, 431, "REQUEST_HEADERS_TOO_LARGE"],
+    ["a request line that is not HTTP", "HELLO\r\n\r\n", 400, "BAD_REQUEST"],
+  ])("%s: answered in the API's error shape", async (_name, raw, status, code) => {
+    const running = await listen((_req, res) => res.end("ok"), "127.0.0.1", 0);
+    try {
+      const answer = await exchange(running.port, raw);
+      const [head = "", body = ""] = answer.split("\r\n\r\n");
+      expect(head.split("\r\n")[0]).toBe(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}`);
+      expect(head.toLowerCase()).toContain("access-control-allow-origin: *");
+      expect(head.toLowerCase()).toContain("content-type: application/json; charset=utf-8");
+      const parsed = JSON.parse(body) as { errors: { message: string; extensions: { code: string } }[] };
+      expect(parsed.errors[0]?.extensions.code).toBe(code);
+      expect(parsed.errors[0]?.message.length).toBeGreaterThan(10);
+    } finally {
+      await running.close();
+    }
+  });
+});

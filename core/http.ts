@@ -1,5 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import net, { type AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
 import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
@@ -403,6 +404,40 @@ export async function listenOn(server: http.Server, host: string, port: number, 
   };
 }
 
+/** Node's HTTP parser's refusals, by its error code: a status, our code, and what to change. */
+function refusalOf(code: string | undefined): [number, string, string] {
+  if (code === "HPE_HEADER_OVERFLOW")
+    return [
+      431,
+      "REQUEST_HEADERS_TOO_LARGE",
+      `The request's headers and URL are larger than ${http.maxHeaderSize} bytes: send a shorter URL (POST a long query) or fewer headers`,
+    ];
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return [408, "REQUEST_TIMEOUT", "The request was not sent in time"];
+  return [400, "BAD_REQUEST", "The request is not well-formed HTTP/1.1"];
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any listener sees them (headers past its bound, a
+ * malformed request line, a request too slow to arrive) are answered in the API's error shape, with
+ * CORS, where Node writes a bare status line a browser client cannot read.
+ */
+export function answerRefusedRequests(server: http.Server): void {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // An answer already begun on this connection (Node's own check, on its private field) or a peer gone: nothing to say.
+    const begun = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent === true;
+    if (error.code === "ECONNRESET" || !socket.writable || begun) {
+      socket.destroy();
+      return;
+    }
+    const [status, code, message] = refusalOf(error.code);
+    const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\naccess-control-allow-origin: *\r\n\r\n${body}`,
+    );
+  });
+}
+
 /** Listens on host:port (port 0 picks a free one; listenOn: LISTEN_SOCKETS sockets, LISTEN_BACKLOG each) and resolves once bound. */
 export async function listen(listener: http.RequestListener, host: string, port: number, options: ListenOptions = {}): Promise<RunningHttpServer> {
   // Keep-alive outlives a typical load balancer idle timeout (60 s); slow clients get 30 s for a whole request.
@@ -415,6 +450,7 @@ export async function listen(listener: http.RequestListener, host: string, port:
     res.once("close", () => inFlight.delete(res));
     return listener(req, res);
   });
+  answerRefusedRequests(server);
   const slowReaders = options.registry ? slowReaderCounter(options.registry) : undefined;
   const stopDeadline = enforceWriteDeadline(server, {
     deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,

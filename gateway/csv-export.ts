@@ -143,6 +143,15 @@ async function write(out: Writable, chunk: string, gone: () => boolean): Promise
   return !gone();
 }
 
+/** A path segment percent-decoded; one that is not valid percent-encoding as written (parseAddress then says why it is no address). */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
   const pageRows = options.pageRows ?? CSV_PAGE_ROWS;
   const pagePoints = CSV_PAGE_POINTS + pageRows * CSV_ROW_POINTS;
@@ -179,7 +188,7 @@ export function createCsvExportRoute(options: CsvExportOptions): RouteHandler {
     }
     let wallet: string;
     try {
-      wallet = parseAddress(decodeURIComponent(CSV_PATH.exec(url.pathname)?.[1] ?? ""), "address");
+      wallet = parseAddress(decodedSegment(CSV_PATH.exec(url.pathname)?.[1] ?? ""), "address");
     } catch (error) {
       return badInput(res, error instanceof Error ? error.message : "address is not an address", "address");
     }

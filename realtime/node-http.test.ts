@@ -29,4 +29,20 @@ describe("a realtime node's HTTP server", () => {
     await eventually(() => cuts > 0, 20_000, "the node to cut the client that stopped reading");
     expect(cuts).toBe(1);
   });
+
+  it("answers headers past Node's bound in the API's error shape, as the gateway does", async () => {
+    const node = createNodeHttpServer({ writeDeadlineMs: 10_000, onSlowReaderCut: () => undefined });
+    await new Promise<void>((resolve) => node.server.listen(0, "127.0.0.1", resolve));
+    closers.push(() => new Promise((resolve) => node.server.close(() => resolve())));
+    const client = net.connect((node.server.address() as net.AddressInfo).port, "127.0.0.1");
+    closers.push(async () => void client.destroy());
+    const chunks: Buffer[] = [];
+    client.on("data", (chunk: Buffer) => chunks.push(chunk));
+    const closed = new Promise<void>((resolve) => client.once("close", () => resolve()));
+    client.write(`GET /socket.io/?EIO=4&transport=polling HTTP/1.1\r\nHost: x\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`);
+    await closed;
+    const answer = Buffer.concat(chunks).toString("utf8");
+    expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(answer).toContain('"code":"REQUEST_HEADERS_TOO_LARGE"');
+  });
 });

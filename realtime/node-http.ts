@@ -1,5 +1,5 @@
 import http from "node:http";
-import type { RouteHandler } from "../core/http.ts";
+import { answerRefusedRequests, type RouteHandler } from "../core/http.ts";
 import { enforceWriteDeadline } from "../core/write-deadline.ts";
 
 // A realtime node's own HTTP server (bin/realtime.ts): Socket.IO attaches to it, and it answers
@@ -20,6 +20,7 @@ export function createNodeHttpServer(options: { writeDeadlineMs: number; onSlowR
     if (req.method === "GET" && route) return void Promise.resolve(route(req, res)).catch(() => res.destroy());
     res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
   });
+  answerRefusedRequests(server);
   const stop = enforceWriteDeadline(server, { deadlineMs: options.writeDeadlineMs, onCut: options.onSlowReaderCut });
   server.once("close", stop);
   return { server, route: (path, handler) => void routes.set(path, handler) };
