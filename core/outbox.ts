@@ -13,6 +13,7 @@
 // Reads are raw SQL so that uint256 ids come back as exact text.
 import { Prisma, type Bet, type BetResult, type BetUpdateType } from "../prisma/generated/client.ts";
 import { betToJson, type BetJson } from "./bet-json.ts";
+import { betJsonSql } from "./bet-json-sql.ts";
 import type { Database } from "./db.ts";
 import type { NetworkEntry } from "./networks.ts";
 import { activeTraceparent } from "./tracing.ts";
@@ -103,6 +104,24 @@ export async function appendBetUpdates(tx: Tx, rows: readonly BetUpdateRow[]): P
     seqs.push(...inserted.map((row) => row.seq).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
   }
   return seqs;
+}
+
+/**
+ * Appends inside `tx` (as appendBetUpdates) a REMOVED row for every bet of `chainId`, newest
+ * placement first: a network reset's, before its bets are deleted. One INSERT … SELECT: the rows
+ * (up to millions, each settled one with its proof) never pass through the process, and no
+ * statement carries a parameter per bet. Each row is betUpdateRow("REMOVED", bet, result,
+ * placement block, network)'s. Resolves to how many rows it appended.
+ */
+export async function appendRemovedUpdates(tx: Tx, chainId: number, network: NetworkEntry): Promise<number> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
+  const traceparent = activeTraceparent() ?? null;
+  return tx.$executeRaw`
+    INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet", "traceparent")
+    SELECT b."chainId", b."betId", 'REMOVED', b.player, b."placedBlock", b."placedBlockHash", ${betJsonSql(network)}, ${traceparent}::text
+    FROM "Bet" b LEFT JOIN "BetResult" r ON r."chainId" = b."chainId" AND r."betId" = b."betId"
+    WHERE b."chainId" = ${BigInt(chainId)}
+    ORDER BY b."placedBlock" DESC, b."placedLogIndex" DESC`;
 }
 
 /** Empties the table and restarts seq at 1 (`db:seed --reset`, tests), inside `tx`. */
