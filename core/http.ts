@@ -1,6 +1,5 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import net, { type AddressInfo } from "node:net";
-import type { Duplex } from "node:stream";
 import { HeaderMap, type ApolloServer, type BaseContext, type HTTPGraphQLRequest } from "@apollo/server";
 import { GRAPHQL_ANSWER_TYPES, graphqlAnswerType } from "./accept.ts";
 import { compress, encodingFor, type CompressionSettings, type ContentEncoding } from "./compression.ts";
@@ -422,19 +421,20 @@ function refusalOf(code: string | undefined): [number, string, string] {
  * CORS, where Node writes a bare status line a browser client cannot read.
  */
 export function answerRefusedRequests(server: http.Server): void {
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // An answer already begun on this connection (Node's own check, on its private field) or a peer gone: nothing to say.
-    const begun = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage?.headersSent === true;
-    if (error.code === "ECONNRESET" || !socket.writable || begun) {
-      socket.destroy();
-      return;
+  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: unknown }, socket: net.Socket) => {
+    // Node's own rule: answer only a connection that has been sent nothing yet (never in the middle
+    // of, or after, another answer on a kept-alive connection), then end it.
+    if (error.code !== "ECONNRESET" && socket.writable && socket.bytesWritten === 0) {
+      const [status, code, message] = refusalOf(error.code);
+      // A HEAD's answer has no body (the request line is in the packet that failed, when it fits one).
+      const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString("latin1") === "HEAD ";
+      const body = head ? "" : JSON.stringify({ errors: [{ message, extensions: { code } }] });
+      socket.write(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\n` +
+          `${head ? "" : `content-length: ${Buffer.byteLength(body)}\r\n`}access-control-allow-origin: *\r\n\r\n${body}`,
+      );
     }
-    const [status, code, message] = refusalOf(error.code);
-    const body = JSON.stringify({ errors: [{ message, extensions: { code } }] });
-    socket.end(
-      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\naccess-control-allow-origin: *\r\n\r\n${body}`,
-    );
+    socket.destroySoon();
   });
 }
 
