@@ -360,11 +360,16 @@ export function realtimeSettings(
 }
 
 /**
- * Socket.IO replays pay from the client's points budget (REALTIME_REPLAY_PAGE_POINTS a page of 500
+ * Socket.IO replays pay from the client's points budget (REALTIME_REPLAY_PAGE_POINTS a page of 100
  * updates), the one its GraphQL requests pay from: `points` is the gateway's store in the same
  * process, or pointsStore() with the Redis the gateways charge. A replay loop then spends what the
  * client could have asked through GraphQL, and the other way round. Undefined when replays are free
  * or the budget is off.
+ *
+ * The default price is the page's CPU at GraphQL's rate: betResults(100) costs 1 965 points for
+ * ~1.6 ms of the gateway's CPU, ~1.2 points a µs; a replayed update costs the realtime node ~20 µs
+ * (bench/replay-cost.ts: the page read, its JSON, the frame), so a page of 100 ~2 ms, ~2 500 points.
+ * At 100 points a page of 500 (before issue 21) a replayed update cost ~500 times less per µs.
  */
 export function replayBudget(config: Config<"shared" | "realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
   const price = config.REALTIME_REPLAY_PAGE_POINTS;

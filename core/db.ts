@@ -34,16 +34,21 @@ export interface Database {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /**
    * One hand-written read straight through the driver, not Prisma: for hot read paths where the
-   * ORM's per-row work is most of the cost (bench/gateways.ts). On PostgreSQL a named prepared
-   * statement (parsed and planned once per connection); `onQuery` sees it as it sees Prisma's.
+   * ORM's per-row work is most of the cost (bench/gateways.ts, bench/replay-cost.ts). On PostgreSQL
+   * a named prepared statement (parsed and planned once per connection) when it has a name;
+   * `onQuery` sees it as it sees Prisma's.
    * Cast numerics and int8 to text in the SQL: the drivers' own parsing of them differs.
    */
   read<Row>(statement: ReadStatement, values: readonly unknown[]): Promise<Row[]>;
 }
 
-/** A named SQL statement for Database.read (the name must be unique per text in the process). */
+/** An SQL statement for Database.read. */
 export interface ReadStatement {
-  name: string;
+  /**
+   * Unique per text in the process: prepared once per connection. None: planned with its values
+   * each time (a statement whose text varies with its arguments would pile up prepared ones).
+   */
+  name?: string;
   text: string;
 }
 
@@ -247,7 +252,8 @@ async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async read<Row>(statement: ReadStatement, values: readonly unknown[]) {
       options.onQuery?.(statement.text, JSON.stringify(values));
-      return (await pool.query({ name: statement.name, text: statement.text, values: [...values] })).rows as Row[];
+      const named = statement.name === undefined ? {} : { name: statement.name };
+      return (await pool.query({ ...named, text: statement.text, values: [...values] })).rows as Row[];
     },
     close() {
       closed ??= (async () => {

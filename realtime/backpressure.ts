@@ -11,8 +11,11 @@ import type { RealtimeServer, RealtimeSocket } from "./fanout.ts";
 /** engine.io 6.6 internals (private in its types); slow-consumer.db.test.ts fails if they move. */
 interface EngineConnection {
   writeBuffer?: { data?: unknown }[];
-  /** `socket` is the `ws` WebSocket of the websocket transport (long-polling has none). */
-  transport: { socket?: { bufferedAmount?: number; terminate?: () => void } };
+  /**
+   * `socket` is the `ws` WebSocket of the websocket transport (long-polling has none); its
+   * `_socket` the TCP socket under it (ws internals; replay-limits.db.test.ts fails if it moves).
+   */
+  transport: { socket?: { bufferedAmount?: number; terminate?: () => void; _socket?: { cork(): void; uncork(): void } } };
 }
 
 const engineConnection = (socket: RealtimeSocket) => socket.conn as unknown as EngineConnection;
@@ -26,10 +29,42 @@ export function bufferedBytes(socket: RealtimeSocket, stopAbove = Number.POSITIV
   let bytes = conn.transport.socket?.bufferedAmount ?? 0;
   for (const packet of conn.writeBuffer ?? []) {
     if (bytes > stopAbove) break;
-    const data = packet.data;
-    bytes += typeof data === "string" ? data.length : Buffer.isBuffer(data) ? data.byteLength : 0;
+    bytes += packetBytes(packet);
   }
   return bytes;
+}
+
+const packetBytes = (packet: { data?: unknown }) => {
+  const data = packet.data;
+  return typeof data === "string" ? data.length : Buffer.isBuffer(data) ? data.byteLength : 0;
+};
+
+/**
+ * bufferedBytes() for a sender asking after each packet it queues (a replay): each queued packet
+ * is counted once, not at every call. engine.io replaces its write buffer when it flushes it, so a
+ * buffer other than the one counted (or shorter) is counted afresh.
+ */
+export class QueuedBytes {
+  private buffer: unknown[] | undefined;
+  private counted = 0;
+  private bytes = 0;
+
+  private readonly socket: RealtimeSocket;
+  constructor(socket: RealtimeSocket) {
+    this.socket = socket;
+  }
+
+  now(): number {
+    const conn = engineConnection(this.socket);
+    const buffer = conn.writeBuffer ?? [];
+    if (buffer !== this.buffer || buffer.length < this.counted) {
+      this.buffer = buffer;
+      this.counted = 0;
+      this.bytes = 0;
+    }
+    for (; this.counted < buffer.length; this.counted++) this.bytes += packetBytes(buffer[this.counted]!);
+    return this.bytes + (conn.transport.socket?.bufferedAmount ?? 0);
+  }
 }
 
 /**
@@ -43,6 +78,29 @@ export function closeTransport(socket: RealtimeSocket, options: { discardQueued?
   socket.conn.close(true);
   // Otherwise ws keeps its buffer until its closing handshake times out (30 s).
   engineConnection(socket).transport.socket?.terminate?.();
+}
+
+/**
+ * Each flush of a connection's write buffer reaches the kernel in one write. engine.io hands the
+ * WebSocket every packet queued since its last write at once (a replay page, a feed message's
+ * updates), and `ws` writes each frame with a system call of its own: a third of a replay's CPU
+ * (bench/replay-cost.ts). The TCP socket is corked from engine.io's `flush` to its `drain` (both
+ * emitted synchronously around the transport's send), so the frames leave in one writev; nothing
+ * is held past the flush. Long-polling (no TCP socket of its own) is left as it is.
+ */
+export function coalesceWrites(io: RealtimeServer): void {
+  // Per connection: a flush that ran without a TCP socket has nothing to uncork.
+  const corked = new Map<unknown, { uncork(): void }>();
+  io.engine.on("flush", (conn: unknown) => {
+    const tcp = (conn as EngineConnection).transport.socket?._socket;
+    if (!tcp) return;
+    tcp.cork();
+    corked.set(conn, tcp);
+  });
+  io.engine.on("drain", (conn: unknown) => {
+    corked.get(conn)?.uncork();
+    corked.delete(conn);
+  });
 }
 
 /**

@@ -6,6 +6,8 @@
 import http from "node:http";
 import type { Socket as NetSocket } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { pointsStore, REALTIME_SECTIONS, replayBudget } from "../bin/wiring.ts";
+import { loadConfig } from "../core/config.ts";
 import { silentLogger } from "../core/logger.ts";
 import { createMemoryRateLimitStore } from "../core/token-bucket.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
@@ -44,6 +46,7 @@ async function startNode(deps: Partial<RealtimeDeps>): Promise<{ url: string; re
     fanout: createMemoryFanout(),
     path: PATH,
     pageSize: PAGE,
+    replayPageSize: PAGE,
     // Heartbeats far apart: a stalled client must be cut by the replay's deadline, not a ping timeout.
     pingIntervalMs: 120_000,
     pingTimeoutMs: 60_000,
@@ -101,6 +104,36 @@ describe("a replay to a socket that stops reading", () => {
     expect(most).toBeLessThanOrEqual(REPLAY_WATERMARK_BYTES + FILLER + 2_048);
     expect(node.realtime.replayStalls()).toBe(1);
     expect(node.realtime.slowConsumerDisconnects()).toBe(0);
+  });
+});
+
+describe("a replay to a socket that reads", () => {
+  it("hands the kernel many frames a write: its updates leave in far fewer socket writes than updates", async () => {
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: 3 * PAGE }, (_, i) => ({ chainId: 1, betId: String(950_000 + i), player: wallet(i % 3) })),
+    );
+    const node = await startNode({});
+    const reading = await client(node.url);
+    // The node's TCP socket under this client's WebSocket (engine.io and ws internals: backpressure.ts).
+    const [socket] = node.realtime.io.of("/").sockets.values();
+    const transport = socket!.conn.transport as unknown as { socket?: { _socket?: NetSocket } };
+    const tcp = transport.socket?._socket;
+    if (!tcp) throw new Error("no TCP socket under the node's WebSocket");
+    const counted = tcp as unknown as Record<"_write" | "_writev", (...args: unknown[]) => unknown>;
+    let writes = 0;
+    for (const method of ["_write", "_writev"] as const) {
+      const original = counted[method].bind(tcp);
+      counted[method] = (...args: unknown[]) => {
+        writes++;
+        return original(...args);
+      };
+    }
+    const answer = await reading.subscribe({ all: true, sinceSeq: String(written[0]! - 1n) });
+    expect(isErrorResponse(answer)).toBe(false);
+    expect(reading.updates).toHaveLength(written.length);
+    // One write a flush of engine.io's buffer (a page, or what queued while the last write ran), not one a frame.
+    expect(writes).toBeLessThan(written.length / 10);
   });
 });
 
@@ -181,6 +214,32 @@ describe("a reconnect loop replaying deep history", () => {
   });
 });
 
+describe("the default replay price", () => {
+  it("charges a page what its CPU would buy through GraphQL: a new client address replays two pages of 100 updates and is refused at the third", async () => {
+    // Five pages of 100 updates. At the old price (100 points a page of 500) the whole replay cost 100 points.
+    const written = await insertUpdates(
+      db,
+      Array.from({ length: 500 }, (_, i) => ({ chainId: 1, betId: String(900_000 + i), player: wallet(i % 3) })),
+    );
+    const since = String(written[0]! - 1n);
+    // The defaults as bin/realtime.ts wires them (5 000 points to start), on a clock that stands still.
+    const config = loadConfig(["shared", ...REALTIME_SECTIONS], {});
+    const budget = replayBudget(config, pointsStore(config))!;
+    const node = await startNode({
+      replayBudget: { take: (key, _now, pages) => budget.take(key, 1_000, pages) },
+      replayPrepaidPages: config.REALTIME_REPLAY_PREPAID_PAGES,
+      replayPageSize: undefined,
+    });
+
+    const resuming = await client(node.url);
+    const answer = await resuming.subscribe({ all: true, sinceSeq: since });
+    // Two pages paid up front (2 × 2 500 points): the third finds nothing left.
+    expect(isErrorResponse(answer) ? answer.error : answer).toMatchObject({ code: "RATE_LIMITED", retryAfterSeconds: expect.any(Number) });
+    expect(resuming.updates).toHaveLength(200);
+    expect(resuming.updates.map((update) => BigInt(update.seq))).toEqual(written.slice(0, 200));
+  });
+});
+
 describe("a replay that completes", () => {
   it("is settled with the pages it read: a wallet's resume over a deep range that holds one of its updates pays one page, not the range", async () => {
     const others = await insertUpdates(
@@ -216,31 +275,28 @@ describe("a replay that completes", () => {
 });
 
 /**
- * The node's database, with every outbox page read (Outbox.after: SELECT "seq", "chainId", ...) counted
- * and held until `release`. No publisher runs beside these nodes, so the only page reads are replays'.
+ * The node's database, with every outbox page read (Outbox.after: `SELECT "seq"::text ... FROM
+ * "BetUpdate"` through Database.read) counted and held until `release`. No publisher runs beside
+ * these nodes, so the only page reads are replays'.
  */
 function heldReplayReads(database: TestDatabase) {
   let open: () => void = () => undefined;
   const released = new Promise<void>((resolve) => (open = resolve));
   const reads = { inFlight: 0, most: 0, started: 0 };
-  const queryRaw = database.prisma.$queryRaw.bind(database.prisma);
-  const countedQueryRaw = async (strings: TemplateStringsArray, ...values: unknown[]) => {
-    if (!strings.join("").includes(`SELECT "seq", "chainId"`)) return queryRaw(strings, ...values);
+  const read: TestDatabase["read"] = async (statement, values) => {
+    if (!/SELECT "seq"::text .* FROM "BetUpdate"/s.test(statement.text)) return database.read(statement, values);
     reads.started++;
     reads.inFlight++;
     reads.most = Math.max(reads.most, reads.inFlight);
     try {
       await released;
-      return await queryRaw(strings, ...values);
+      return await database.read(statement, values);
     } finally {
       reads.inFlight--;
     }
   };
-  const prisma = new Proxy(database.prisma, {
-    get: (target, property) => (property === "$queryRaw" ? countedQueryRaw : Reflect.get(target, property, target)),
-  });
   const counted = new Proxy(database, {
-    get: (target, property) => (property === "prisma" ? prisma : Reflect.get(target, property, target)),
+    get: (target, property) => (property === "read" ? read : Reflect.get(target, property, target)),
   });
   return { db: counted, reads, release: () => open() };
 }

@@ -8,11 +8,12 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { continueTraced } from "../core/tracing.ts";
 import { answerRefusal, installAdmission, DEFAULT_ADMISSION, type AdmissionLimits, type AdmissionOptions, type AdmissionStats } from "./admission.ts";
-import { closeTransport, watchSlowConsumers } from "./backpressure.ts";
+import { closeTransport, coalesceWrites, watchSlowConsumers } from "./backpressure.ts";
 import {
   handleConnection,
   replayLaneRefusal,
   DEFAULT_LIMITS,
+  REPLAY_PAGE_UPDATES,
   type ConnectionContext,
   type ConnectionHandle,
   type RealtimeLimits,
@@ -49,11 +50,13 @@ export interface RealtimeDeps {
   /** Socket.IO heartbeat (defaults 25 000 / 20 000 ms): proxies must allow idle connections longer than their sum. */
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
-  /** Outbox rows per replay or heal read (default 500). */
+  /** Outbox rows per heal read (a node catching up on the feed; default 500). */
   pageSize?: number;
+  /** Outbox rows per replay page, the unit a replay pays for (default REPLAY_PAGE_UPDATES, 100). */
+  replayPageSize?: number;
   /** Charged per replay page, keyed by client address; none: replays are free. */
   replayBudget?: ReplayBudget;
-  /** Pages a replay pays for before its first read, at most (its seq range's pages; default 10; connection.ts). */
+  /** Pages a replay pays for before its first read, at most (its seq range's pages; default 2; connection.ts). */
   replayPrepaidPages?: number;
   /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
   replayDrainTimeoutMs?: number;
@@ -236,11 +239,11 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     limits,
     retention,
     logger: deps.logger,
-    replayPageSize: pageSize,
+    replayPageSize: deps.replayPageSize ?? REPLAY_PAGE_UPDATES,
     trustProxyHops: deps.trustProxyHops ?? 0,
     ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
     replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
-    replayPrepaidPages: deps.replayPrepaidPages ?? 10,
+    replayPrepaidPages: deps.replayPrepaidPages ?? 2,
     ...(replayLane ? { replayLane } : {}),
     firehose: new FirehoseSlots({ ...DEFAULT_FIREHOSE_LIMITS, ...deps.firehose }),
     counters,
@@ -250,6 +253,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     connections.set(socket.id, handleConnection(socket, context));
     socket.once("disconnect", () => connections.delete(socket.id));
   });
+  coalesceWrites(io);
   const slowConsumers = watchSlowConsumers(io, {
     maxBytes: limits.maxBufferedBytes,
     intervalMs: deps.slowConsumerCheckMs ?? 500,
