@@ -106,10 +106,10 @@ describe("documents larger than any the contract needs", () => {
     expect(body.errors?.[0]?.message).toBe("The document holds more than 2000 tokens, the limit: send a smaller document");
   });
 
-  it("within the bound, nesting is answered and overlap is refused in plain words", async () => {
-    const nested = await post<{ data?: { __typename: string } }>({ query: `{ ${"... on Query { ".repeat(390)} __typename ${"} ".repeat(390)} }` });
-    expect(nested.status).toBe(200);
-    expect(nested.body.data).toEqual({ __typename: "Query" });
+  it("within the bound, deep nesting is a limit, not a server error, and overlap is refused in plain words", async () => {
+    const nested = await post<Refusal>({ query: `{ ${"... on Query { ".repeat(390)} __typename ${"} ".repeat(390)} }` });
+    expect(nested.status).toBe(400);
+    expect(nested.body.errors?.[0]?.extensions?.code).toBe("QUERY_TOO_COMPLEX");
     // From a client of its own: the document's validation is priced past this client's budget (below).
     const overlapping = await requestFrom(
       t.url,
@@ -131,13 +131,15 @@ describe("a document that is costly to validate", () => {
   it("pays for the pairs it makes graphql-js compare, and its client waits before the next", async () => {
     const copies = 490;
     const query = `{ ${Array.from({ length: copies }, () => "networkConfigs { chainId }").join(" ")} }`;
-    // Pairs of networkConfigs, then of chainId below them (merged): graphql-js compares both.
+    // Pairs of networkConfigs, then of chainId below them (merged): graphql-js compares both; past
+    // 5 000 free ones, half a point each. graphql-js then gives up: a refused document also pays 5 points a token.
     const pairs = 2 * ((copies * (copies - 1)) / 2);
+    const tokens = 4 * copies + 2;
     const first = await requestFrom(t.url, "127.0.0.41", "/graphql", JSON.stringify({ query })).answer;
     expect(first.status).toBe(400);
     const body = JSON.parse(first.body) as Refusal & { extensions?: { cost?: { actual: number } } };
     expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION_FAILED");
-    expect(body.extensions?.cost?.actual).toBe(10 + Math.ceil((pairs - 1000) / 2));
+    expect(body.extensions?.cost?.actual).toBe(10 + Math.ceil((pairs - 5000) / 2) + 5 * tokens);
     const next = await requestFrom(t.url, "127.0.0.41", "/graphql", JSON.stringify({ query: "{ __typename }" })).answer;
     // Its budget (5 000 points to start) is in the deepest debt a budget takes (-10 000): ~10 s to pay back.
     expect(next.status).toBe(429);
@@ -154,6 +156,27 @@ describe("a document that is costly to validate", () => {
     const remembered = await post<{ extensions?: { cost?: { actual: number } } }>({ query });
     expect([validated.status, remembered.status]).toEqual([200, 200]);
     expect(validated.body.extensions?.cost).toEqual(remembered.body.extensions?.cost);
+  });
+});
+
+describe("work graphql-js and the planner do that no field pays for", () => {
+  it("a document validation refuses pays for each of its tokens", async () => {
+    const answer = await requestFrom(t.url, "127.0.0.45", "/graphql", JSON.stringify({ query: "{ nope }" })).answer;
+    expect(answer.status).toBe(400);
+    expect((JSON.parse(answer.body) as { extensions?: { cost?: { actual: number } } }).extensions?.cost?.actual).toBe(10 + 3 * 5);
+  });
+
+  // 195 nested `... @include(if: true) {` (1 951 tokens, valid: no field repeats, depth 0) kept
+  // Apollo's query planner ~50-90 ms for 10 points; a client at 17 a second raised another's median
+  // latency from ~6 ms to ~400 ms (an independent review). Fragments count towards a nesting limit.
+  it("fragments nested in fragments are refused past the nesting limit, before anything plans them", async () => {
+    const nested = (levels: number) => `# ${levels}\n{ ${"... @include(if: true) { ".repeat(levels)} __typename ${"} ".repeat(levels)} }`;
+    const deep = await post<Refusal & { errors?: { extensions?: { limit?: string; max?: number; value?: number } }[] }>({ query: nested(195) });
+    expect(deep.status).toBe(400);
+    expect(deep.body.errors?.[0]?.extensions).toMatchObject({ code: "QUERY_TOO_COMPLEX", limit: "nesting", max: 24, value: 25 });
+    const allowed = await post<{ data?: unknown }>({ query: nested(23) });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.data).toEqual({ __typename: "Query" });
   });
 });
 

@@ -7,9 +7,6 @@ import {
   isListType,
   isObjectType,
   isInterfaceType,
-  isEnumType,
-  isInputObjectType,
-  isUnionType,
   Kind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
@@ -26,10 +23,11 @@ import {
 import { checkBetIdCount, checkPageSize } from "../core/arguments.ts";
 import { ErrorCode, InputError } from "../core/errors.ts";
 import { pricesOf, type ListSize, type SchemaPrices } from "./cost-directives.ts";
+import { INTROSPECTION_LIST_SIZE, introspectionListSizes } from "./introspection-sizes.ts";
 
 // Query limits of the contract, measured on the parsed operation before any subgraph is asked:
 // argument ranges first (BAD_USER_INPUT naming the argument, whatever the cost), then depth
-// (fields nested in fields), aliases, and cost. The cost model prices what the service does, not
+// (fields nested in fields) and nesting (fragments too), aliases, and cost. The cost model prices what the service does, not
 // how many names a query spells out (docs/reference/limits.md#query-cost). Its prices are the
 // subgraphs' own, declared in their SDL and read from the supergraph served (gateway/cost-directives.ts):
 // - a scalar or enum leaf costs 1 where the (fragment-expanded) query selects it, not per row: it is
@@ -55,12 +53,18 @@ export interface QueryLimits {
 export const DEFAULT_QUERY_LIMITS: QueryLimits = { maxDepth: 8, maxAliases: 30, maxCost: 5000 };
 
 /**
+ * Selections nested in selections (fields, inline fragments and fragment spreads alike) per level of
+ * depth: 24 at the default depth of 8. Depth counts fields only, so fragments nested in fragments
+ * were unbounded: 195 nested `... @include(if: true) {` kept Apollo's query planner ~50-90 ms for
+ * 10 points. A full introspection query nests 15.
+ */
+const NESTING_PER_DEPTH = 3;
+
+/**
  * A list of objects without a size in the schema (a supergraph `schema:check` would refuse,
  * scripts/schema-list-sizes.ts): priced as long as the contract's largest page.
  */
 const UNSIZED_LIST_SIZE = 100;
-/** An introspection list the schema gives no length for. */
-const INTROSPECTION_LIST_SIZE = 10;
 /** The field of a connection that counts its rows: the filter rules below price it. */
 const COUNT_FIELD = "totalCount";
 /** A totalCount under a `game` or placed-time filter counts the wallet's matching rows (no counter serves it). */
@@ -81,9 +85,11 @@ export interface OperationMeasure {
   cost: number;
 }
 
+type Limit = "depth" | "nesting" | "aliases" | "cost";
+
 class LimitExceeded extends Error {
-  readonly details: { limit: "depth" | "aliases" | "cost"; max: number; value: number };
-  constructor(limit: "depth" | "aliases" | "cost", max: number, value: number) {
+  readonly details: { limit: Limit; max: number; value: number };
+  constructor(limit: Limit, max: number, value: number) {
     super(`${limit} ${value} exceeds the limit of ${max}`);
     this.details = { limit, max, value };
   }
@@ -158,45 +164,6 @@ function filterOf(filter: unknown): { game: boolean; timeRange: boolean; scans: 
   return { game: game != null, timeRange, scans: timeRange || statuses > 1 || narrowings > 1 };
 }
 
-/** Sizes of the introspection lists of a schema: how many of each a full introspection returns, per parent. */
-function introspectionListSizes(schema: GraphQLSchema): Map<string, number> {
-  const types = Object.values(schema.getTypeMap());
-  let fields = 0;
-  let args = 0;
-  let enumValues = 0;
-  let inputFields = 0;
-  let related = 0;
-  for (const type of types) {
-    if (isObjectType(type) || isInterfaceType(type)) {
-      const own = Object.values(type.getFields());
-      fields += own.length;
-      args += own.reduce((sum, field) => sum + field.args.length, 0);
-      related += type.getInterfaces().length;
-    } else if (isEnumType(type)) enumValues += type.getValues().length;
-    else if (isInputObjectType(type)) inputFields += Object.keys(type.getFields()).length;
-    else if (isUnionType(type)) related += type.getTypes().length;
-  }
-  const directives = schema.getDirectives();
-  const per = (total: number, over: number) => Math.max(1, Math.ceil(total / Math.max(1, over)));
-  return new Map([
-    ["__Schema.types", types.length],
-    ["__Schema.directives", directives.length],
-    ["__Type.fields", per(fields, types.length)],
-    ["__Type.enumValues", per(enumValues, types.length)],
-    ["__Type.inputFields", per(inputFields, types.length)],
-    ["__Type.interfaces", per(related, types.length)],
-    ["__Type.possibleTypes", per(related, types.length)],
-    ["__Field.args", per(args, fields)],
-    [
-      "__Directive.args",
-      per(
-        directives.reduce((sum, d) => sum + d.args.length, 0),
-        directives.length,
-      ),
-    ],
-  ]);
-}
-const introspectionSizes = new WeakMap<GraphQLSchema, Map<string, number>>();
 /**
  * What a `bets` filter costs beyond FIELD_COST: its page (0 when one index serves it in page
  * order: no filter, or one of chainId / one status / game / player / token, each with or without
@@ -393,25 +360,34 @@ export function measureOperation(
   }
   const values = effectiveVariables(operation, variables);
   const prices = pricesOf(schema);
-  const sizes = introspectionSizes.get(schema) ?? introspectionListSizes(schema);
-  introspectionSizes.set(schema, sizes);
+  const sizes = introspectionListSizes(schema);
   const measure: OperationMeasure = { depth: 0, aliases: 0, cost: 0 };
   const charge = (amount: number) => {
     measure.cost += amount;
     if (measure.cost > limits.maxCost) throw new LimitExceeded("cost", limits.maxCost, measure.cost);
   };
 
-  const walk = (selectionSet: SelectionSetNode, parent: GraphQLNamedType, depth: number, multiplier: number, connection: ConnectionScope | undefined) => {
+  const maxNesting = NESTING_PER_DEPTH * limits.maxDepth;
+  const walk = (
+    selectionSet: SelectionSetNode,
+    parent: GraphQLNamedType,
+    depth: number,
+    multiplier: number,
+    connection: ConnectionScope | undefined,
+    nesting = 0,
+  ) => {
     for (const selection of selectionSet.selections) {
+      const level = nesting + 1;
+      if (level > maxNesting) throw new LimitExceeded("nesting", maxNesting, level);
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments.get(selection.name.value);
         const type = fragment && schema.getType(fragment.typeCondition.name.value);
-        if (fragment && type) walk(fragment.selectionSet, type, depth, multiplier, connection);
+        if (fragment && type) walk(fragment.selectionSet, type, depth, multiplier, connection, level);
         continue;
       }
       if (selection.kind === Kind.INLINE_FRAGMENT) {
         const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-        if (type) walk(selection.selectionSet, type, depth, multiplier, connection);
+        if (type) walk(selection.selectionSet, type, depth, multiplier, connection, level);
         continue;
       }
       if (selection.alias && ++measure.aliases > limits.maxAliases) throw new LimitExceeded("aliases", limits.maxAliases, measure.aliases);
@@ -430,7 +406,7 @@ export function measureOperation(
         const size = isListType(getNullableType(definition.type)) ? (sizes.get(`${parent.name}.${name}`) ?? INTROSPECTION_LIST_SIZE) : 1;
         const instances = multiplier * size;
         charge(Math.ceil(instances / INTROSPECTION_OBJECTS_PER_UNIT));
-        walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, instances, connection);
+        walk(selection.selectionSet, getNamedType(definition.type), fieldDepth, instances, connection, level);
         continue;
       }
       const price = priceField(parent, selection, definition, values, connection, prices);
@@ -442,7 +418,7 @@ export function measureOperation(
       charge(instances * price.weight);
       if (!selection.selectionSet) continue;
       // A connection's sized fields (edges, nodes) are as long as the field that returned it says.
-      walk(selection.selectionSet, price.named, fieldDepth, instances, price.connection);
+      walk(selection.selectionSet, price.named, fieldDepth, instances, price.connection, level);
     }
   };
 

@@ -8,6 +8,7 @@ import { largestDocumentedRequests } from "../test/largest-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { CACHE_HIT_POINTS, REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
+import { POINTS_PER_REFUSED_TOKEN } from "./validation-work.ts";
 
 // The points budget end to end under the default settings: each client (here: its own loopback
 // address, 127.0.0.x) pays for what its requests cost, so one address cannot repeat the most
@@ -133,15 +134,16 @@ describe("every answer says its cost and the budget", () => {
     expect(remaining(again)).toBe(START - 2 * cost.actual);
   });
 
-  it("charges a request without an operation (a parse error) the least price, and says so", async () => {
+  it("charges a request without an operation (a parse error) the least price, and says so; a refused one its tokens too", async () => {
     const client = freshAddress();
     const garbage = await postFrom(client, "{ playerBets(");
     expect(garbage.status).toBe(400);
     expect(costOf(garbage)).toEqual({ requested: REQUEST_POINTS, actual: REQUEST_POINTS });
     expect(remaining(garbage)).toBe(START - REQUEST_POINTS);
+    // One that parses and validation refuses also pays for its tokens (gateway/validation-work.ts).
     const again = await postFrom(client, "{ nope }");
     expect(again.status).toBe(400);
-    expect(remaining(again)).toBe(START - 2 * REQUEST_POINTS);
+    expect(remaining(again)).toBe(START - 2 * REQUEST_POINTS - 3 * POINTS_PER_REFUSED_TOKEN);
   });
 
   it("answers a cache hit with RateLimit-* headers for its fixed price, without the computing request's cost", async () => {

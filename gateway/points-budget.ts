@@ -192,7 +192,8 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       // What validating the document cost, when this request validated it (a document Apollo Server
       // has validated before is not validated again): gateway/validation-work.ts.
       let validated: DocumentNode | undefined;
-      const validation = () => (validated ? validationPoints(validated) : 0);
+      let invalid = false;
+      const validation = () => (validated ? validationPoints(validated, invalid) : 0);
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
         if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
@@ -204,6 +205,9 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       return {
         async validationDidStart({ document }) {
           validated = document;
+          return async (errors) => {
+            invalid = (errors?.length ?? 0) > 0;
+          };
         },
         async responseForOperation({ request }) {
           requested = Math.max(REQUEST_POINTS, measuredOperation(request)?.cost ?? 0) + validation();

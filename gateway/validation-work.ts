@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from "graphql";
+import { Kind, TokenKind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from "graphql";
 
 // What a document costs before the query limits measure its operation (gateway/limits.ts): its
 // size is bounded while it is parsed, and validating it is priced in the points of the budget
@@ -18,31 +18,53 @@ import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSet
  */
 export const MAX_DOCUMENT_TOKENS = 2000;
 
-/** Pairs of same-named fields a document may hold at no charge (a few hundred µs of validation). */
-export const FREE_OVERLAP_PAIRS = 1000;
+/** Pairs of same-named fields a document may hold at no charge (~2 ms of validation; a page of 20 Apollo Client fragments on one type makes ~1 500). */
+export const FREE_OVERLAP_PAIRS = 5000;
 /**
  * Points per pair past the free ones. A pair (with its merged sub-selections) took ~0.4 µs to
  * compare here, and a point is about a microsecond of gateway CPU elsewhere (betResults of 100 ids:
  * ~2 000 points, ~1.6 ms): half a point a pair.
  */
 export const POINTS_PER_OVERLAP_PAIR = 0.5;
-/** graphql-js gives up past ~500 000 units of this work ("Validation aborted."): nothing past it is done, so nothing is charged. */
-const MAX_OVERLAP_PAIRS = 500_000;
-/** Selections the count visits at most (a fragment spread twice in each of many fragments grows exponentially). */
-const MAX_VISITS = 200_000;
+/** graphql-js gives up past 500 000 units of this work, about two a pair ("Validation aborted."): nothing past it is done, so nothing is charged. */
+const MAX_OVERLAP_PAIRS = 250_000;
+/**
+ * Selections the count visits at most (fragments spread under several aliases each grow
+ * exponentially): ~2 ms of the count's own work, unpriced, as the first selections of any document are.
+ */
+const MAX_VISITS = 20_000;
+/**
+ * Points per token of a document validation refused, on top of its pairs. Refusals are where
+ * graphql-js works hardest per token (an error per unknown name, each with "Did you mean"
+ * suggestions searched over the schema; duplicate or unused variables and fragments): 20-40 ms for
+ * 2 000 tokens, 10-20 µs a token, no honest client's steady traffic. A typo in a 100-token document
+ * costs 500 points; a 2 000-token refusal 10 000.
+ */
+export const POINTS_PER_REFUSED_TOKEN = 5;
 /** Fields nested deeper are not counted (the depth limit is 8; fragments that spread each other through fields never end). */
 const MAX_FIELD_DEPTH = 64;
 
 const counted = new WeakMap<DocumentNode, number>();
 
-/** The points validating `document` costs: 0 for any document with at most FREE_OVERLAP_PAIRS pairs. */
-export function validationPoints(document: DocumentNode): number {
+/**
+ * The points validating `document` costs: 0 for any valid document with at most FREE_OVERLAP_PAIRS
+ * pairs; one validation `refused` pays for its tokens too.
+ */
+export function validationPoints(document: DocumentNode, refused = false): number {
   let pairs = counted.get(document);
   if (pairs === undefined) {
     pairs = overlapPairs(document);
     counted.set(document, pairs);
   }
-  return Math.ceil(Math.max(0, pairs - FREE_OVERLAP_PAIRS) * POINTS_PER_OVERLAP_PAIR);
+  const overlap = Math.ceil(Math.max(0, pairs - FREE_OVERLAP_PAIRS) * POINTS_PER_OVERLAP_PAIR);
+  return overlap + (refused ? tokensOf(document) * POINTS_PER_REFUSED_TOKEN : 0);
+}
+
+/** The tokens of a parsed document (its location's token chain; 0 when parsed without locations). */
+function tokensOf(document: DocumentNode): number {
+  let count = 0;
+  for (let token = document.loc?.startToken.next; token && token.kind !== TokenKind.EOF; token = token.next) count++;
+  return count;
 }
 
 /**
