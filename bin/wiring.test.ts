@@ -189,7 +189,7 @@ describe("realtimeSettings", () => {
       firehose: { maxPerNode: 256, maxPerAddress: 8 },
       trustProxyHops: 1,
       replayDrainTimeoutMs: 10_000,
-      replayPrepaidPages: 2,
+      replayPrepaidPages: 10,
       replayLane: { concurrency: 4, perClient: 1, queueTimeoutMs: 5000 },
       retention: { maxUpdates: 50, maxAgeMs: 60_000 },
       prune: { intervalMs: 0, batchSize: 1000, retention: { maxUpdates: 50, maxAgeMs: 60_000 } },

@@ -366,10 +366,13 @@ export function realtimeSettings(
  * client could have asked through GraphQL, and the other way round. Undefined when replays are free
  * or the budget is off.
  *
- * The default price is the page's CPU at GraphQL's rate: betResults(100) costs 1 965 points for
- * ~1.6 ms of the gateway's CPU, ~1.2 points a µs; a replayed update costs the realtime node ~20 µs
- * (bench/replay-cost.ts: the page read, its JSON, the frame), so a page of 100 ~2 ms, ~2 500 points.
- * At 100 points a page of 500 (before issue 21) a replayed update cost ~500 times less per µs.
+ * The default price, 100 points a page of 100 updates, is five times the price before issue 21
+ * (100 a page of 500) and still below the page's CPU at GraphQL's rate: betResults(100) costs 1 965
+ * points for ~1.6 ms of the gateway's CPU, ~1.2 points a µs, and a replayed update costs a node ~20
+ * µs (bench/replay-cost.ts), so ~2 500 points a page. That price broke honest clients: every socket
+ * of one address (tabs, a NAT) resumes at once after a node restarts, and at 2 500 a page with 2
+ * prepaid only one of them could (realtime/drain.pg.test.ts, deploy/containers.test.ts). A short
+ * resume pays the same 100 points as before; a deep replay pays five times more.
  */
 export function replayBudget(config: Config<"shared" | "realtime">, points: RateLimitStore | undefined): ReplayBudget | undefined {
   const price = config.REALTIME_REPLAY_PAGE_POINTS;

@@ -71,13 +71,13 @@ export const REALTIME_VARIABLES = {
   REALTIME_REPLAY_PAGE_POINTS: variable(
     "realtime",
     nonNegativeInt,
-    "2500",
-    "cost points a replay page (100 stored updates) takes from the client address's budget (`RATE_LIMIT_POINTS`, shared with its GraphQL requests; `RATE_LIMITED` once spent; `0`: replays not charged); the default is what the page's CPU would buy through GraphQL (docs/reference/limits.md)",
+    "100",
+    "cost points a replay page (100 stored updates) takes from the client address's budget (`RATE_LIMIT_POINTS`, shared with its GraphQL requests; `RATE_LIMITED` once spent; `0`: replays not charged); see docs/reference/limits.md for how it compares with the page's CPU",
   ),
   REALTIME_REPLAY_PREPAID_PAGES: variable(
     "realtime",
     positiveInt.max(1000),
-    "2",
+    "10",
     "pages a `sinceSeq` replay pays for before its first read: the pages between `sinceSeq` and the newest update, at most this many (later pages one by one; at most `RATE_LIMIT_POINTS` in all); a completed replay gets back those it did not read, one its client leaves does not, so a reconnect loop pays for each deep replay it restarts",
   ),
   REALTIME_REPLAY_LANE_CONCURRENCY: variable(

@@ -56,7 +56,7 @@ export interface RealtimeDeps {
   replayPageSize?: number;
   /** Charged per replay page, keyed by client address; none: replays are free. */
   replayBudget?: ReplayBudget;
-  /** Pages a replay pays for before its first read, at most (its seq range's pages; default 2; connection.ts). */
+  /** Pages a replay pays for before its first read, at most (its seq range's pages; default 10; connection.ts). */
   replayPrepaidPages?: number;
   /** How long a replay waits for a socket that does not read before it closes its connection (default 10 000 ms). */
   replayDrainTimeoutMs?: number;
@@ -243,7 +243,7 @@ export async function createRealtime(httpServer: HttpServer, deps: RealtimeDeps)
     trustProxyHops: deps.trustProxyHops ?? 0,
     ...(deps.replayBudget ? { replayBudget: deps.replayBudget } : {}),
     replayDrainTimeoutMs: deps.replayDrainTimeoutMs ?? 10_000,
-    replayPrepaidPages: deps.replayPrepaidPages ?? 2,
+    replayPrepaidPages: deps.replayPrepaidPages ?? 10,
     ...(replayLane ? { replayLane } : {}),
     firehose: new FirehoseSlots({ ...DEFAULT_FIREHOSE_LIMITS, ...deps.firehose }),
     counters,
