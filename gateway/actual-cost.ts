@@ -15,7 +15,7 @@ import {
 } from "graphql";
 import { asksOnlyTotalCount } from "../core/selection.ts";
 import { pricesOf } from "./cost-directives.ts";
-import { argument, type ConnectionScope, effectiveVariables, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
+import { argument, type ConnectionScope, effectiveVariables, idKey, INTROSPECTION_OBJECTS_PER_UNIT, priceField } from "./limits.ts";
 
 // What an operation really cost, once it has run: the price model of gateway/limits.ts (priceField)
 // applied to the answer instead of to the arguments. Where the estimate multiplies by `first` or by
@@ -41,11 +41,12 @@ function objectsOf(parents: readonly Json[], key: string): Json[] {
 function firstOfEachId(parents: readonly Json[], key: string, ids: readonly unknown[]): Json[] {
   const firstAt = new Map<string, number>();
   ids.forEach((id, i) => {
-    if (!firstAt.has(String(id))) firstAt.set(String(id), i);
+    const text = idKey(id);
+    if (!firstAt.has(text)) firstAt.set(text, i);
   });
   const kept = parents.map((parent) => {
     const list = parent[key];
-    return Array.isArray(list) ? { [key]: list.filter((_, i) => firstAt.get(String(ids[i])) === i) } : parent;
+    return Array.isArray(list) ? { [key]: list.filter((_, i) => firstAt.get(idKey(ids[i])) === i) } : parent;
   });
   return objectsOf(kept, key);
 }

@@ -193,6 +193,12 @@ describe("query cost", () => {
     expect(() => measure(bomb, {}, { ...DEFAULT_QUERY_LIMITS, maxAliases: 1_000_000 })).toThrow(/cost \d+ exceeds/);
   });
 
+  it("measures a list of ids that are not strings without throwing (the subgraph refuses them)", () => {
+    // Variables are any JSON: String({ toString: false }) throws, which answered HTTP 500 (gateway/fuzz.db.test.ts).
+    const query = "query ($a: ChainId!, $b: [UInt256!]!) { betResults(chainId: $a, betIds: $b) { betId } }";
+    expect(() => measure(query, { a: 1, b: [{ toString: false }, { toString: false }, 7, "7"] })).not.toThrow();
+  });
+
   it("stops a fragment bomb of scalar leaves too", () => {
     const levels = Array.from({ length: 20 }, (_, i) => `fragment B${i} on Bet { ...B${i + 1} ...B${i + 1} }`);
     const bomb = `{ playerBets(wallet: "${WALLET}", first: 100) { nodes { ...B0 } } } ${levels.join(" ")} fragment B20 on Bet { ${BET_FIELDS} }`;

@@ -206,6 +206,12 @@ const FILTER_SHAPE_PRICES: Readonly<Record<string, (filter: unknown) => { page: 
  * `@listSize` cannot say: composition takes only Int slicing arguments. The field's `@listSize`
  * (`assumedSize`) is then its upper bound, what a reader of the directives alone charges.
  */
+/**
+ * What makes two values of an id list argument the same id: its text. Variables are any JSON, and
+ * String() throws on some objects (`{ "toString": false }`); the subgraph refuses those anyway.
+ */
+export const idKey = (id: unknown): string => (typeof id === "string" ? id : (JSON.stringify(id) ?? ""));
+
 export const ID_LIST_ARGUMENTS: ReadonlyMap<string, string> = new Map([["Query.betResults", "betIds"]]);
 
 /** The fields a connection-returning field sizes (`sizedFields`), and what its totalCount costs. */
@@ -318,7 +324,7 @@ export function priceField(
   const ids = idList ? argument(selection, idList, values) : undefined;
   let size = 1;
   if (known.list) {
-    if (Array.isArray(ids)) size = Math.max(1, new Set(ids.map(String)).size);
+    if (Array.isArray(ids)) size = Math.max(1, new Set(ids.map(idKey)).size);
     else if (listSize && !listSize.sizedFields) size = declaredSize(listSize, selection, definition, values) ?? UNSIZED_LIST_SIZE;
     else if (scope?.sizedFields.has(name)) size = scope.size;
     else size = UNSIZED_LIST_SIZE;
