@@ -11,6 +11,7 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
+import { createNewEntryBudget, createSharedNewEntryBudget, type NewEntryBudget } from "../gateway/cache-entry-budget.ts";
 import { createRedisPersistedQueryStore } from "../gateway/persisted-queries.ts";
 import {
   createFallbackRateLimitStore,
@@ -222,7 +223,7 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
   const store = pointsStore(config, shared);
   return {
     limits: { maxDepth: config.MAX_QUERY_DEPTH, maxAliases: config.MAX_QUERY_ALIASES, maxCost: config.MAX_QUERY_COST },
-    rateLimit: store && { store, policy, trustProxyHops: config.TRUST_PROXY_HOPS },
+    rateLimit: store && { store, policy, trustProxyHops: config.TRUST_PROXY_HOPS, newDocuments: newDocumentTokens(config, shared) },
     inFlight:
       config.RATE_LIMIT_MAX_IN_FLIGHT > 0
         ? {
@@ -232,6 +233,13 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
           }
         : undefined,
   };
+}
+
+/** Each client's free tokens of new documents a minute (gateway/validation-work.ts): across gateways in the points budget's Redis when there is one. */
+function newDocumentTokens(config: Config<"gateway">, shared?: { redis: GuardedRedis }): NewEntryBudget {
+  const perMinute = config.RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE;
+  const local = createNewEntryBudget({ perMinute });
+  return shared ? createSharedNewEntryBudget({ redis: shared.redis, local, perMinute, prefix: "new-document-tokens:" }) : local;
 }
 
 /** The configured response cache: in Redis when the gateway has it, else the in-process LRU; none when off. */

@@ -255,6 +255,12 @@ export const CONFIG_VARIABLES = {
     "256",
     "bound of one response cache entry (kilobytes stored: the answer, its header line and its compressed forms); a larger answer is served but never stored",
   ),
+  RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE: variable(
+    "gateway",
+    nonNegativeInt,
+    "3000",
+    "tokens of GraphQL documents a gateway has not seen before (each document counts 20 more) one client (address) may send per minute at no charge, across gateways (counted in `REDIS_URL`; per gateway while it is away); past them a new document costs 20 points a token; `0`: every new document is priced",
+  ),
   RESPONSE_CACHE_NEW_ENTRIES_PER_MINUTE: variable(
     "gateway",
     positiveInt,

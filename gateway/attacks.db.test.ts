@@ -30,15 +30,24 @@ interface Answer {
   extensions?: { cost?: { requested: number; actual: number } };
 }
 
-/** One GraphQL request as a client POSTs it; its status and JSON body. Bounded: a stuck gateway fails the test, not the run. */
-async function post<Body>(request: { query: string; variables?: Record<string, unknown> }): Promise<{ status: number; body: Body }> {
-  const response = await fetch(`${t.url}/graphql`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(request),
-    signal: AbortSignal.timeout(20_000),
-  });
-  return { status: response.status, body: (await response.json()) as Body };
+/** A loopback address no other request of this file used: a client with a new budget and its own new documents' allowance. */
+let lastAddress = 100;
+const freshAddress = () => `127.0.0.${++lastAddress}`;
+
+/**
+ * One GraphQL request as a client POSTs it, from its own address unless told (each attack here is
+ * about one request, not about what earlier ones left of a shared budget); its status and JSON body.
+ * Bounded: a stuck gateway fails the test, not the run.
+ */
+async function post<Body>(request: { query: string; variables?: Record<string, unknown> }, from = freshAddress()): Promise<{ status: number; body: Body }> {
+  const sent = requestFrom(`${t.url}`, from, "/graphql", JSON.stringify(request));
+  const timer = setTimeout(() => sent.req.destroy(new Error("no answer in 20 s")), 20_000);
+  try {
+    const answer = await sent.answer;
+    return { status: answer.status, body: JSON.parse(answer.body) as Body };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function ask(betIds: string[]): Promise<{ status: number; body: Answer }> {

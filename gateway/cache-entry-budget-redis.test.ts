@@ -34,6 +34,28 @@ describe("new entry budget shared through Redis", () => {
     for (const key of keys) expect(await redis.pttl(key)).toBeGreaterThan(0);
   });
 
+  it("takes amounts across gateways (a new document's tokens)", async () => {
+    await redis.ping();
+    const prefix = `test:new-document-tokens:${randomUUID()}:`;
+    const now = () => 28_333_334 * 60_000 + 1_000;
+    const gateway = () =>
+      createSharedNewEntryBudget({
+        redis: guardRedis(redis, { timeoutMs: 1_000 }),
+        local: createNewEntryBudget({ perMinute: 100, now }),
+        perMinute: 100,
+        prefix,
+        now,
+      });
+    const [a, b] = [gateway(), gateway()];
+    expect([await a.take("1.2.3.4", 60), await b.take("1.2.3.4", 40), await a.take("1.2.3.4", 1), await b.take("5.6.7.8", 101)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    for (const key of await redis.keys(`${prefix}*`)) expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
   it("falls back to the gateway's own count while Redis is away", async () => {
     const away = new Redis("redis://127.0.0.1:1", { maxRetriesPerRequest: 0, lazyConnect: true, retryStrategy: () => null });
     away.on("error", () => undefined);

@@ -14,6 +14,20 @@ describe("new entry budget", () => {
     expect([budget.take("a"), budget.take("a"), budget.take("a")]).toEqual([true, true, false]);
   });
 
+  it("takes amounts (a new document's tokens): what does not fit is refused and spends the rest of the minute", () => {
+    let clock = 0;
+    const budget = createNewEntryBudget({ perMinute: 100, now: () => clock });
+    expect([budget.take("a", 60), budget.take("a", 30), budget.take("a", 20), budget.take("a", 1), budget.take("b", 100)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+    ]);
+    clock = 60_000;
+    expect([budget.take("a", 101), budget.take("a", 1)]).toEqual([false, false]);
+  });
+
   it("counts at most maxClients clients a minute: others add nothing until the next (bounded memory)", () => {
     let clock = 0;
     const budget = createNewEntryBudget({ perMinute: 5, maxClients: 2, now: () => clock });

@@ -1,18 +1,20 @@
-// How fast one client may add entries to the response cache. Every distinct request that misses
-// would otherwise become an entry: a client cycling through bet ids, or through any input the
-// cache key cannot fold away, fills the cache and evicts everyone else's answers. Past its budget
-// a client's answers are still served, only not stored. Counted per client address (the rate
-// limit's: trusted proxies' X-Forwarded-For), in fixed one-minute windows: across gateways in the
-// rate limit's Redis when there is one (createSharedNewEntryBudget), else per gateway process.
+// How fast one client may add work that outlives its request: entries to the response cache
+// (every distinct request that misses would otherwise become an entry: a client cycling through bet
+// ids, or through any input the cache key cannot fold away, fills the cache and evicts everyone
+// else's answers; past its budget a client's answers are still served, only not stored), and the
+// tokens of documents the gateway has not seen (gateway/validation-work.ts: past its budget a new
+// document is priced in points). Counted per client address (the rate limit's: trusted proxies'
+// X-Forwarded-For), in fixed one-minute windows: across gateways in the rate limit's Redis when
+// there is one (createSharedNewEntryBudget), else per gateway process.
 import type { GuardedRedis } from "../core/redis.ts";
 
 export interface NewEntryBudget {
-  /** Whether `client` may add one more entry now (and counts it when it may). */
-  take(client: string): boolean | Promise<boolean>;
+  /** Whether `client` may add `amount` more (default 1) now: counted when it may, and when it may not the window stays spent. */
+  take(client: string, amount?: number): boolean | Promise<boolean>;
 }
 
 export interface NewEntryBudgetOptions {
-  /** New entries one client may add per minute. */
+  /** What one client may add per minute (entries, tokens). */
   perMinute: number;
   /**
    * Clients counted per window: past it, a client not counted yet adds nothing until the next
@@ -30,7 +32,7 @@ export function createNewEntryBudget(options: NewEntryBudgetOptions): NewEntryBu
   let window = -1;
   const taken = new Map<string, number>();
   return {
-    take(client) {
+    take(client, amount = 1) {
       const current = Math.floor(now() / WINDOW_MS);
       if (current !== window) {
         window = current;
@@ -38,8 +40,11 @@ export function createNewEntryBudget(options: NewEntryBudgetOptions): NewEntryBu
       }
       const count = taken.get(client);
       if (count === undefined && taken.size >= maxClients) return false;
-      if ((count ?? 0) >= options.perMinute) return false;
-      taken.set(client, (count ?? 0) + 1);
+      if ((count ?? 0) + amount > options.perMinute) {
+        taken.set(client, options.perMinute);
+        return false;
+      }
+      taken.set(client, (count ?? 0) + amount);
       return true;
     },
   };
@@ -61,8 +66,8 @@ export interface SharedNewEntryBudgetOptions {
 
 /** One count per client and window, expiring with the window after next. */
 const COUNT_SCRIPT = `
-local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
 /** The budget across every gateway sharing `redis`: one count per client and minute there. */
@@ -70,13 +75,13 @@ export function createSharedNewEntryBudget(options: SharedNewEntryBudgetOptions)
   const now = options.now ?? Date.now;
   const prefix = options.prefix ?? "cache-entries:";
   return {
-    async take(client) {
+    async take(client, amount = 1) {
       const window = Math.floor(now() / WINDOW_MS);
       try {
-        const count = await options.redis.run((redis) => redis.eval(COUNT_SCRIPT, 1, `${prefix}${window}:${client}`, 2 * WINDOW_MS));
+        const count = await options.redis.run((redis) => redis.eval(COUNT_SCRIPT, 1, `${prefix}${window}:${client}`, 2 * WINDOW_MS, amount));
         return Number(count) <= options.perMinute;
       } catch {
-        return options.local.take(client);
+        return options.local.take(client, amount);
       }
     },
   };

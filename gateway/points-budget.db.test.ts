@@ -8,7 +8,8 @@ import { largestDocumentedRequests } from "../test/largest-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
 import { CACHE_HIT_POINTS, REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
-import { POINTS_PER_REFUSED_TOKEN } from "./validation-work.ts";
+import { createNewEntryBudget } from "./cache-entry-budget.ts";
+import { NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, POINTS_PER_REFUSED_TOKEN } from "./validation-work.ts";
 
 // The points budget end to end under the default settings: each client (here: its own loopback
 // address, 127.0.0.x) pays for what its requests cost, so one address cannot repeat the most
@@ -28,7 +29,15 @@ beforeAll(async () => {
   t = await startTestStack(
     { bets: 120 },
     {
-      protection: { ...protection, rateLimit: protection.rateLimit && { ...protection.rateLimit, now: () => 1_000_000 } },
+      protection: {
+        ...protection,
+        rateLimit: protection.rateLimit && {
+          ...protection.rateLimit,
+          now: () => 1_000_000,
+          // The default free tokens of new documents, in one minute that never ends.
+          newDocuments: createNewEntryBudget({ perMinute: config.RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE, now: () => 1_000_000 }),
+        },
+      },
       responseCache: createMemoryResponseCacheStore({ maxEntries: 1000, maxBytes: 64 * 1024 * 1024 }),
       onQuery: (sql) => statements.push(sql),
     },
@@ -51,7 +60,13 @@ const remaining = (answer: Answer) => Number(answer.headers["ratelimit-remaining
 const costOf = (answer: Answer) => answer.body.extensions?.cost as { requested: number; actual: number } | undefined;
 
 /** POSTs a query from one loopback address (the client the gateway charges). */
-function postFrom(localAddress: string, query: string, variables?: Record<string, unknown>, extensions?: Record<string, unknown>): Promise<Answer> {
+function postFrom(
+  localAddress: string,
+  query: string,
+  variables?: Record<string, unknown>,
+  extensions?: Record<string, unknown>,
+  operationName?: string,
+): Promise<Answer> {
   const url = new URL(`${t.url}/graphql`);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -66,7 +81,7 @@ function postFrom(localAddress: string, query: string, variables?: Record<string
       },
     );
     req.on("error", reject);
-    req.end(JSON.stringify({ query, variables, extensions }));
+    req.end(JSON.stringify({ query, variables, extensions, operationName }));
   });
 }
 
@@ -161,6 +176,49 @@ describe("every answer says its cost and the budget", () => {
       expect(hit.body.data).toEqual(miss.body.data);
       expect(hit.body.extensions?.cost).toBeUndefined();
     }
+  });
+});
+
+describe("documents the gateway has not seen before", () => {
+  // Each new text is parsed, validated, measured and planned (a repeated one comes from Apollo
+  // Server's document store and the plan cache): ~2-4 ms that the 10 points at the door did not pay.
+  let counter = 0;
+  const fresh = (query: string) => `# ${++counter}\n${query}`;
+  const TYPENAME_TOKENS = 3; // {, __typename, }
+
+  it("are free up to the client's tokens of the minute, then priced by their tokens; a repeated text is not", async () => {
+    const client = freshAddress();
+    const free = Math.floor(config.RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE / (NEW_DOCUMENT_BASE_TOKENS + TYPENAME_TOKENS));
+    expect(free).toBeGreaterThanOrEqual(10);
+    for (let i = 0; i < free; i++) {
+      const answer = await postFrom(client, fresh("{ __typename }"));
+      expect([answer.status, costOf(answer)], `new text ${i + 1}`).toEqual([200, { requested: REQUEST_POINTS, actual: REQUEST_POINTS }]);
+    }
+    const priced = fresh("{ __typename }");
+    const past = await postFrom(client, priced);
+    expect(past.status).toBe(200);
+    const price = REQUEST_POINTS + newDocumentPoints(TYPENAME_TOKENS);
+    expect(price).toBeGreaterThan(10 * REQUEST_POINTS);
+    expect(costOf(past)).toEqual({ requested: price, actual: price });
+    expect(remaining(past)).toBe(START - free * REQUEST_POINTS - price);
+    // The same text again comes from the document store: the door's price only.
+    const again = await postFrom(client, priced);
+    expect(costOf(again)).toEqual({ requested: REQUEST_POINTS, actual: REQUEST_POINTS });
+    // Another client's free tokens are its own.
+    const other = await postFrom(freshAddress(), fresh("{ __typename }"));
+    expect(costOf(other)).toEqual({ requested: REQUEST_POINTS, actual: REQUEST_POINTS });
+  });
+
+  it("price every operation of a document, though one runs", async () => {
+    const client = freshAddress();
+    // 300 operations, 1 500 tokens: free once, priced the second time in the minute.
+    const operations = () => fresh(Array.from({ length: 300 }, (_, i) => `query Q${i} { __typename }`).join(" "));
+    const first = await postFrom(client, operations(), undefined, undefined, "Q7");
+    expect([first.status, costOf(first)]).toEqual([200, { requested: REQUEST_POINTS, actual: REQUEST_POINTS }]);
+    const second = await postFrom(client, operations(), undefined, undefined, "Q7");
+    // Served or refused, depending on the budget left: either way it costs every token.
+    const requested = second.status === 429 ? second.body.errors?.[0]?.extensions.cost : costOf(second)?.requested;
+    expect(requested).toBe(REQUEST_POINTS + newDocumentPoints(1500));
   });
 });
 

@@ -10,7 +10,8 @@ import { decide, type RateLimitDecision, type RateLimitPolicy, type RateLimitSto
 import { actualCost } from "./actual-cost.ts";
 import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
-import { validationPoints } from "./validation-work.ts";
+import type { NewEntryBudget } from "./cache-entry-budget.ts";
+import { NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, tokensOf, validationPoints } from "./validation-work.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
 // the currency of the query cost (gateway/limits.ts), not one token per request.
@@ -44,6 +45,8 @@ export interface PointsBudgetSettings {
   store: RateLimitStore;
   policy: RateLimitPolicy;
   trustProxyHops: number;
+  /** Each client's free tokens of new documents a minute (RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE); every new document free when absent. */
+  newDocuments?: NewEntryBudget;
   /** The clock passed to the store (the memory store runs on it; Redis on its own). Default Date.now. */
   now?: () => number;
 }
@@ -193,7 +196,9 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       // has validated before is not validated again): gateway/validation-work.ts.
       let validated: DocumentNode | undefined;
       let invalid = false;
-      const validation = () => (validated ? validationPoints(validated, invalid) : 0);
+      // A valid new document past its client's free tokens (refused ones pay their tokens in validationPoints).
+      let newDocument = 0;
+      const validation = () => (validated ? validationPoints(validated, invalid) + newDocument : 0);
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
         if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
@@ -207,6 +212,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           validated = document;
           return async (errors) => {
             invalid = (errors?.length ?? 0) > 0;
+            if (invalid || !charge?.decision || !budget?.newDocuments) return;
+            const tokens = tokensOf(document);
+            const free = await Promise.resolve(budget.newDocuments.take(charge.key, NEW_DOCUMENT_BASE_TOKENS + tokens)).catch(() => true);
+            if (!free) newDocument = newDocumentPoints(tokens);
           };
         },
         async responseForOperation({ request }) {

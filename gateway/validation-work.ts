@@ -41,6 +41,24 @@ const MAX_VISITS = 20_000;
  * costs 500 points; a 2 000-token refusal 10 000.
  */
 export const POINTS_PER_REFUSED_TOKEN = 5;
+/**
+ * What a text the gateway has not seen before costs beyond a repeated one (parsing, validation, the
+ * query limits' measure and, most of it, a query plan; Apollo Server's document store and the plan
+ * cache serve a repeated text), counted in tokens: this many for any text, plus its own. Each client
+ * sends RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE of them free (an honest client sends a few texts,
+ * over and over); past them, POINTS_PER_NEW_DOCUMENT_TOKEN each. bench/document-cost.ts measured
+ * the extra CPU of a new text: `{ __typename }` ~0.37 ms, the largest documented playerBets and
+ * betResults (~330 tokens) ~6.4 ms, 300 one-field operations (1 500 tokens) ~7 ms.
+ */
+export const NEW_DOCUMENT_BASE_TOKENS = 20;
+/** Points per new-document token past a client's free ones: ~18 µs of planning a token in a rich selection, at about a point a µs. */
+export const POINTS_PER_NEW_DOCUMENT_TOKEN = 20;
+
+/** The points a new document of `tokens` tokens costs once its client's free tokens of the minute are spent. */
+export function newDocumentPoints(tokens: number): number {
+  return (NEW_DOCUMENT_BASE_TOKENS + tokens) * POINTS_PER_NEW_DOCUMENT_TOKEN;
+}
+
 /** Fields nested deeper are not counted (the depth limit is 8; fragments that spread each other through fields never end). */
 const MAX_FIELD_DEPTH = 64;
 
@@ -60,10 +78,10 @@ export function validationPoints(document: DocumentNode, refused = false): numbe
   return overlap + (refused ? tokensOf(document) * POINTS_PER_REFUSED_TOKEN : 0);
 }
 
-/** The tokens of a parsed document (its location's token chain; 0 when parsed without locations). */
-function tokensOf(document: DocumentNode): number {
+/** The tokens of a parsed document, comments not counted, as the parser's token limit counts them (its location's token chain; 0 when parsed without locations). */
+export function tokensOf(document: DocumentNode): number {
   let count = 0;
-  for (let token = document.loc?.startToken.next; token && token.kind !== TokenKind.EOF; token = token.next) count++;
+  for (let token = document.loc?.startToken.next; token && token.kind !== TokenKind.EOF; token = token.next) if (token.kind !== TokenKind.COMMENT) count++;
   return count;
 }
 
