@@ -21,7 +21,11 @@ if (!config.DATABASE_URL || !config.REDIS_URL) {
   process.exit(1);
 }
 const tracing = await startConfiguredTracing(config, "publisher");
-const db = await openConfiguredDatabase(config, logger, { migrate: false });
+// A serving pool (bin/wiring.ts): every read and prune runs under DATABASE_STATEMENT_TIMEOUT_MS and
+// gives a stalled server up after it, so a poll stuck behind a lock or on a frozen server fails,
+// and the publisher stands down and retries, instead of waiting without a word (issue 21). It runs
+// no transaction on it; LISTEN and the lock have connections of their own.
+const db = await openConfiguredDatabase(config, logger, { migrate: false, statementTimeout: true });
 const fanout = createConfiguredFanout({ redisUrl: config.REDIS_URL, prefix: settings.redisPrefix, logger });
 const publisher = createPublisher({
   db,

@@ -52,7 +52,7 @@ const STALLED_SERVER_MARGIN_MS = 5_000;
 
 /**
  * PostgreSQL when DATABASE_URL is set, otherwise the embedded PGlite database in DATA_DIR.
- * `statementTimeout`: the serving side's connections (subgraphs, gateways, realtime nodes), whose
+ * `statementTimeout`: the serving side's connections (subgraphs, gateways, realtime nodes, publishers), whose
  * statements run under DATABASE_STATEMENT_TIMEOUT_MS and give a stalled server up after
  * stalledServerTimeout; such a pool must run no transactions (core/db.ts queryTimeoutMs). The
  * indexer's writes and migrations do not.

@@ -70,7 +70,7 @@ export const CONFIG_VARIABLES = {
     "shared",
     nonNegativeInt,
     "5000",
-    "subgraphs, CSV exports, gateways and realtime nodes: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (Socket.IO: `SERVICE_UNAVAILABLE`); a server that has not answered 5 s after it (frozen, a half-open connection) is given up, answered as `SERVICE_UNAVAILABLE` (`0`: neither; PGlite: no effect)",
+    "subgraphs, CSV exports, gateways, realtime nodes and publishers: PostgreSQL cancels a read running longer, answered as `QUERY_TIMEOUT` (Socket.IO: `SERVICE_UNAVAILABLE`; a publisher stands down and retries); a server that has not answered 5 s after it (frozen, a half-open connection) is given up, answered as `SERVICE_UNAVAILABLE` (`0`: neither; PGlite: no effect)",
   ),
   EXPENSIVE_LANE_CONCURRENCY: variable(
     "shared",

@@ -186,6 +186,22 @@ export function stalledServerDeadline(statementTimeoutMs: number, marginMs: numb
   return statementTimeoutMs > 0 ? statementTimeoutMs + marginMs : undefined;
 }
 
+/**
+ * Ends a dedicated connection (LISTEN, a lock): politely, or by closing its socket after `ms`.
+ * Over a path that died, or to a frozen server, the goodbye is never answered and `end()` would
+ * wait for as long as the kernel retransmits (a publisher standing down waited with it: issue 21).
+ */
+export async function endClient(client: pg.Client, ms = 1_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([client.end().catch(() => undefined), late]);
+  clearTimeout(timer);
+  // A no-op once ended; otherwise the socket goes without waiting for the server.
+  client.connection.stream.destroy();
+}
+
 /** A connection's lifetime: `seconds` less up to a tenth, drawn per connection. */
 const jitteredLifetime = (seconds: number) => seconds * (0.9 + 0.1 * Math.random());
 
@@ -310,6 +326,7 @@ async function openPglite(options: OpenDatabaseOptions): Promise<Database> {
 }
 
 const LISTEN_RETRY_MS = [100, 500, 1_000, 2_000, 5_000];
+const LISTEN_TIMEOUT_MS = 5_000;
 
 /**
  * LISTEN on a dedicated connection. A lost connection is re-established with backoff and the
@@ -327,7 +344,16 @@ async function listenPostgres(
   let retry: NodeJS.Timeout | undefined;
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString, application_name: `listen:${channel}`, ...POSTGRES_KEEPALIVE });
+    // Bounded: over a path that died, or to a frozen server, the connect or the LISTEN never
+    // completes, and its caller (a publisher taking the lead) would wait with it. Notifications are
+    // not statements: query_timeout never touches them.
+    const next = new pg.Client({
+      connectionString,
+      application_name: `listen:${channel}`,
+      ...POSTGRES_KEEPALIVE,
+      connectionTimeoutMillis: LISTEN_TIMEOUT_MS,
+      query_timeout: LISTEN_TIMEOUT_MS,
+    });
     next.on("notification", (message) => {
       if (message.channel === channel) onNotify(message.payload ?? "");
     });
@@ -336,7 +362,7 @@ async function listenPostgres(
       await next.connect();
       await next.query(`LISTEN ${channel}`);
     } catch (error) {
-      await next.end().catch(() => undefined);
+      await endClient(next);
       throw error;
     }
     next.once("end", () => {
@@ -366,7 +392,7 @@ async function listenPostgres(
     if (retry) clearTimeout(retry);
     const current = client;
     client = undefined;
-    await current?.end().catch(() => undefined);
+    if (current) await endClient(current);
   };
 }
 

@@ -9,7 +9,7 @@
 // A holder that loses its connection is told (`onLost`) and stops publishing; if it still publishes
 // a batch on the way out, nodes drop the repeats by seq (realtime/stream.ts).
 import pg from "pg";
-import { POSTGRES_KEEPALIVE } from "../core/db.ts";
+import { endClient, POSTGRES_KEEPALIVE } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { splitSchemaParam } from "../prisma/migrate.ts";
 
@@ -38,6 +38,8 @@ export function createLocalLock(): PublisherLock {
 }
 
 const RETRY_MS = [200, 500, 1_000, 2_000, 5_000];
+/** How long release() waits for the unlock's answer before it just closes the session. */
+const UNLOCK_TIMEOUT_MS = 1_000;
 
 export interface PgAdvisoryLockOptions {
   url: string;
@@ -54,7 +56,7 @@ export function createPgAdvisoryLock(options: PgAdvisoryLockOptions): PublisherL
 
   const drop = async (current: pg.Client) => {
     if (client === current) client = undefined;
-    await current.end().catch(() => undefined);
+    await endClient(current);
   };
 
   const attempt = async (signal: AbortSignal): Promise<void> => {
@@ -109,7 +111,13 @@ export function createPgAdvisoryLock(options: PgAdvisoryLockOptions): PublisherL
       const current = client;
       if (!current) return;
       // Ending the session releases the lock; unlock first so a standby does not wait for the FIN.
-      await current.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined);
+      // Not for long: over a path that died the answer never comes, and the session ends anyway.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, UNLOCK_TIMEOUT_MS);
+      });
+      await Promise.race([current.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined), late]);
+      clearTimeout(timer);
       await drop(current);
     },
   };
