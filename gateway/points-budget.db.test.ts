@@ -220,6 +220,17 @@ describe("documents the gateway has not seen before", () => {
     const requested = second.status === 429 ? second.body.errors?.[0]?.extensions.cost : costOf(second)?.requested;
     expect(requested).toBe(REQUEST_POINTS + newDocumentPoints(1500));
   });
+
+  it("a refused request's RateLimit-Remaining counts the new document's price it still pays", async () => {
+    const client = freshAddress();
+    const operations = () => fresh(Array.from({ length: 300 }, (_, i) => `query Q${i} { __typename }`).join(" "));
+    await postFrom(client, operations(), undefined, undefined, "Q7"); // free: the minute's tokens
+    const refused = await postFrom(client, operations(), undefined, undefined, "Q7");
+    expect(refused.status).toBe(429);
+    // It paid the door and its new document's 30 400 points (past any budget): nothing is left.
+    expect(START - 2 * REQUEST_POINTS - newDocumentPoints(1500)).toBeLessThan(0);
+    expect(remaining(refused)).toBe(0);
+  });
 });
 
 describe("the largest documented request of each query passes alone under the default budget", () => {

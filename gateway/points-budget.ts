@@ -204,7 +204,11 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
         const delta = actual - charge.paid;
         if (delta !== 0) void store.settle(charge.key, now(), delta).catch(unavailable);
         // The headers say the budget after the settlement, as far as this request knows it.
-        const settled = refused ? charge.decision : decide(budget.policy, charge.decision.remaining - delta, true);
+        // A refused request still pays its validation (a new document's price): its headers count it, down to the store's floor of -capacity.
+        const settled =
+          refused && delta === 0
+            ? charge.decision
+            : decide(budget.policy, Math.max(-budget.policy.capacity, (refused ? charge.decision.points : charge.decision.remaining) - delta), true);
         for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
       };
       return {
