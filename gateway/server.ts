@@ -25,6 +25,7 @@ import { DEFAULT_QUERY_LIMITS, queryLimitsPlugin, type QueryLimits } from "./lim
 import { LeafLiteralShapes } from "./literal-shapes.ts";
 import { QueriesOnly } from "./operation-types.ts";
 import { MAX_DOCUMENT_TOKENS } from "./validation-work.ts";
+import { createDocumentStore } from "./document-store.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { readAtPlugin } from "./read-at.ts";
 import { createInFlightCap, type InFlightSettings } from "./in-flight.ts";
@@ -206,6 +207,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
     allowBatchedHttpRequests: false,
     // A document past this many tokens is refused while it is parsed, before validation's cost (gateway/validation-work.ts).
     parseOptions: { maxTokens: MAX_DOCUMENT_TOKENS },
+    // Parsed documents, sized with their text (gateway/document-store.ts).
+    documentStore: createDocumentStore(),
     // A list or object literal where a scalar is expected never reaches the planner
     // (gateway/literal-shapes.ts); nor does a mutation or subscription (gateway/operation-types.ts).
     validationRules: [LeafLiteralShapes, QueriesOnly],
