@@ -3,6 +3,7 @@ import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { requestFrom } from "../test/loopback-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
+import { POINTS_PER_PARSED_TOKEN } from "./validation-work.ts";
 
 // The attack classes of issue 21 that no feature test shows end to end. The others are shown where
 // their defence lives: aliased aggregates (gateway/points-budget.db.test.ts), a request flood
@@ -107,12 +108,14 @@ describe("documents larger than any the contract needs", () => {
     "4 000 __typename": `{ ${Array.from({ length: 4000 }, () => "__typename").join(" ")} }`,
     "1 500 nested inline fragments": `{ ${"... on Query { ".repeat(1500)} __typename ${"} ".repeat(1500)} }`,
   };
-  it.each(Object.entries(cases))("%s: refused at parse, naming the bound", async (_name, query) => {
-    const { status, body } = await post<Refusal>({ query });
+  it.each(Object.entries(cases))("%s: refused at parse, naming the bound, and paying for the tokens parsed", async (_name, query) => {
+    const { status, body } = await post<Refusal & { extensions?: { cost?: { requested: number; actual: number } } }>({ query });
     expect(status).toBe(400);
     expect(body.data).toBeUndefined();
     expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
     expect(body.errors?.[0]?.message).toBe("The document holds more than 2000 tokens, the limit: send a smaller document");
+    // Parsed up to the bound (~1.3 ms, twice with the response cache on) whatever it is sent again: not the door's 10 points.
+    expect(body.extensions?.cost).toEqual({ requested: 10 + 2000 * POINTS_PER_PARSED_TOKEN, actual: 10 + 2000 * POINTS_PER_PARSED_TOKEN });
   });
 
   it("within the bound, deep nesting is a limit, not a server error, and overlap is refused in plain words", async () => {

@@ -11,7 +11,14 @@ import { actualCost } from "./actual-cost.ts";
 import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
 import type { NewEntryBudget } from "./cache-entry-budget.ts";
-import { NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, tokensOf, validationPoints } from "./validation-work.ts";
+import {
+  MAX_DOCUMENT_TOKENS,
+  NEW_DOCUMENT_BASE_TOKENS,
+  newDocumentPoints,
+  POINTS_PER_PARSED_TOKEN,
+  tokensOf,
+  validationPoints,
+} from "./validation-work.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
 // the currency of the query cost (gateway/limits.ts), not one token per request.
@@ -86,6 +93,9 @@ export interface PointsBudget {
   /** The budget's settings, its store seen through (for the CSV export's charges: knownHeaders sees them too); undefined without a budget. */
   settings?: PointsBudgetSettings;
 }
+
+/** graphql-js's refusal of a document past its `maxTokens` (the message core/errors.ts rewords for clients). */
+const OVERSIZED = /Document contains more tha[nt] \d+ tokens\. Parsing aborted\./;
 
 /** Client budgets this process remembers for knownHeaders, the least recently seen forgotten first. */
 const MAX_SEEN_BUDGETS = 10_000;
@@ -198,7 +208,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       let invalid = false;
       // A valid new document past its client's free tokens (refused ones pay their tokens in validationPoints).
       let newDocument = 0;
-      const validation = () => (validated ? validationPoints(validated, invalid) + newDocument : 0);
+      // A document refused at parse for its size was lexed up to the bound first.
+      let oversized = false;
+      const validation = () =>
+        (validated ? validationPoints(validated, invalid) + newDocument : 0) + (oversized ? MAX_DOCUMENT_TOKENS * POINTS_PER_PARSED_TOKEN : 0);
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
         if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
@@ -212,6 +225,11 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
         for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
       };
       return {
+        async parsingDidStart() {
+          return async (error) => {
+            oversized = error instanceof Error && OVERSIZED.test(error.message);
+          };
+        },
         async validationDidStart({ document }) {
           validated = document;
           return async (errors) => {

@@ -59,6 +59,13 @@ export function newDocumentPoints(tokens: number): number {
   return (NEW_DOCUMENT_BASE_TOKENS + tokens) * POINTS_PER_NEW_DOCUMENT_TOKEN;
 }
 
+/**
+ * Points per token of a document refused at parse for its size (past MAX_DOCUMENT_TOKENS): it was
+ * lexed up to the bound, ~1.3 ms (twice with the response cache on, whose key parses it too), and
+ * the same text is refused again each time, never remembered. No documented request comes near.
+ */
+export const POINTS_PER_PARSED_TOKEN = 1;
+
 /** Fields nested deeper are not counted (the depth limit is 8; fragments that spread each other through fields never end). */
 const MAX_FIELD_DEPTH = 64;
 
