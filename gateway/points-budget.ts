@@ -11,14 +11,7 @@ import { actualCost } from "./actual-cost.ts";
 import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
 import type { NewEntryBudget } from "./cache-entry-budget.ts";
-import {
-  MAX_DOCUMENT_TOKENS,
-  NEW_DOCUMENT_BASE_TOKENS,
-  newDocumentPoints,
-  POINTS_PER_PARSED_TOKEN,
-  tokensOf,
-  validationPoints,
-} from "./validation-work.ts";
+import { MAX_DOCUMENT_TOKENS, NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, POINTS_PER_PARSED_TOKEN, tokensOf, validationPoints } from "./validation-work.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
 // the currency of the query cost (gateway/limits.ts), not one token per request.
