@@ -124,6 +124,41 @@ export async function appendRemovedUpdates(tx: Tx, chainId: number, network: Net
     ORDER BY b."placedBlock" DESC, b."placedLogIndex" DESC`;
 }
 
+/**
+ * Appends inside `tx` (as appendBetUpdates) the rows of a reorg rollback of `chainId` above block
+ * `above`, before its writes: for every bet changed above it, latest change first, REMOVED with its
+ * state and result when it was placed above it, else PLACED with the bet as PENDING (pendingBet,
+ * no result). One INSERT … SELECT, as appendRemovedUpdates: a rollback may touch tens of thousands
+ * of bets. Each row is betUpdateRow's (placement block). Resolves to the ids of each kind, in seq order.
+ */
+export async function appendRollbackUpdates(tx: Tx, chainId: number, above: bigint, network: NetworkEntry): Promise<{ removed: string[]; reverted: string[] }> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
+  const traceparent = activeTraceparent() ?? null;
+  // `b` is each bet as its update carries it: a reverted one with its lifecycle cleared (pendingBet).
+  const rows = await tx.$queryRaw<{ seq: bigint; betId: string; removed: boolean }[]>`
+    WITH b AS (
+      SELECT "chainId", "betId", player, token, stake, game, "clientSeed", "serverSeedHash", "placedBlock", "placedLogIndex",
+             "placedBlockHash", "placedTx", "placedAt", "lastChangeBlock" AS "changedBlock", "placedBlock" > ${above} AS removed,
+             CASE WHEN "placedBlock" > ${above} THEN status ELSE 'PENDING' END AS status,
+             CASE WHEN "placedBlock" > ${above} THEN "settledBlock" END AS "settledBlock",
+             CASE WHEN "placedBlock" > ${above} THEN "settledTx" END AS "settledTx",
+             CASE WHEN "placedBlock" > ${above} THEN "settledAt" END AS "settledAt",
+             CASE WHEN "placedBlock" > ${above} THEN "refundedBlock" END AS "refundedBlock",
+             CASE WHEN "placedBlock" > ${above} THEN "refundedTx" END AS "refundedTx",
+             CASE WHEN "placedBlock" > ${above} THEN "refundedAt" END AS "refundedAt",
+             CASE WHEN "placedBlock" > ${above} THEN "lastChangeBlock" ELSE "placedBlock" END AS "lastChangeBlock"
+      FROM "Bet" WHERE "chainId" = ${BigInt(chainId)} AND "lastChangeBlock" > ${above}
+    )
+    INSERT INTO "BetUpdate" ("chainId", "betId", "type", "player", "blockNumber", "blockHash", "bet", "traceparent")
+    SELECT b."chainId", b."betId", CASE WHEN b.removed THEN 'REMOVED' ELSE 'PLACED' END::"BetUpdateType", b.player, b."placedBlock",
+           b."placedBlockHash", ${betJsonSql(network)}, ${traceparent}::text
+    FROM b LEFT JOIN "BetResult" r ON b.removed AND r."chainId" = b."chainId" AND r."betId" = b."betId"
+    ORDER BY b."changedBlock" DESC, b."placedBlock" DESC, b."placedLogIndex" DESC
+    RETURNING "seq", "betId"::text AS "betId", "type" = 'REMOVED' AS removed`;
+  rows.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  return { removed: rows.filter((r) => r.removed).map((r) => r.betId), reverted: rows.filter((r) => !r.removed).map((r) => r.betId) };
+}
+
 /** Empties the table and restarts seq at 1 (`db:seed --reset`, tests), inside `tx`. */
 export async function clearBetUpdates(tx: Tx): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(${OUTBOX_LOCK_KEY})`;
