@@ -11,7 +11,7 @@ import type { Logger } from "../core/logger.ts";
 import { NetworkDirectory } from "../core/networks.ts";
 import { createReadRouter, type ReadRouter } from "../core/read-replicas.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
-import { createNewEntryBudget, createSharedNewEntryBudget, type NewEntryBudget } from "../gateway/cache-entry-budget.ts";
+import { createClientBudget, type NewEntryBudget } from "../gateway/cache-entry-budget.ts";
 import { createRedisPersistedQueryStore } from "../gateway/persisted-queries.ts";
 import {
   createFallbackRateLimitStore,
@@ -237,9 +237,7 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
 
 /** Each client's free tokens of new documents a minute (gateway/validation-work.ts): across gateways in the points budget's Redis when there is one. */
 function newDocumentTokens(config: Config<"gateway">, shared?: { redis: GuardedRedis }): NewEntryBudget {
-  const perMinute = config.RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE;
-  const local = createNewEntryBudget({ perMinute });
-  return shared ? createSharedNewEntryBudget({ redis: shared.redis, local, perMinute, prefix: "new-document-tokens:" }) : local;
+  return createClientBudget({ perMinute: config.RATE_LIMIT_NEW_DOCUMENT_TOKENS_PER_MINUTE, redis: shared?.redis, prefix: "new-document-tokens:" });
 }
 
 /** The configured response cache: in Redis when the gateway has it, else the in-process LRU; none when off. */

@@ -192,14 +192,19 @@ export function stalledServerDeadline(statementTimeoutMs: number, marginMs: numb
  * wait for as long as the kernel retransmits (a publisher standing down waited with it: issue 21).
  */
 export async function endClient(client: pg.Client, ms = 1_000): Promise<void> {
+  await waitAtMost(client.end(), ms);
+  // A no-op once ended; otherwise the socket goes without waiting for the server.
+  client.connection.stream.destroy();
+}
+
+/** Waits for `work` to settle (its outcome ignored), at most `ms`: a goodbye to a server that may never answer. */
+export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
   });
-  await Promise.race([client.end().catch(() => undefined), late]);
+  await Promise.race([work.catch(() => undefined), late]);
   clearTimeout(timer);
-  // A no-op once ended; otherwise the socket goes without waiting for the server.
-  client.connection.stream.destroy();
 }
 
 /** A connection's lifetime: `seconds` less up to a tenth, drawn per connection. */

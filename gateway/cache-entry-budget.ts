@@ -86,3 +86,10 @@ export function createSharedNewEntryBudget(options: SharedNewEntryBudgetOptions)
     },
   };
 }
+
+/** A budget of `perMinute` per client: across gateways in `redis` when given (this process's own count while it is away), else this process's. */
+export function createClientBudget(options: { perMinute: number; redis?: GuardedRedis; prefix?: string; now?: () => number }): NewEntryBudget {
+  const { perMinute, redis, prefix, now } = options;
+  const local = createNewEntryBudget({ perMinute, now });
+  return redis ? createSharedNewEntryBudget({ redis, local, perMinute, prefix, now }) : local;
+}

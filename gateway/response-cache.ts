@@ -9,7 +9,7 @@ import type { Logger } from "../core/logger.ts";
 import { guardRedis, type GuardedRedis } from "../core/redis.ts";
 import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
-import { createNewEntryBudget, createSharedNewEntryBudget } from "./cache-entry-budget.ts";
+import { createClientBudget } from "./cache-entry-budget.ts";
 import { clientAddress } from "../core/client-address.ts";
 import { createResponseReplay, type Replayable } from "./response-replay.ts";
 
@@ -161,9 +161,7 @@ export interface ResponseCacheOptions {
 }
 
 function newEntryBudget(bounds: ResponseCacheBounds, now: () => number) {
-  const perMinute = bounds.newEntriesPerMinute ?? DEFAULT_NEW_ENTRIES_PER_MINUTE;
-  const local = createNewEntryBudget({ perMinute, now });
-  return bounds.sharedBudget ? createSharedNewEntryBudget({ redis: bounds.sharedBudget, local, perMinute, now }) : local;
+  return createClientBudget({ perMinute: bounds.newEntriesPerMinute ?? DEFAULT_NEW_ENTRIES_PER_MINUTE, redis: bounds.sharedBudget, now });
 }
 
 /**

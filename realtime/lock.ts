@@ -9,7 +9,7 @@
 // A holder that loses its connection is told (`onLost`) and stops publishing; if it still publishes
 // a batch on the way out, nodes drop the repeats by seq (realtime/stream.ts).
 import pg from "pg";
-import { endClient, POSTGRES_KEEPALIVE } from "../core/db.ts";
+import { endClient, POSTGRES_KEEPALIVE, waitAtMost } from "../core/db.ts";
 import type { Logger } from "../core/logger.ts";
 import { splitSchemaParam } from "../prisma/migrate.ts";
 
@@ -112,12 +112,7 @@ export function createPgAdvisoryLock(options: PgAdvisoryLockOptions): PublisherL
       if (!current) return;
       // Ending the session releases the lock; unlock first so a standby does not wait for the FIN.
       // Not for long: over a path that died the answer never comes, and the session ends anyway.
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, UNLOCK_TIMEOUT_MS);
-      });
-      await Promise.race([current.query("SELECT pg_advisory_unlock($1)", [key]).catch(() => undefined), late]);
-      clearTimeout(timer);
+      await waitAtMost(current.query("SELECT pg_advisory_unlock($1)", [key]), UNLOCK_TIMEOUT_MS);
       await drop(current);
     },
   };
