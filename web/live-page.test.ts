@@ -54,9 +54,11 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => page.locator("#networks").textContent(), { timeout: 30_000 }).toContain("localnet");
     // Rows replayed at load are marked "replay"; these arrived after the page went live.
     await page.waitForSelector("#latest tr[data-origin='live']", { timeout: 90_000 });
-    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
-    await settled.waitFor({ timeout: 90_000 });
-    const betId = await settled.getAttribute("data-bet-id");
+    const firstSettled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
+    await firstSettled.waitFor({ timeout: 90_000 });
+    // Pinned by its id: a bare `.first()` resolves again at each use, and new bets arrive above it.
+    const betId = await firstSettled.getAttribute("data-bet-id");
+    const settled = page.locator(`#latest tr[data-chain-id='31337'][data-bet-id='${betId}']`);
     // Stakes in whole tokens with the symbol once the token is read (Bet.tokenInfo: the demo chain's native coin, ETH / 18).
     await expect.poll(() => settled.locator("td").nth(2).textContent(), { timeout: 30_000 }).toMatch(/^\d+(\.\d{1,4})? ETH$/);
     await settled.click();
@@ -165,13 +167,13 @@ describe.skipIf(skip)(title, () => {
       expect(result.proof.verified).toBe(true);
       await route.fulfill({ response, json });
     });
-    const settled = page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first();
-    const betId = await settled.getAttribute("data-bet-id");
     // A FINALIZED update marks a shown result final once the head has confirmed it.
     const final = page.locator("#latest tr[data-final='true']").first();
     await final.waitFor({ timeout: 90_000 });
     expect(await final.textContent()).toContain("✓ final");
-    await settled.click();
+    // Pinned by its id, as above.
+    const betId = await page.locator("#latest tr[data-chain-id='31337'][data-status='SETTLED']").first().getAttribute("data-bet-id");
+    await page.locator(`#latest tr[data-chain-id='31337'][data-bet-id='${betId}']`).first().click();
     await page.waitForSelector(`#detail[data-bet-id='${betId}'][data-status='SETTLED']`, { timeout: 30_000 });
     await expect.poll(() => page.locator("#verify").isEnabled(), { timeout: 30_000 }).toBe(true);
     await page.click("#verify");
