@@ -72,4 +72,18 @@ describe("rate limiting in points", () => {
     expect(dry.status).toBe(429);
     await dry.arrayBuffer();
   });
+
+  it("charges an IPv6 client behind the proxy per /64: each new address of it shares one budget, the next /64 has its own", async () => {
+    let refusedAfter: number | undefined;
+    for (let i = 1; i <= 3 * (policy.capacity / REQUEST_POINTS) && refusedAfter === undefined; i++) {
+      const response = await post({ "x-forwarded-for": `2001:db8:1:2::${i.toString(16)}` });
+      await response.arrayBuffer();
+      if (response.status === 429) refusedAfter = i - 1;
+    }
+    expect(refusedAfter).toBeGreaterThanOrEqual(2);
+    expect(refusedAfter).toBeLessThanOrEqual(policy.capacity / REQUEST_POINTS);
+    const neighbour = await post({ "x-forwarded-for": "2001:db8:1:3::1" });
+    expect(neighbour.status).toBe(200);
+    await neighbour.arrayBuffer();
+  });
 });
