@@ -31,6 +31,10 @@ describe("cacheKeyOf", () => {
     const first = cacheKeyOf(post({ query }), "0");
     expect(first?.parsedTokens).toBe(tokensOf(parse(query)));
     expect(first?.parsedTokens).toBe(11); // comments do not count
+    // Counted as tokensOf counts them (the price of a new document), whatever the text holds.
+    for (const text of [`query A($a: [ID] = ["x", 1.5e3]) { b(c: $a, d: """block\n"""), e @f } # ${Math.random()}`, `{ a ,,, ...on B { c } }`]) {
+      expect(cacheKeyOf(post({ query: text, operationName: text.startsWith("query") ? "A" : undefined }), "0")?.parsedTokens).toBe(tokensOf(parse(text)));
+    }
     const again = cacheKeyOf(post({ query }), "0");
     expect(again).toEqual({ key: first?.key });
     // Found by its APQ hash: remembered, not parsed.
