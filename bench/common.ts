@@ -165,10 +165,10 @@ export interface Served {
   subgraphs: Record<string, string>;
 }
 
-/** Starts bench/serve.ts over `databaseUrl` in a child process and waits for its URLs (60 s at most). */
-export async function serveStack(databaseUrl: string, nodeFlags: string[] = []): Promise<Served> {
+/** Starts bench/serve.ts over `databaseUrl` in a child process and waits for its URLs (60 s at most); `env`: more of its BENCH_* settings. */
+export async function serveStack(databaseUrl: string, nodeFlags: string[] = [], env: Record<string, string> = {}): Promise<Served> {
   const child = spawnTypeScript(fileURLToPath(new URL("./serve.ts", import.meta.url)), {
-    env: { BENCH_SERVE_DATABASE_URL: databaseUrl },
+    env: { ...env, BENCH_SERVE_DATABASE_URL: databaseUrl },
     nodeFlags,
     stderr: "inherit",
   });

@@ -12,6 +12,9 @@
 // child's CPU (user + system, /proc) per request is the server's; the difference between the two
 // runs is what a new text costs, printed beside its tokens and beside the points the budget
 // charges a new document past a client's free tokens (gateway/validation-work.ts newDocumentPoints).
+// The last row asks a second child, with the response cache on, for a stored answer: the same text
+// is a hit whose key the gateway remembers, a new text a hit whose key meant parsing and printing
+// the text again (gateway/cache-key.ts), priced as a new document since issue 21 (10 points before).
 import { parseArgs } from "node:util";
 import { Lexer, Source, TokenKind } from "graphql";
 import { readFileSync } from "node:fs";
@@ -35,9 +38,18 @@ const seeded = await seedFixtures(setup, { bets: 20, wallets: 4, provenLimit: 0,
 await setup.close();
 const chainId = seeded.networks[0]!.chainId;
 const served = await serveStack(databaseUrl(name));
+const cached = await serveStack(databaseUrl(name), [], { BENCH_RESPONSE_CACHE: "1" });
 const schema = apiSchemaOf(readFileSync(new URL("../supergraph.graphql", import.meta.url), "utf8"));
 const largest = largestDocumentedRequests(schema, chainId);
-const documents: { name: string; query: string; operationName?: string }[] = [
+/** The largest networkConfigs without `indexing` (it moves with the head): every field a setting, stored a minute. */
+function settingsOnly(query: string): string {
+  const settings = query.replace(/\bindexing\s*\{[^{}]*\}/, "");
+  if (settings === query) throw new Error("no indexing selection in the largest networkConfigs");
+  return settings;
+}
+
+/** `cached`: asked of the child with the response cache on, every answer a hit. */
+const documents: { name: string; query: string; operationName?: string; cached?: true }[] = [
   { name: "{ __typename }", query: "{ __typename }" },
   { name: "largest networkConfigs", query: largest.networkConfigs! },
   { name: "largest playerBets", query: largest.playerBets! },
@@ -46,6 +58,14 @@ const documents: { name: string; query: string; operationName?: string }[] = [
     name: "300 operations",
     query: Array.from({ length: 300 }, (_, i) => `query Q${i} { __typename }`).join("\n"),
     operationName: "Q0",
+  },
+  { name: "a comment variant of a stored answer (response cache on): networkConfigs' settings", query: settingsOnly(largest.networkConfigs!), cached: true },
+  {
+    // Near MAX_DOCUMENT_TOKENS, and cheap to validate: what the key's parse and print cost at most.
+    name: "the same, 240 operations (response cache on)",
+    query: Array.from({ length: 240 }, (_, i) => `query Q${i} { networkConfigs { chainId } }`).join("\n"),
+    operationName: "Q0",
+    cached: true,
   },
 ];
 
@@ -59,21 +79,35 @@ function tokens(query: string): number {
 let counter = 0;
 try {
   /** The server's CPU ms per request over `requests` sequential requests of `text(i)`. */
-  const measure = async (text: (i: number) => string, operationName: string | undefined): Promise<number> => {
-    const before = processCpuMs(served.child.pid)!;
+  const measure = async (text: (i: number) => string, document: (typeof documents)[number]): Promise<number> => {
+    const server = document.cached ? cached : served;
+    const before = processCpuMs(server.child.pid)!;
     for (let i = 0; i < requests; i++) {
-      const { status, json } = await post(served.gateway, JSON.stringify({ query: text(i), operationName }));
+      const { status, json } = await post(server.gateway, JSON.stringify({ query: text(i), operationName: document.operationName }));
       if (status !== 200 || json.errors) throw new Error(`HTTP ${status}: ${JSON.stringify(json.errors)}`);
     }
-    return (processCpuMs(served.child.pid)! - before) / requests;
+    return (processCpuMs(server.child.pid)! - before) / requests;
+  };
+  /** Asks the cache child for `query` until its answer is a hit (stored in the background of the miss). */
+  const stored = async (query: string, operationName: string | undefined) => {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const body = JSON.stringify({ query, operationName });
+      const response = await fetch(cached.gateway, { method: "POST", headers: { "content-type": "application/json" }, body });
+      await response.text();
+      if (response.headers.get("x-cache") === "HIT") return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    throw new Error("the answer is never a cache hit");
   };
   const rows: string[][] = [];
   for (const document of documents) {
     const repeated: number[] = [];
     const fresh: number[] = [];
     for (let run = 0; run < runs; run++) {
-      repeated.push(await measure(() => document.query, document.operationName));
-      fresh.push(await measure(() => `# ${++counter}\n${document.query}`, document.operationName));
+      // Stored for a minute (a setting's maxAge): stored again before each run.
+      if (document.cached) await stored(document.query, document.operationName);
+      repeated.push(await measure(() => document.query, document));
+      fresh.push(await measure(() => `# ${++counter}\n${document.query}`, document));
     }
     const extra = median(fresh) - median(repeated);
     const count = tokens(document.query);
@@ -97,5 +131,6 @@ try {
   );
 } finally {
   await stopChild(served.child);
+  await stopChild(cached.child);
   await dropPostgresDatabase(name);
 }

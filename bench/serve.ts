@@ -5,11 +5,13 @@
 // The gateway gets the configured query limits (depth, aliases, cost: their checks are part of the
 // per-request cost) but no per-client rate limit or in-flight cap: every request comes from one
 // loopback client, so the limiter would only measure itself (HTTP 429 once its RATE_LIMIT_POINTS
-// are spent, or past RATE_LIMIT_MAX_IN_FLIGHT connections).
+// are spent, or past RATE_LIMIT_MAX_IN_FLIGHT connections). BENCH_RESPONSE_CACHE=1 turns on the
+// in-process response cache (bench/document-cost.ts).
 import { pino } from "pino";
 import { gatewayProtection, stopOnSignals } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { openDatabase } from "../core/db.ts";
+import { createMemoryResponseCacheStore } from "../gateway/response-cache.ts";
 import { createUsageRecorder } from "../gateway/schema-usage.ts";
 import { benchConfig, startBenchStack } from "./common.ts";
 
@@ -29,6 +31,7 @@ const stack = await startBenchStack(db, logger, {
   rateLimit: undefined,
   inFlight: undefined,
   schemaUsage,
+  ...(benchConfig.BENCH_RESPONSE_CACHE ? { responseCache: createMemoryResponseCacheStore({ maxEntries: 10_000, maxBytes: 64 * 1024 * 1024 }) } : {}),
 });
 process.stdout.write(`${JSON.stringify({ pid: process.pid, gateway: `${stack.url}/graphql`, subgraphs: stack.subgraphUrls })}\n`);
 stopOnSignals(logger, async () => {

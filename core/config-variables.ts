@@ -380,7 +380,7 @@ export const CONFIG_VARIABLES = {
   BENCH_SERVE_DATABASE_URL: variable("bench", z.string().url().optional(), undefined, "set by a benchmark for its server child: the database to serve"),
   BENCH_SERVE_WATCH_STDIN: variable("bench", zeroOne, "0", "`1`: a server child stops when its stdin ends (its parent died)"),
   BENCH_SUBGRAPH_URLS: variable("bench", z.string().optional(), undefined, "set by `bench/gateways.ts` for its gateway children: the subgraph URLs (JSON)"),
-  BENCH_RESPONSE_CACHE: variable("bench", zeroOne, "0", "`bench/serve-peer.ts apollo`: `1` turns the in-process response cache on"),
+  BENCH_RESPONSE_CACHE: variable("bench", zeroOne, "0", "`bench/serve-peer.ts apollo` and `bench/serve.ts`: `1` turns the in-process response cache on"),
   BENCH_SCHEMA_USAGE: variable("bench", zeroOne, "0", "`bench/serve.ts`: `1` records schema usage into its database (`bench/schema-usage.ts`)"),
   BENCH_HIVE_DEDUPE: variable("bench", zeroOne, "1", "`bench/serve-peer.ts hive`: `0` turns off Hive's merging of identical subgraph requests"),
   BENCH_ABUSE_ATTACKER: variable("bench", z.string().optional(), undefined, "set by `bench/abuse.ts` for its attacker children (JSON)"),

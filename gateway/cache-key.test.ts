@@ -1,64 +1,87 @@
+import { createHash } from "node:crypto";
 import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { cacheKeyOf } from "./cache-key.ts";
+import { tokensOf } from "./validation-work.ts";
+import { parse } from "graphql";
 
 // The response cache's key (gateway/cache-key.ts): what Apollo Server would read of a request,
 // normalised, and only that. Over HTTP, with the byte path: response-replay.test.ts.
 
 describe("cacheKeyOf", () => {
+  const keyOf = (request: HTTPGraphQLRequest, generation: string) => cacheKeyOf(request, generation)?.key;
   const headers = (accept?: string) => new HeaderMap(accept ? [["accept", accept]] : []);
   const post = (body: unknown, accept?: string): HTTPGraphQLRequest => ({ method: "POST", headers: headers(accept), search: "", body });
   const get = (search: string): HTTPGraphQLRequest => ({ method: "GET", headers: headers(), search, body: undefined });
 
   it("gives GET and POST of the same fields one key, and absent or null fields the same key", () => {
     const query = "{ bet(id: 1) { id } }";
-    const key = cacheKeyOf(post({ query }), "0");
+    const key = keyOf(post({ query }), "0");
     expect(key).toBeDefined();
-    expect(cacheKeyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
-    expect(cacheKeyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
-    expect(cacheKeyOf(post({ query, variables: {} }), "0")).toBe(key);
-    expect(cacheKeyOf(post({ query }), "1")).not.toBe(key);
-    expect(cacheKeyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
+    expect(keyOf(get(`?${new URLSearchParams({ query })}`), "0")).toBe(key);
+    expect(keyOf(post({ query, operationName: null, variables: null, extensions: null }), "0")).toBe(key);
+    expect(keyOf(post({ query, variables: {} }), "0")).toBe(key);
+    expect(keyOf(post({ query }), "1")).not.toBe(key);
+    expect(keyOf(post({ query }, "application/graphql-response+json"), "0")).not.toBe(key);
+  });
+
+  it("says the tokens of a text it parsed for this request, and nothing for one it remembers (the points budget prices the parse)", () => {
+    const query = `# a comment of its own ${Math.random()}\n{ bet(id: 1) { id } }`;
+    const first = cacheKeyOf(post({ query }), "0");
+    expect(first?.parsedTokens).toBe(tokensOf(parse(query)));
+    expect(first?.parsedTokens).toBe(11); // comments do not count
+    // Counted as tokensOf counts them (the price of a new document), whatever the text holds.
+    for (const text of [`query A($a: [ID] = ["x", 1.5e3]) { b(c: $a, d: """block\n"""), e @f } # ${Math.random()}`, `{ a ,,, ...on B { c } }`]) {
+      expect(cacheKeyOf(post({ query: text, operationName: text.startsWith("query") ? "A" : undefined }), "0")?.parsedTokens).toBe(tokensOf(parse(text)));
+    }
+    const again = cacheKeyOf(post({ query }), "0");
+    expect(again).toEqual({ key: first?.key });
+    // Found by its APQ hash: remembered, not parsed.
+    const sha256Hash = createHash("sha256").update(query).digest("hex");
+    expect(cacheKeyOf(post({ extensions: { persistedQuery: { version: 1, sha256Hash } } }), "0")).toEqual({ key: first?.key });
+    // A text too long to remember is parsed each time it comes.
+    const long = `# ${"x".repeat(17 * 1024)}\n{ bet(id: 1) { id } }`;
+    expect([cacheKeyOf(post({ query: long }), "0")?.parsedTokens, cacheKeyOf(post({ query: long }), "0")?.parsedTokens]).toEqual([11, 11]);
   });
 
   it("keeps an input object's own __proto__ key: a request Apollo Server refuses never shares the key of one it answers", () => {
     const query = `query ($filter: Filter) { bets(filter: $filter) { id } }`;
     // As JSON.parse builds it: an own property named __proto__, not a prototype.
     const withProto = JSON.parse('{"filter": {"__proto__": {"status": "SETTLED"}}}') as Record<string, unknown>;
-    expect(cacheKeyOf(post({ query, variables: withProto }), "0")).not.toBe(cacheKeyOf(post({ query, variables: { filter: {} } }), "0"));
+    expect(keyOf(post({ query, variables: withProto }), "0")).not.toBe(keyOf(post({ query, variables: { filter: {} } }), "0"));
   });
 
   it("folds away what does not change the answer: comments, whitespace, undeclared variables, key order, defaults", () => {
     const query = `query One($id: ID!, $filter: Filter = { a: 1, b: [2] }) { bet(id: $id, filter: $filter) { id } }`;
-    const key = cacheKeyOf(post({ query, variables: { id: "1" } }), "0");
+    const key = keyOf(post({ query, variables: { id: "1" } }), "0");
     expect(key).toBeDefined();
     for (const same of [
       { query: `# why\n${query.replace(/ /g, "  ")}`, variables: { id: "1" } },
       { query, operationName: "One", variables: { id: "1", unused: [1, 2, 3] } },
       { query, variables: { filter: { b: [2], a: 1 }, id: "1" } },
     ]) {
-      expect(cacheKeyOf(post(same), "0")).toBe(key);
+      expect(keyOf(post(same), "0")).toBe(key);
     }
     for (const other of [
       { query, variables: { id: "2" } },
       { query, variables: { id: "1", filter: null } },
       { query, variables: { id: "1", filter: { a: 1 } } },
     ]) {
-      expect(cacheKeyOf(post(other), "0")).not.toBe(key);
+      expect(keyOf(post(other), "0")).not.toBe(key);
     }
   });
 
   it("has no key for a document that does not parse, nor for an operation it does not hold", () => {
-    expect(cacheKeyOf(post({ query: "{ bet(id: 1) { id }" }), "0")).toBeUndefined();
-    expect(cacheKeyOf(post({ query: "query A { a } query B { b }" }), "0")).toBeUndefined();
-    expect(cacheKeyOf(post({ query: "query A { a }", operationName: "B" }), "0")).toBeUndefined();
-    expect(cacheKeyOf(post({ query: "query A { a } query B { b }", operationName: "B" }), "0")).toBeDefined();
+    expect(keyOf(post({ query: "{ bet(id: 1) { id }" }), "0")).toBeUndefined();
+    expect(keyOf(post({ query: "query A { a } query B { b }" }), "0")).toBeUndefined();
+    expect(keyOf(post({ query: "query A { a }", operationName: "B" }), "0")).toBeUndefined();
+    expect(keyOf(post({ query: "query A { a } query B { b }", operationName: "B" }), "0")).toBeDefined();
   });
 
   it("has no key, and never throws, for variables nested deeper than the stack allows", () => {
     const deep = JSON.parse(`${"[".repeat(30_000)}${"]".repeat(30_000)}`) as unknown;
-    expect(cacheKeyOf(post({ query: "query A($ids: [ID]) { a(ids: $ids) }", variables: { ids: deep } }), "0")).toBeUndefined();
+    expect(keyOf(post({ query: "query A($ids: [ID]) { a(ids: $ids) }", variables: { ids: deep } }), "0")).toBeUndefined();
   });
 
   it("has no key for what it cannot read as Apollo Server does", () => {
@@ -80,7 +103,7 @@ describe("cacheKeyOf", () => {
       get(`?query=${encodeURIComponent(query)}&variables=null`),
       { method: "HEAD", headers: headers(), search: `?query=${encodeURIComponent(query)}`, body: undefined },
     ]) {
-      expect(cacheKeyOf(request, "0")).toBeUndefined();
+      expect(keyOf(request, "0")).toBeUndefined();
     }
   });
 
@@ -147,8 +170,8 @@ describe("cacheKeyOf", () => {
     const seen = { same: 0, different: 0 };
     fc.assert(
       fc.property(pairs, ([a, b]) => {
-        const keyA = cacheKeyOf(post(a), "0");
-        const keyB = cacheKeyOf(post(b), "0");
+        const keyA = keyOf(post(a), "0");
+        const keyB = keyOf(post(b), "0");
         expect(keyA === undefined).toBe(view(a) === undefined);
         if (keyA === undefined || keyB === undefined) return;
         const same = view(a) === view(b);

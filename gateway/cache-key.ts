@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { HTTPGraphQLRequest } from "@apollo/server";
-import { type DocumentNode, Kind, parse, print, valueFromASTUntyped } from "graphql";
+import { type DocumentNode, Kind, print, valueFromASTUntyped } from "graphql";
+import { Parser } from "graphql/language/parser.js";
 import { MAX_DOCUMENT_TOKENS } from "./validation-work.ts";
 
 // The response cache's one key function (gateway/response-cache.ts and its byte path,
@@ -17,6 +18,8 @@ import { MAX_DOCUMENT_TOKENS } from "./validation-work.ts";
 // alike); anything this reader is unsure of — another method, a GET with a Content-Type, repeated
 // or malformed parameters, unknown extensions, a hash that does not match the text, a document
 // that does not parse or has no such operation — has no key and goes to Apollo Server uncached.
+// A key says when its text was parsed for this very request (not among the remembered documents),
+// with its tokens: the points budget prices that work as a new document's (gateway/points-budget.ts).
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Documents parsed and normalised, by the SHA-256 of their text (an APQ hash finds its text's). */
@@ -95,13 +98,22 @@ interface Operation {
   variables: { name: string; hasDefault: boolean; default: unknown }[];
 }
 
-/** A parsed document: the SHA-256 of its printed form, and its operations; null: it does not parse (within MAX_DOCUMENT_TOKENS, which Apollo Server refuses past too). */
-type Normalised = { printed: string; operations: Operation[] } | null;
+/**
+ * A parsed document: the SHA-256 of its printed form, its operations and its tokens (comments not
+ * counted, as tokensOf counts them for the new documents' price); null: it does not parse (within
+ * MAX_DOCUMENT_TOKENS, which Apollo Server refuses past too).
+ */
+type Normalised = { printed: string; operations: Operation[]; tokens: number } | null;
 
 function normalise(text: string): Normalised {
   let document: DocumentNode;
+  let tokens: number;
   try {
-    document = parse(text, { noLocation: true, maxTokens: MAX_DOCUMENT_TOKENS });
+    // The parser counts the tokens for its maxTokens anyway; a document parsed with locations, for
+    // tokensOf to count, doubled the extra CPU of a new text's hit (bench/document-cost.ts).
+    const parser = new Parser(text, { noLocation: true, maxTokens: MAX_DOCUMENT_TOKENS });
+    document = parser.parseDocument();
+    tokens = parser.tokenCount;
   } catch {
     return null;
   }
@@ -117,7 +129,7 @@ function normalise(text: string): Normalised {
       })),
     });
   }
-  return { printed: sha256(print(document)), operations };
+  return { printed: sha256(print(document)), operations, tokens };
 }
 
 /** Normalised documents by text hash, least recently used first: a document is parsed once, not per request. */
@@ -129,15 +141,19 @@ function remember(hash: string, normalised: Normalised): Normalised {
   return normalised;
 }
 
-/** The normalised document of a request: parsed from its text, or found by its APQ hash when this process has seen the text. */
-function documentOf(text: string | undefined, hash: string): Normalised | undefined {
+/**
+ * The normalised document of a request: found by its text's hash (or its APQ hash) when this
+ * process remembers it, else parsed from its text for this request (`parsed`).
+ */
+function documentOf(text: string | undefined, hash: string): { document: Normalised; parsed: boolean } | undefined {
   const known = documents.get(hash);
   if (known !== undefined) {
     documents.delete(hash);
-    return remember(hash, known);
+    return { document: remember(hash, known), parsed: false };
   }
   if (text === undefined) return undefined;
-  return text.length > MAX_REMEMBERED_CHARS ? normalise(text) : remember(hash, normalise(text));
+  const document = normalise(text);
+  return { document: text.length > MAX_REMEMBERED_CHARS ? document : remember(hash, document), parsed: true };
 }
 
 /** A JSON value with every object's keys in order: two spellings of one input give one key. */
@@ -160,12 +176,19 @@ function declaredVariables(operation: Operation, given: Json): [string, unknown]
   return values.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** A request's cache key, and what finding it cost when its text was not remembered. */
+export interface CacheKey {
+  key: string;
+  /** The tokens of the text parsed and printed for this request (tokensOf); absent when the document was remembered. */
+  parsedTokens?: number;
+}
+
 /**
  * The cache key of a request under a data generation, or undefined: not cacheable, Apollo Server
  * answers it. Two requests with one key run the same normalised operation with the same declared
  * variables and the same Accept header.
  */
-export function cacheKeyOf(request: HTTPGraphQLRequest, generation: string): string | undefined {
+export function cacheKeyOf(request: HTTPGraphQLRequest, generation: string): CacheKey | undefined {
   const fields = fieldsOf(request);
   if (!fields) return undefined;
   const hash = persistedHash(fields.extensions);
@@ -173,7 +196,8 @@ export function cacheKeyOf(request: HTTPGraphQLRequest, generation: string): str
   const textHash = fields.query !== undefined ? sha256(fields.query) : hash;
   // No query at all, or a hash Apollo Server would refuse as not the text's.
   if (textHash === undefined || (hash !== undefined && hash !== textHash)) return undefined;
-  const document = documentOf(fields.query, textHash);
+  const found = documentOf(fields.query, textHash);
+  const document = found?.document;
   if (!document) return undefined;
   const operation =
     fields.operationName !== undefined
@@ -184,7 +208,8 @@ export function cacheKeyOf(request: HTTPGraphQLRequest, generation: string): str
   if (!operation) return undefined;
   const accept = request.headers.get("accept") ?? "";
   try {
-    return sha256(JSON.stringify([generation, document.printed, operation.name, declaredVariables(operation, fields.variables ?? {}), accept]));
+    const key = sha256(JSON.stringify([generation, document.printed, operation.name, declaredVariables(operation, fields.variables ?? {}), accept]));
+    return found.parsed ? { key, parsedTokens: document.tokens } : { key };
   } catch {
     // Variables nested deeper than the stack allows (a 64 KiB body holds 30 000 levels): not
     // cacheable; Apollo Server answers them with its own error.

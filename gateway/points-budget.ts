@@ -4,7 +4,7 @@ import type { DocumentNode, GraphQLFormattedError } from "graphql";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
-import { sendJson } from "../core/http.ts";
+import { type CompleteAnswer, sendJson } from "../core/http.ts";
 import type { Logger } from "../core/logger.ts";
 import { decide, type RateLimitDecision, type RateLimitPolicy, type RateLimitStore } from "../core/token-bucket.ts";
 import { actualCost } from "./actual-cost.ts";
@@ -27,8 +27,9 @@ import { MAX_DOCUMENT_TOKENS, NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, POINT
 //   The settlement goes to the store in the background: it never delays the answer.
 // Every answer says the budget in RateLimit-* headers (points), and every answer Apollo Server
 // computes says `extensions.cost = { requested, actual }`. Answers replayed from the response
-// cache pay REQUEST_POINTS at the door and nothing else; their stored bytes never hold a cost
-// (withoutCostExtension), since a cost belongs to the request that computed it.
+// cache pay REQUEST_POINTS at the door and nothing else, unless the cache key had to parse their
+// text for the request (chargeNewDocument: a new document's price, as above); their stored bytes
+// never hold a cost (withoutCostExtension), since a cost belongs to the request that computed it.
 
 /** What every request pays at the door, and the least any request costs: the HTTP exchange, parsing, validation of an ordinary document. */
 export const REQUEST_POINTS = 10;
@@ -38,7 +39,7 @@ export const REQUEST_POINTS = 10;
  * their pages themselves (gateway/csv-export.ts).
  */
 export const ROUTE_POINTS = 1;
-/** What an answer from the response cache costs in all (its stored bytes replayed, gateway/response-replay.ts). */
+/** What an answer from the response cache costs in all (its stored bytes replayed, gateway/response-replay.ts), its text remembered. */
 export const CACHE_HIT_POINTS = REQUEST_POINTS;
 
 export interface PointsBudgetSettings {
@@ -60,6 +61,9 @@ interface Charge {
   paid: number;
   decision: RateLimitDecision | undefined;
 }
+
+/** What a cache hit whose text was parsed anew paid beyond the door: the budget after it (RateLimit-* headers), or the 429 to send instead. */
+export type NewDocumentCharge = { headers: [string, string][] } | { refusal: CompleteAnswer };
 
 /** The cost extension of an answer: its requested and actual cost in points. */
 export interface CostExtension {
@@ -83,6 +87,12 @@ export interface PointsBudget {
    * or when this process has not seen the client's budget lately.
    */
   knownHeaders?: (req: IncomingMessage) => [string, string][] | undefined;
+  /**
+   * A response cache hit whose text the cache key parsed for this request (gateway/cache-key.ts,
+   * `tokens` as tokensOf counts them): priced as a new document, from the same free tokens, or
+   * refused; undefined when nothing more is charged. Undefined without a budget of new documents.
+   */
+  chargeNewDocument?: (req: IncomingMessage, tokens: number) => Promise<NewDocumentCharge | undefined>;
   /** The budget's settings, its store seen through (for the CSV export's charges: knownHeaders sees them too); undefined without a budget. */
   settings?: PointsBudgetSettings;
 }
@@ -167,6 +177,36 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           return false;
         }
       : undefined;
+  /** What a new document of `tokens` costs `key` now: nothing within its free tokens of the minute, else newDocumentPoints. */
+  const newDocumentPrice = async (key: string, tokens: number): Promise<number> => {
+    if (!budget?.newDocuments) return 0;
+    const free = await Promise.resolve(budget.newDocuments.take(key, NEW_DOCUMENT_BASE_TOKENS + tokens)).catch(() => true);
+    return free ? 0 : newDocumentPoints(tokens);
+  };
+  // Charged whole, as a refused request on the way through Apollo Server still pays its new document
+  // (the text was parsed): one settlement, and the request is refused when it left the budget in
+  // debt. Its Retry-After is when the door admits the retry, a text the gateway now remembers.
+  const chargeNewDocument =
+    budget?.newDocuments && store
+      ? async (req: IncomingMessage, tokens: number): Promise<NewDocumentCharge | undefined> => {
+          const charge = byRequest.get(req);
+          if (!charge?.decision) return undefined;
+          const price = await newDocumentPrice(charge.key, tokens);
+          if (price === 0) return undefined;
+          const settled = await store.settle(charge.key, now(), price).catch(unavailable);
+          if (!settled) return undefined;
+          charge.paid += price;
+          if (settled.points >= 0) return { headers: rateLimitHeaders(budget.policy, settled) };
+          const decision = decide(budget.policy, settled.points, false, REQUEST_POINTS);
+          const body = JSON.stringify({ errors: [refusal(budget.policy, charge.paid, decision)] });
+          const headers: [string, string][] = [
+            ["content-type", "application/json; charset=utf-8"],
+            ["retry-after", String(decision.retryAfterSeconds)],
+            ...rateLimitHeaders(budget.policy, decision),
+          ];
+          return { refusal: { status: 429, headers, body } };
+        }
+      : undefined;
   const admitRoute =
     budget && store
       ? async (req: IncomingMessage, res: ServerResponse): Promise<boolean> => {
@@ -227,10 +267,8 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
           validated = document;
           return async (errors) => {
             invalid = (errors?.length ?? 0) > 0;
-            if (invalid || !charge?.decision || !budget?.newDocuments) return;
-            const tokens = tokensOf(document);
-            const free = await Promise.resolve(budget.newDocuments.take(charge.key, NEW_DOCUMENT_BASE_TOKENS + tokens)).catch(() => true);
-            if (!free) newDocument = newDocumentPoints(tokens);
+            if (invalid || !charge?.decision) return;
+            newDocument = await newDocumentPrice(charge.key, tokensOf(document));
           };
         },
         async responseForOperation({ request }) {
@@ -277,6 +315,7 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
     admit,
     admitRoute,
     knownHeaders,
+    chargeNewDocument,
     ...(budget && store ? { settings: { ...budget, store } } : {}),
     context(req) {
       // A symbol property: Apollo Server clones the context per operation (own properties survive).

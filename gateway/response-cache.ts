@@ -11,7 +11,7 @@ import { MAX_AGE } from "../core/max-age.ts";
 import { asksHealth } from "./cache-policy.ts";
 import { createClientBudget } from "./cache-entry-budget.ts";
 import { clientAddress } from "../core/client-address.ts";
-import { createResponseReplay, type Replayable } from "./response-replay.ts";
+import { createResponseReplay, type Replayable, type ResponseReplayOptions } from "./response-replay.ts";
 
 // A whole-response cache at the gateway: a hit is replayed before Apollo Server is entered (no
 // parse, no plan, no subgraph, no SQL). The key is gateway/cache-key.ts's: the normalised operation
@@ -157,6 +157,8 @@ export interface ResponseCacheOptions {
   /** A computed body as it may be stored for replay: without what belongs to its request alone (its cost). */
   storable?: (body: string) => string;
   bounds?: ResponseCacheBounds;
+  /** The points budget's price of a hit whose text the key parsed anew (gateway/points-budget.ts); such hits are free of it when absent. */
+  chargeNewDocument?: ResponseReplayOptions["chargeNewDocument"];
   now?: () => number;
 }
 
@@ -223,6 +225,7 @@ export function createResponseCache(store: ResponseCacheStore, options: Response
     maxEntryBytes: bounds.maxEntryBytes,
     newEntries: newEntryBudget(bounds, now),
     clientOf: (req) => clientAddress(req, hops),
+    chargeNewDocument: options.chargeNewDocument,
     onComputed: (stored) => answers?.inc({ result: stored ? "stored" : "miss" }),
     onReplay: (operation, seconds) => {
       answers?.inc({ result: "hit" });

@@ -4,9 +4,11 @@ import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
+import { parse } from "graphql";
 import { CACHE_HIT_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
 import { createResponseReplay } from "./response-replay.ts";
+import { tokensOf } from "./validation-work.ts";
 
 // The response cache's byte path (gateway/response-replay.ts) over a small schema of its own, with
 // the gateway's cache plugins and HTTP front: a hit is the miss's very bytes and headers, written
@@ -235,6 +237,44 @@ describe("response cache byte path and its neighbours", () => {
       });
     } finally {
       await limited.close();
+    }
+  });
+
+  it("asks the points budget to price a hit only when its key meant parsing its text, and sends its refusal instead of the hit", async () => {
+    const priced: number[] = [];
+    let refuse = false;
+    const refusal = { status: 429, headers: [["retry-after", "3"]] as [string, string][], body: '{"errors":[]}' };
+    const served = await serve({
+      store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+      chargeNewDocument: async (_req, tokens) => {
+        priced.push(tokens);
+        return refuse ? { refusal } : { headers: [["ratelimit-remaining", "42"]] };
+      },
+    });
+    try {
+      const variables = { ids: IDS.slice(0, 4) };
+      const query = `# stored ${Math.random()}\n${BETS}`;
+      expect((await ask(served.url, { query, variables })).headers["x-cache"]).toBe("MISS"); // Apollo Server prices a miss's new text
+      const remembered = await ask(served.url, { query, variables });
+      const sha256Hash = createHash("sha256").update(query).digest("hex");
+      const byHash = await ask(served.url, { method: "GET", variables, extensions: { persistedQuery: { version: 1, sha256Hash } } });
+      expect([remembered, byHash].map((r) => r.headers["x-cache"])).toEqual(["HIT", "HIT"]);
+      expect(priced).toEqual([]);
+      const variant = await ask(served.url, { query: `# a new comment\n${query}`, variables });
+      expect([variant.headers["x-cache"], variant.headers["ratelimit-remaining"]]).toEqual(["HIT", "42"]);
+      expect(priced).toEqual([tokensOf(parse(BETS))]);
+      refuse = true;
+      const entered = served.entered();
+      const refused = await ask(served.url, { query: `# another\n${query}`, variables });
+      expect([refused.status, refused.headers["retry-after"], refused.headers["x-cache"], refused.body.toString("utf8")]).toEqual([
+        429,
+        "3",
+        undefined,
+        refusal.body,
+      ]);
+      expect(served.entered()).toBe(entered);
+    } finally {
+      await served.close();
     }
   });
 

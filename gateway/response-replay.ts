@@ -5,6 +5,7 @@ import type { ContentEncoding } from "../core/compression.ts";
 import type { AnswerBeforeGraphQL, CompleteAnswer, SentEncoding } from "../core/http.ts";
 import type { NewEntryBudget } from "./cache-entry-budget.ts";
 import { cacheKeyOf } from "./cache-key.ts";
+import type { NewDocumentCharge } from "./points-budget.ts";
 import type { DataGeneration, ResponseCacheStore } from "./response-cache.ts";
 
 // The response cache's byte path, and its only store. Apollo Server's answer is computed once; the
@@ -17,7 +18,9 @@ import type { DataGeneration, ResponseCacheStore } from "./response-cache.ts";
 // the data generation). A new entry is written only within bounds: an answer larger than
 // maxEntryBytes is not stored, and each client (its address, as the rate limit reads
 // it) may create at most a budget of new entries a minute; past either, the answer is served,
-// not stored.
+// not stored. A hit whose key meant parsing its text (a text the key function did not remember: a
+// new comment, new whitespace) is priced as a new document by the points budget before it is
+// replayed, or refused.
 
 /** Store keys of stored answers. */
 const PREFIX = "bytes:";
@@ -164,6 +167,11 @@ export interface ResponseReplayOptions {
   newEntries?: NewEntryBudget;
   /** The client a request is charged to (core/client-address.ts); without it every request is one client. */
   clientOf?(req: IncomingMessage): string;
+  /**
+   * Prices a hit whose text was parsed for its key (gateway/points-budget.ts chargeNewDocument):
+   * headers to send with it, or a refusal to send instead. Never asked for a remembered text.
+   */
+  chargeNewDocument?(req: IncomingMessage, tokens: number): Promise<NewDocumentCharge | undefined>;
   /** Called for each answer Apollo Server computed: whether it was stored. */
   onComputed?(stored: boolean): void;
   /** Bound of the decoded entries kept in process; default DEFAULT_REPLAY_MEMO_BYTES, 0: none (every hit decodes). */
@@ -232,8 +240,9 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       const started = now();
       const current = generation ? generation.current() : "";
       if (current === undefined) return undefined;
-      const key = cacheKeyOf(request, current);
-      if (key === undefined) return undefined;
+      const found = cacheKeyOf(request, current);
+      if (found === undefined) return undefined;
+      const { key, parsedTokens } = found;
       let text: string | undefined;
       try {
         text = await store.get(PREFIX + key);
@@ -246,10 +255,12 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
         pending.set(request, { key, client: incoming && options.clientOf ? options.clientOf(incoming) : "" });
         return undefined;
       }
+      const charged = parsedTokens !== undefined && incoming && options.chargeNewDocument ? await options.chargeNewDocument(incoming, parsedTokens) : undefined;
+      if (charged && "refusal" in charged) return charged.refusal;
       const { entry } = decoded;
       const answer: CompleteAnswer = {
         status: entry.status,
-        headers: [...entry.headers, ["age", String(Math.max(0, Math.round(ageMs / 1000)))], ["x-cache", "HIT"]],
+        headers: [...entry.headers, ...(charged?.headers ?? []), ["age", String(Math.max(0, Math.round(ageMs / 1000)))], ["x-cache", "HIT"]],
         body: decoded.body,
         encoded: (encoding) => {
           const known = decoded.encoded[encoding];

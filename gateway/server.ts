@@ -160,17 +160,19 @@ export function createGateway(deps: GatewayDeps): Gateway {
   const generation = deps.responseCache
     ? keyedBySchema(watchDataGeneration(deps.db, { pollMs: deps.responseCacheGenerationPollMs ?? 2_000, logger }), supergraph)
     : undefined;
-  // Answers carry their own request's cost, which the cache must never replay to another request.
+  const points = createPointsBudget({ budget: deps.rateLimit, logger });
+  // Answers carry their own request's cost, which the cache must never replay to another request;
+  // a hit whose text the key had to parse pays the points budget as a new document.
   const responseCache = deps.responseCache
     ? createResponseCache(deps.responseCache, {
         registry: metrics.registry,
         generation,
         metrics,
         storable: withoutCostExtension,
+        chargeNewDocument: points.chargeNewDocument,
         bounds: { trustProxyHops: deps.trustProxyHops ?? deps.rateLimit?.trustProxyHops ?? 0, ...deps.responseCacheBounds },
       })
     : undefined;
-  const points = createPointsBudget({ budget: deps.rateLimit, logger });
   const inFlight = deps.inFlight && createInFlightCap(deps.inFlight, metrics.registry, points.knownHeaders);
   // Operations one subgraph answers whole skip the query plan (gateway/single-subgraph.ts).
   const singleSubgraph = createSingleSubgraphRouting({ plannedOnly: new Set([HEALTH_SUBGRAPH]) });

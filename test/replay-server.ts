@@ -13,6 +13,7 @@ import {
   createResponseCache,
   type DataGeneration,
   type ResponseCacheBounds,
+  type ResponseCacheOptions,
   type ResponseCacheStore,
 } from "../gateway/response-cache.ts";
 
@@ -76,7 +77,13 @@ const fakeGeneration: DataGeneration = { current: () => generation, stop: () => 
 
 /** The schema behind core/http.ts, with the response cache (and a points budget of `rateLimit` points, on a frozen clock) when given. */
 export async function serve(
-  options: { store?: ResponseCacheStore; rateLimit?: number; bounds?: ResponseCacheBounds; now?: () => number } = {},
+  options: {
+    store?: ResponseCacheStore;
+    rateLimit?: number;
+    bounds?: ResponseCacheBounds;
+    now?: () => number;
+    chargeNewDocument?: ResponseCacheOptions["chargeNewDocument"];
+  } = {},
 ): Promise<Served> {
   const metrics = createServiceMetrics("test", { defaultMetrics: false });
   const cache = options.store
@@ -86,6 +93,7 @@ export async function serve(
         metrics,
         storable: withoutCostExtension,
         bounds: options.bounds,
+        chargeNewDocument: options.chargeNewDocument,
         now: options.now,
       })
     : undefined;
