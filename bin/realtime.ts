@@ -65,11 +65,12 @@ stopOnSignals(
   async () => {
     // Stop accepting at once (the load balancer's next health check fails too), then drain the
     // sockets: each is told to reconnect, and does, to another node.
-    closeExtra();
+    const extraClosed = closeExtra();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     await running.stop();
     server.closeAllConnections();
-    await closed;
+    // The extra listening sockets' connections too (core/http.ts listenOn): server.close() does not count them.
+    await Promise.all([closed, extraClosed]);
     commandRedis?.disconnect();
     await db.close();
     await tracing.stop();
