@@ -1,9 +1,11 @@
 // SIGTERM with Redis away (issue 21): each process, run as an operator runs it (its bin/ entry point
-// on PostgreSQL), exits 0 within the documented bound (docs/guides/operating.md, "Deploys and
-// restarts") whether Redis refuses connections, accepts them and never answers, or hangs after
-// it answered; requests in flight when the signal comes still get their answers. Before, a process
-// with a Socket.IO tier (a realtime node, a gateway with GATEWAY_SOCKETIO) never exited: its
-// adapter's connections said QUIT and waited for a reply that could not come.
+// on PostgreSQL: gateways, with and without GATEWAY_SOCKETIO, realtime nodes, publishers, and
+// `npm start`'s whole service), exits 0 within the documented bound (docs/guides/operating.md,
+// "Deploys and restarts") whether Redis refuses connections, accepts them and never answers, or
+// hangs after it answered; requests in flight when the signal comes still get their answers.
+// Before, every process with a Socket.IO fan-out never exited: its Redis connections said QUIT and
+// waited for a reply that could not come. And a gateway sometimes exited without answering its
+// requests in flight (core/http.ts listenOn: connections of its extra listening sockets).
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,6 +15,7 @@ import { loadConfig } from "../core/config.ts";
 import { createTestDatabase, type TestDatabase } from "../test/db.ts";
 import { freePort } from "../test/private-postgres.ts";
 import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts";
+import { connectClient } from "../test/realtime.ts";
 import { privateRedisServer, skipWithout } from "../test/services.ts";
 import { spawnTypeScript, type Spawned } from "../test/spawn.ts";
 
@@ -156,18 +159,44 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
     }, 60_000);
 
   const realtimeCase = (fault: RedisFault) =>
-    it(`realtime node, Redis ${fault}: exits 0 within ${SHUTDOWN_BOUND_MS / 1000} s`, async () => {
+    it(`realtime node, Redis ${fault}: drains its socket and exits 0 within ${SHUTDOWN_BOUND_MS / 1000} s`, async () => {
       const redis = await faultyRedis(fault);
       try {
         const port = await freePort();
         const node = spawnTypeScript("bin/realtime.ts", { name: "realtime", env: { ...shared(), PORT: String(port), REDIS_URL: redis.url } });
         children.push(node);
-        await node.waitForJson((line) => line.msg === "realtime node ready", 45_000, "ready");
-        expect((await fetch(`http://127.0.0.1:${port}/livez`)).status).toBe(200);
+        const ready = await node.waitForJson<{ path: string }>((line) => line.msg === "realtime node ready", 45_000, "ready");
+        const client = await connectClient(`http://127.0.0.1:${port}`, ready.path);
+        try {
+          redis.stall();
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          const { ms, exit } = await terminate(node);
+          expect(exit, `log tail:\n${node.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
+          expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
+          expect(client.socket.connected).toBe(false);
+        } finally {
+          client.socket.close();
+        }
+      } finally {
+        await redis.close();
+      }
+    }, 60_000);
+
+  const publisherCase = (fault: RedisFault) =>
+    it(`publisher, Redis ${fault}: exits 0 within ${SHUTDOWN_BOUND_MS / 1000} s`, async () => {
+      const redis = await faultyRedis(fault);
+      try {
+        const publisher = spawnTypeScript("bin/publisher.ts", {
+          name: "publisher",
+          env: { ...shared(), REDIS_URL: redis.url, REALTIME_POLL_INTERVAL_MS: "200" },
+        });
+        children.push(publisher);
+        await publisher.waitForJson((line) => line.msg === "publisher active", 45_000, "active");
         redis.stall();
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        const { ms, exit } = await terminate(node);
-        expect(exit, `log tail:\n${node.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
+        // A few polls (and heartbeats) while Redis hangs.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        const { ms, exit } = await terminate(publisher);
+        expect(exit, `log tail:\n${publisher.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
         expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
       } finally {
         await redis.close();
@@ -216,4 +245,5 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
   for (const fault of ["refused", "blackholed", "stalled"] as const) gatewayCase(fault, true);
   for (const fault of ["refused", "blackholed", "stalled"] as const) gatewayCase(fault, false);
   for (const fault of ["refused", "blackholed", "stalled"] as const) realtimeCase(fault);
+  for (const fault of ["refused", "blackholed", "stalled"] as const) publisherCase(fault);
 });
