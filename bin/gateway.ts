@@ -11,7 +11,16 @@ import { REALTIME_PATH } from "../realtime/events.ts";
 import { feedCheck } from "../realtime/health.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import { createLivePage } from "../web/server.ts";
-import { GATEWAY_SECTIONS, gatewaySettings, openConfiguredDatabase, openCsvExportReads, REALTIME_SECTIONS, realtimeSettings, stopOnSignals } from "./wiring.ts";
+import {
+  GATEWAY_SECTIONS,
+  gatewaySettings,
+  openConfiguredDatabase,
+  openCsvExportReads,
+  REALTIME_SECTIONS,
+  realtimeSettings,
+  shutdownDeadline,
+  stopOnSignals,
+} from "./wiring.ts";
 import { startConfiguredTracing } from "./wiring.ts";
 
 const config = loadConfig(GATEWAY_SECTIONS);
@@ -60,13 +69,17 @@ const realtime = realtimeConfig
     })
   : undefined;
 if (realtime) gateway.health.addChecks(() => [feedCheck(realtime.realtime.state())]);
-stopOnSignals(logger, async () => {
-  await realtime?.stop();
-  await gateway.stop();
-  redis?.disconnect();
-  cacheRedis?.disconnect();
-  await csvExports.close();
-  await usageDb?.close();
-  await db.close();
-  await tracing.stop();
-});
+stopOnSignals(
+  logger,
+  async () => {
+    await realtime?.stop();
+    await gateway.stop();
+    redis?.disconnect();
+    cacheRedis?.disconnect();
+    await csvExports.close();
+    await usageDb?.close();
+    await db.close();
+    await tracing.stop();
+  },
+  shutdownDeadline(realtimeConfig?.REALTIME_DRAIN_GRACE_MS),
+);

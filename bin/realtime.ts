@@ -19,6 +19,7 @@ import {
   REALTIME_SECTIONS,
   realtimeSettings,
   SERVICE_VERSION,
+  shutdownDeadline,
   startConfiguredTracing,
   stopOnSignals,
 } from "./wiring.ts";
@@ -59,15 +60,20 @@ http.route("/metrics", metrics.route);
 const { port, closeExtra } = await listenOn(server, config.HOST, config.PORT);
 logger.info({ url: `http://${config.HOST}:${port}`, port, path: running.realtime.path, publisher: running.publisher !== undefined }, "realtime node ready");
 
-stopOnSignals(logger, async () => {
-  // Stop accepting at once (the load balancer's next health check fails too), then drain the
-  // sockets: each is told to reconnect, and does, to another node.
-  closeExtra();
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  await running.stop();
-  server.closeAllConnections();
-  await closed;
-  commandRedis?.disconnect();
-  await db.close();
-  await tracing.stop();
-});
+stopOnSignals(
+  logger,
+  async () => {
+    // Stop accepting at once (the load balancer's next health check fails too), then drain the
+    // sockets: each is told to reconnect, and does, to another node.
+    const extraClosed = closeExtra();
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await running.stop();
+    server.closeAllConnections();
+    // The extra listening sockets' connections too (core/http.ts listenOn): server.close() does not count them.
+    await Promise.all([closed, extraClosed]);
+    commandRedis?.disconnect();
+    await db.close();
+    await tracing.stop();
+  },
+  shutdownDeadline(config.REALTIME_DRAIN_GRACE_MS),
+);

@@ -32,6 +32,7 @@ import {
   openReadReplicas,
   REALTIME_SECTIONS,
   realtimeSettings,
+  shutdownDeadline,
   stopOnSignals,
   subgraphDeps,
 } from "./wiring.ts";
@@ -162,17 +163,21 @@ logger.info(
   "Public Bet Results API ready",
 );
 
-stopOnSignals(logger, async () => {
-  await realtime.stop();
-  await stack.stop();
-  await reads?.close();
-  redis?.disconnect();
-  cacheRedis?.disconnect();
-  await indexer?.stop();
-  await Promise.all(chains.map((c) => c.stop()));
-  await releaseProverResources();
-  await csvExports.close();
-  if (servingDb !== db) await servingDb.close();
-  await db.close();
-  await tracing.stop();
-});
+stopOnSignals(
+  logger,
+  async () => {
+    await realtime.stop();
+    await stack.stop();
+    await reads?.close();
+    redis?.disconnect();
+    cacheRedis?.disconnect();
+    await indexer?.stop();
+    await Promise.all(chains.map((c) => c.stop()));
+    await releaseProverResources();
+    await csvExports.close();
+    if (servingDb !== db) await servingDb.close();
+    await db.close();
+    await tracing.stop();
+  },
+  shutdownDeadline(config.REALTIME_DRAIN_GRACE_MS),
+);

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { loadConfig } from "../core/config.ts";
 import { stalledServerDeadline } from "../core/db.ts";
-import { silentLogger } from "../core/logger.ts";
+import { createLogger, silentLogger } from "../core/logger.ts";
 import { RedisResponseCacheStore } from "../gateway/response-cache.ts";
 import { decodeCursor, encodeCursor, queryFingerprints } from "../subgraphs/history/cursor.ts";
 import {
@@ -16,6 +16,7 @@ import {
   replayBudget,
   SERVICE_VERSION,
   stalledServerTimeout,
+  stopOnSignals,
   subgraphUrlOverrides,
 } from "./wiring.ts";
 
@@ -300,5 +301,29 @@ describe("stalledServerTimeout", () => {
     // A replica's margin is its connect timeout (core/read-replicas.ts): the read then falls back.
     expect(stalledServerDeadline(5_000, 1_000)).toBe(6_000);
     expect(stalledServerDeadline(0, 1_000)).toBeUndefined();
+  });
+});
+
+describe("stopOnSignals", () => {
+  it("exits 1 once the shutdown outlasts its deadline: a step that never ends cannot keep the process alive", async () => {
+    vi.useFakeTimers();
+    const exit = vi.spyOn(process, "exit").mockImplementation((() => undefined) as () => never);
+    const before = { SIGINT: process.listeners("SIGINT"), SIGTERM: process.listeners("SIGTERM") };
+    const logged: string[] = [];
+    const logger = createLogger({ name: "test", level: "info", destination: { write: (line: string) => logged.push(line) } });
+    try {
+      stopOnSignals(logger, () => new Promise<void>(() => undefined), 5_000);
+      process.emit("SIGTERM", "SIGTERM");
+      await vi.advanceTimersByTimeAsync(4_999);
+      expect(exit).not.toHaveBeenCalled();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(exit).toHaveBeenCalledWith(1);
+      expect(logged.join("")).toContain("shutdown timed out");
+    } finally {
+      for (const signal of ["SIGINT", "SIGTERM"] as const)
+        for (const listener of process.listeners(signal)) if (!before[signal].includes(listener)) process.off(signal, listener);
+      exit.mockRestore();
+      vi.useRealTimers();
+    }
   });
 });

@@ -416,13 +416,31 @@ export function startConfiguredTracing(config: Config<"shared">, processName: st
   );
 }
 
-/** Runs `stop` once on SIGINT/SIGTERM, then exits; a second signal exits at once. */
-export function stopOnSignals(logger: Logger, stop: () => Promise<void>): void {
+/**
+ * The most a shutdown takes before the process exits 1 anyway: above its bounded steps (an HTTP
+ * server's close, 10 s; a goodbye to PostgreSQL or Redis, 1 s each), so it only cuts a step that
+ * would never end. A process draining realtime sockets adds REALTIME_DRAIN_GRACE_MS (shutdownDeadline).
+ */
+export const SHUTDOWN_DEADLINE_MS = 20_000;
+
+/** The shutdown deadline of a process that drains realtime sockets for `drainGraceMs` first. */
+export const shutdownDeadline = (drainGraceMs = 0): number => drainGraceMs + SHUTDOWN_DEADLINE_MS;
+
+/**
+ * Runs `stop` once on SIGINT/SIGTERM, then exits 0 (1 if it failed); a second signal exits at once.
+ * Past `deadlineMs` it exits 1 without waiting further: a supervisor that never sends SIGKILL (a
+ * terminal, systemd without a stop timeout) must not be left with a process that never ends.
+ */
+export function stopOnSignals(logger: Logger, stop: () => Promise<void>, deadlineMs = SHUTDOWN_DEADLINE_MS): void {
   let stopping = false;
   const handler = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
     logger.info({ signal }, "shutting down");
+    setTimeout(() => {
+      logger.error({ deadlineMs }, "shutdown timed out");
+      process.exit(1);
+    }, deadlineMs).unref();
     stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -11,6 +11,7 @@ import { migratePglite, migratePostgres, splitSchemaParam } from "../prisma/migr
 import { cancelStatementsOnAbort } from "./cancellable-queries.ts";
 import type { Logger } from "./logger.ts";
 import { quoteIdent } from "./sql.ts";
+import { waitAtMost } from "./wait-at-most.ts";
 import { queryTraced, tracingEnabled } from "./tracing.ts";
 
 export interface Database {
@@ -195,16 +196,6 @@ export async function endClient(client: pg.Client, ms = 1_000): Promise<void> {
   await waitAtMost(client.end(), ms);
   // A no-op once ended; otherwise the socket goes without waiting for the server.
   client.connection.stream.destroy();
-}
-
-/** Waits for `work` to settle (its outcome ignored), at most `ms`: a goodbye to a server that may never answer. */
-export async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  await Promise.race([work.catch(() => undefined), late]);
-  clearTimeout(timer);
 }
 
 /** A connection's lifetime: `seconds` less up to a tenth, drawn per connection. */

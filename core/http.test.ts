@@ -52,6 +52,54 @@ describe("listen().close()", () => {
   });
 });
 
+describe.runIf(reusePortSupported)("listen().close() on several listening sockets", () => {
+  // A connection accepted by one of the extra listening sockets (SO_REUSEPORT) was not counted by
+  // the server's close(): it resolved while such connections still had requests in flight, and a
+  // gateway on SIGTERM exited without answering them (found by bin/shutdown-redis.pg.test.ts).
+  it("resolves only once every request in flight, on whichever socket it came, is answered", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = 0;
+    const running = await listen(
+      async (req, res) => {
+        // Only requests that came through an extra listening socket stay in flight: the server's own has none.
+        if ((req.socket as net.Socket & { _server?: unknown })._server === running.server) return res.end("answered");
+        held++;
+        await released;
+        res.end("answered");
+      },
+      "127.0.0.1",
+      0,
+    );
+    const request = () =>
+      new Promise<{ answer: Promise<string> }>((resolve) => {
+        let answer = "";
+        const socket = net.connect(running.port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+        socket.on("error", () => undefined);
+        socket.on("data", (chunk) => (answer += chunk.toString()));
+        const closed = new Promise<string>((done) => socket.once("close", () => done(answer)));
+        // Answered at once (the server's own socket) or held (an extra one): either way it has arrived.
+        const seen = held;
+        const check = setInterval(() => {
+          if (held > seen || answer) {
+            clearInterval(check);
+            resolve({ answer: closed });
+          }
+        }, 5);
+      });
+    const answers: Promise<string>[] = [];
+    for (let i = 0; i < 64 && held < 3; i++) answers.push((await request()).answer);
+    expect(held).toBe(3);
+    let closed = false;
+    const closing = running.close(5_000).then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(closed).toBe(false);
+    release();
+    await closing;
+    for (const answer of await Promise.all(answers)) expect(answer).toMatch(/^HTTP\/1\.1 200[\s\S]*answered$/);
+  });
+});
+
 describe("acceptsHtml (GraphiQL for browsers at the GraphQL path)", () => {
   it("is true only when text/html is asked for with a non-zero weight", () => {
     const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";

@@ -374,8 +374,15 @@ async function bindAlone(host: string, port: number): Promise<number> {
  * (LISTEN_SOCKETS; one where SO_REUSEPORT is not available): the server's own, and more that hand
  * each connection they accept to it (its `connection` event, as its own would). Resolves once all
  * are bound, with the port and a function that closes the extra ones (server.close() closes its own).
+ * That function resolves once every connection the extra sockets accepted has closed: server.close()
+ * counts only its own socket's, and resolved while theirs still had requests in flight.
  */
-export async function listenOn(server: http.Server, host: string, port: number, sockets = LISTEN_SOCKETS): Promise<{ port: number; closeExtra(): void }> {
+export async function listenOn(
+  server: http.Server,
+  host: string,
+  port: number,
+  sockets = LISTEN_SOCKETS,
+): Promise<{ port: number; closeExtra(): Promise<void> }> {
   const count = reusePortSupported ? sockets : 1;
   const reuse = count > 1 ? { reusePort: true } : {};
   const bind = (target: net.Server, at: number) =>
@@ -397,8 +404,8 @@ export async function listenOn(server: http.Server, host: string, port: number, 
   }
   return {
     port: bound,
-    closeExtra: () => {
-      for (const more of extra) more.close();
+    closeExtra: async () => {
+      await Promise.all(extra.map((more) => new Promise((resolve) => more.close(resolve))));
     },
   };
 }
@@ -467,8 +474,9 @@ export async function listen(listener: http.RequestListener, host: string, port:
       new Promise<void>((resolve) => {
         closing = true;
         for (const res of inFlight) if (!res.headersSent) res.setHeader("connection", "close");
-        bound.closeExtra();
-        server.close(() => resolve());
+        const extraClosed = bound.closeExtra();
+        // Closed once the server's own connections and the extra sockets' have all ended.
+        server.close(() => void extraClosed.then(() => resolve()));
         // Idle keep-alive sockets go now; busy ones finish their request, answered with
         // `Connection: close`.
         server.closeIdleConnections();

@@ -14,7 +14,7 @@ import { createAdapter } from "@socket.io/redis-adapter";
 import type { Redis } from "ioredis";
 import { Server, type ServerOptions, type Socket } from "socket.io";
 import type { Logger } from "../core/logger.ts";
-import { createRedisClient, isRedisReady } from "../core/redis.ts";
+import { closeRedis, createRedisClient, isRedisReady } from "../core/redis.ts";
 import type { ClientToServerEvents, FeedMessage, InterServerEvents, ServerToClientEvents } from "./events.ts";
 
 /** Per-socket data the realtime node keeps on `socket.data` (nothing; state lives in connection.ts). */
@@ -114,7 +114,8 @@ export function createRedisFanout(options: RedisFanoutOptions): Fanout {
       closed = true;
       // A headless server has no engine: close its adapter, not the server.
       if (headless) await headless.of("/").adapter.close();
-      await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
+      // Bounded: Redis away or hung must not keep a stopping process alive (core/redis.ts closeRedis).
+      await Promise.all(clients.map((c) => closeRedis(c)));
     },
   };
 }

@@ -9,7 +9,8 @@
 // A holder that loses its connection is told (`onLost`) and stops publishing; if it still publishes
 // a batch on the way out, nodes drop the repeats by seq (realtime/stream.ts).
 import pg from "pg";
-import { endClient, POSTGRES_KEEPALIVE, waitAtMost } from "../core/db.ts";
+import { endClient, POSTGRES_KEEPALIVE } from "../core/db.ts";
+import { waitAtMost } from "../core/wait-at-most.ts";
 import type { Logger } from "../core/logger.ts";
 import { splitSchemaParam } from "../prisma/migrate.ts";
 
