@@ -11,6 +11,8 @@ import { createNodeHealth } from "../realtime/health.ts";
 import { createNodeMetrics } from "../realtime/metrics.ts";
 import { createNodeHttpServer } from "../realtime/node-http.ts";
 import { listenOn } from "../core/http.ts";
+import { trackConnections } from "../core/track-connections.ts";
+import { waitAtMost } from "../core/wait-at-most.ts";
 import { startRealtime } from "../realtime/runtime.ts";
 import {
   openConfiguredDatabase,
@@ -40,6 +42,7 @@ const commandRedis = config.REDIS_URL ? createRedisClient(config.REDIS_URL, { lo
 let slowReaders: Counter | undefined;
 const http = createNodeHttpServer({ writeDeadlineMs: config.HTTP_WRITE_DEADLINE_MS, onSlowReaderCut: () => slowReaders?.inc() });
 const { server } = http;
+const connections = trackConnections(server);
 const running = await startRealtime(server, {
   db,
   logger,
@@ -70,7 +73,11 @@ stopOnSignals(
     await running.stop();
     server.closeAllConnections();
     // The extra listening sockets' connections too (core/http.ts listenOn): server.close() does not count them.
-    await Promise.all([closed, extraClosed]);
+    // A second for the WebSockets' closing handshakes: one whose client never answers is held 30 s by ws.
+    const allClosed = Promise.all([closed, extraClosed]);
+    await waitAtMost(allClosed, 1_000);
+    connections.destroyAll();
+    await allClosed;
     commandRedis?.disconnect();
     await db.close();
     await tracing.stop();

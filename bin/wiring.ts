@@ -418,7 +418,7 @@ export function startConfiguredTracing(config: Config<"shared">, processName: st
 
 /**
  * The most a shutdown takes before the process exits 1 anyway: above its bounded steps (an HTTP
- * server's close, 10 s; a goodbye to PostgreSQL or Redis, 1 s each), so it only cuts a step that
+ * server's close, 10 s; a goodbye to PostgreSQL or Redis, 1 s each; the last spans, 2 s), so it only cuts a step that
  * would never end. A process draining realtime sockets adds REALTIME_DRAIN_GRACE_MS (shutdownDeadline).
  */
 export const SHUTDOWN_DEADLINE_MS = 20_000;

@@ -32,4 +32,16 @@ describe("clientAddress", () => {
     expect(clientAddress(request("::FFFF:203.0.113.7"), 0)).toBe("203.0.113.7");
     expect(clientAddress(request("10.0.0.1", "not-an-address"), 1)).toBe("not-an-address");
   });
+  it("charges an IPv4-mapped address as its IPv4 address however it is spelled, not all such clients as one ::/64", () => {
+    for (const spelling of ["0:0:0:0:0:ffff:203.0.113.7", "0::ffff:203.0.113.7", "::ffff:cb00:7107", "0:0:0:0:0:FFFF:CB00:7107", "::ffff:203.0.113.7%eth0"]) {
+      expect(clientAddress(request(spelling), 0)).toBe("203.0.113.7");
+    }
+    expect(clientAddress(request("::ffff:0:203.0.113.7"), 0)).toBe("0:0:0:0::/64");
+  });
+  it("reads past a port or brackets a trusted proxy appended (Azure Application Gateway writes ip:port), so a new connection is not a new client", () => {
+    expect(clientAddress(request("10.0.0.1", "6.6.6.6, 203.0.113.7:50123"), 1)).toBe("203.0.113.7");
+    expect(clientAddress(request("10.0.0.1", "6.6.6.6, [2001:db8:1:2::9]:50123"), 1)).toBe("2001:db8:1:2::/64");
+    expect(clientAddress(request("10.0.0.1", "6.6.6.6, [2001:db8:1:2::9]"), 1)).toBe("2001:db8:1:2::/64");
+    expect(clientAddress(request("10.0.0.1", "6.6.6.6, [not-an-address]:1"), 1)).toBe("[not-an-address]:1");
+  });
 });

@@ -26,14 +26,27 @@ function forwardedAddress(req: Pick<IncomingMessage, "socket" | "headers">, trus
   return chain[chain.length - trustProxyHops] ?? peer;
 }
 
-const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
 const TRAILING_IPV4 = /(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+// What a proxy may append beside the address (some write `ip:port`, `[ipv6]:port`): without it, each
+// new connection's source port would be a new client.
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const BRACKETED = /^\[([^\]]+)\](?::\d{1,5})?$/;
 
-function clientOf(address: string): string {
+function clientOf(written: string): string {
+  const address = IPV4_WITH_PORT.exec(written)?.[1] ?? bracketed(written);
   if (!isIPv6(address)) return address;
-  const mapped = IPV4_MAPPED.exec(address);
-  if (mapped) return mapped[1]!;
-  return `${hextets(address).slice(0, 4).join(":")}::/64`;
+  const groups = hextets(address);
+  // An IPv4-mapped address (::ffff:a.b.c.d however spelled) is that IPv4 client.
+  if (groups.slice(0, 5).every((group) => group === "0") && groups[5] === "ffff") {
+    const [high, low] = [Number.parseInt(groups[6]!, 16), Number.parseInt(groups[7]!, 16)];
+    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+  }
+  return `${groups.slice(0, 4).join(":")}::/64`;
+}
+
+function bracketed(written: string): string {
+  const inner = BRACKETED.exec(written)?.[1];
+  return inner !== undefined && isIPv6(inner) ? inner : written;
 }
 
 /** The eight 16-bit groups of a valid IPv6 address, in lower-case hex without leading zeros. */

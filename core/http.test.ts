@@ -52,6 +52,28 @@ describe("listen().close()", () => {
   });
 });
 
+describe("listen().close() with upgraded connections", () => {
+  // An upgraded connection (a WebSocket: GATEWAY_SOCKETIO) is out of server.closeAllConnections()'s
+  // reach, and ws holds one whose client never answers the closing handshake for 30 s: close() waited
+  // that long, past a stopping process's deadline (bin/wiring.ts), or for ever for a socket nobody closes.
+  it("ends them once the grace period is over, on whichever listening socket they came", async () => {
+    const running = await listen((_req, res) => res.end(), "127.0.0.1", 0);
+    running.server.on("upgrade", (_req, socket: net.Socket) => socket.write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n"));
+    const clients = await Promise.all(
+      Array.from({ length: 8 }, () => {
+        const socket = net.connect(running.port, "127.0.0.1", () => socket.write("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n"));
+        socket.on("error", () => undefined);
+        return new Promise<net.Socket>((resolve) => socket.once("data", () => resolve(socket)));
+      }),
+    );
+    const started = performance.now();
+    const closed = await Promise.race([running.close(200).then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), 3_000))]);
+    for (const socket of clients) socket.destroy();
+    expect(closed).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+});
+
 describe.runIf(reusePortSupported)("listen().close() on several listening sockets", () => {
   // A connection accepted by one of the extra listening sockets (SO_REUSEPORT) was not counted by
   // the server's close(): it resolved while such connections still had requests in flight, and a

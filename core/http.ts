@@ -9,6 +9,7 @@ import { serveTraced } from "./tracing.ts";
 import { nestsDeeperThan, MAX_JSON_DEPTH } from "./json-depth.ts";
 import type { Registry } from "prom-client";
 import { DEFAULT_WRITE_DEADLINE_MS, enforceWriteDeadline, slowReaderCounter } from "./write-deadline.ts";
+import { trackConnections } from "./track-connections.ts";
 
 // A small HTTP front for Apollo Server (what `startStandaloneServer` does, plus the things a public
 // endpoint needs): a hard body limit answered with 413 before parsing, clear JSON for malformed
@@ -458,6 +459,7 @@ export async function listen(listener: http.RequestListener, host: string, port:
     return listener(req, res);
   });
   answerRefusedRequests(server);
+  const connections = trackConnections(server);
   const slowReaders = options.registry ? slowReaderCounter(options.registry) : undefined;
   const stopDeadline = enforceWriteDeadline(server, {
     deadlineMs: options.writeDeadlineMs ?? DEFAULT_WRITE_DEADLINE_MS,
@@ -480,7 +482,10 @@ export async function listen(listener: http.RequestListener, host: string, port:
         // Idle keep-alive sockets go now; busy ones finish their request, answered with
         // `Connection: close`.
         server.closeIdleConnections();
-        setTimeout(() => server.closeAllConnections(), graceMs).unref();
+        setTimeout(() => {
+          server.closeAllConnections();
+          connections.destroyAll();
+        }, graceMs).unref();
       }),
   };
 }

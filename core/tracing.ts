@@ -2,6 +2,7 @@
 // variables ask for them (core/config.ts). When off, the spans below are OpenTelemetry's no-ops:
 // nothing is recorded, sent or injected, and SQL statements are not wrapped at all.
 import type { IncomingHttpHeaders } from "node:http";
+import { waitAtMost } from "./wait-at-most.ts";
 import { context, INVALID_SPAN_CONTEXT, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 
 export interface TracingSettings {
@@ -22,6 +23,8 @@ export interface Tracing {
 }
 
 const TRACER_NAME = "bet-results-api";
+/** The most a stopping process waits for its buffered spans to reach the collector. */
+const TRACES_FLUSH_MS = 2_000;
 let enabled = false;
 
 /** Whether this process records spans (SQL statements are wrapped only then). */
@@ -62,7 +65,9 @@ export async function startTracing(settings: TracingSettings, processName: strin
     enabled: true,
     async stop() {
       enabled = false;
-      await provider.shutdown();
+      // A collector that never answers held this for the exporter's 10 s timeout: with a 10 s HTTP
+      // drain before it, past the shutdown deadline (bin/wiring.ts). Spans not sent by then are dropped.
+      await waitAtMost(provider.shutdown(), TRACES_FLUSH_MS);
     },
   };
 }

@@ -25,10 +25,23 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 /** Documents parsed and normalised, by the SHA-256 of their text (an APQ hash finds its text's). */
 const MAX_DOCUMENTS = 2000;
 /**
- * Longer texts are normalised per request, not remembered: the memory of the remembered ones stays
- * bounded (MAX_DOCUMENTS × this, at most) whatever documents clients send.
+ * The characters the remembered documents keep (names, variables, defaults), in all: past it the
+ * least recently used are forgotten, so memory stays bounded whatever documents clients send.
+ * Bounded by what is kept, not by each text's length: a long text (blanks, comments, a large default)
+ * parsed again at each request was priced nowhere when it had no key (an operation name not in it),
+ * since Apollo Server remembers it and prices no new document.
  */
-const MAX_REMEMBERED_CHARS = 16 * 1024;
+const MAX_KEPT_CHARS = 8 * 1024 * 1024;
+
+/** About the characters a normalised document keeps: its operations' names, variables and defaults. */
+function keptChars(normalised: Normalised): number {
+  let chars = 0;
+  for (const operation of normalised?.operations ?? []) {
+    chars += (operation.name?.length ?? 0) + 1;
+    for (const variable of operation.variables) chars += variable.name.length + 1 + (variable.hasDefault ? (JSON.stringify(variable.default) ?? "").length : 0);
+  }
+  return chars;
+}
 
 type Json = Record<string, unknown>;
 const isRecord = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
@@ -133,12 +146,19 @@ function normalise(text: string): Normalised {
 }
 
 /** Normalised documents by text hash, least recently used first: a document is parsed once, not per request. */
-const documents = new Map<string, Normalised>();
+const documents = new Map<string, { normalised: Normalised; chars: number }>();
+let keptInAll = 0;
 
-function remember(hash: string, normalised: Normalised): Normalised {
-  documents.set(hash, normalised);
-  if (documents.size > MAX_DOCUMENTS) documents.delete(documents.keys().next().value!);
+function remember(hash: string, normalised: Normalised, chars = keptChars(normalised)): Normalised {
+  documents.set(hash, { normalised, chars });
+  keptInAll += chars;
+  while (documents.size > MAX_DOCUMENTS || keptInAll > MAX_KEPT_CHARS) forget(documents.keys().next().value!);
   return normalised;
+}
+
+function forget(hash: string): void {
+  keptInAll -= documents.get(hash)?.chars ?? 0;
+  documents.delete(hash);
 }
 
 /**
@@ -148,12 +168,12 @@ function remember(hash: string, normalised: Normalised): Normalised {
 function documentOf(text: string | undefined, hash: string): { document: Normalised; parsed: boolean } | undefined {
   const known = documents.get(hash);
   if (known !== undefined) {
-    documents.delete(hash);
-    return { document: remember(hash, known), parsed: false };
+    forget(hash);
+    return { document: remember(hash, known.normalised, known.chars), parsed: false };
   }
   if (text === undefined) return undefined;
   const document = normalise(text);
-  return { document: text.length > MAX_REMEMBERED_CHARS ? document : remember(hash, document), parsed: true };
+  return { document: remember(hash, document), parsed: true };
 }
 
 /** A JSON value with every object's keys in order: two spellings of one input give one key. */
