@@ -3,7 +3,7 @@ import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
 import { requestFrom } from "../test/loopback-request.ts";
 import { startTestStack, type TestStack } from "../test/stack.ts";
-import { POINTS_PER_PARSED_TOKEN } from "./validation-work.ts";
+import { FREE_PARSED_TOKENS, POINTS_PER_PARSED_TOKEN } from "./validation-work.ts";
 
 // The attack classes of issue 21 that no feature test shows end to end. The others are shown where
 // their defence lives: aliased aggregates (gateway/points-budget.db.test.ts), a request flood
@@ -116,6 +116,22 @@ describe("documents larger than any the contract needs", () => {
     expect(body.errors?.[0]?.message).toBe("The document holds more than 2000 tokens, the limit: send a smaller document");
     // Parsed up to the bound (~1.3 ms, twice with the response cache on) whatever it is sent again: not the door's 10 points.
     expect(body.extensions?.cost).toEqual({ requested: 10 + 2000 * POINTS_PER_PARSED_TOKEN, actual: 10 + 2000 * POINTS_PER_PARSED_TOKEN });
+  });
+
+  it("a syntax error at the end of a long text pays for the tokens parsed up to it past 400, as an oversized one pays for its 2 000", async () => {
+    // 1 921 tokens, then the text ends before its closing brace: parsed to the end each time it is sent.
+    const query = `{ ${Array.from({ length: 640 }, (_, i) => `a${i}: __typename`).join(" ")} `;
+    const { status, body } = await post<Refusal & { extensions?: { cost?: { requested: number; actual: number } } }>({ query });
+    expect(status).toBe(400);
+    expect(body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+    const price = 10 + (1921 - FREE_PARSED_TOKENS) * POINTS_PER_PARSED_TOKEN;
+    expect(body.extensions?.cost).toEqual({ requested: price, actual: price });
+    // A typo in a request as large as the largest documented one costs the door's price alone.
+    const typo = await post<Refusal & { extensions?: { cost?: { requested: number; actual: number } } }>({
+      query: `{ ${Array.from({ length: 130 }, (_, i) => `a${i}: __typename`).join(" ")} ! }`,
+    });
+    expect(typo.body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_PARSE_FAILED");
+    expect(typo.body.extensions?.cost).toEqual({ requested: 10, actual: 10 });
   });
 
   it("within the bound, deep nesting is a limit, not a server error, and overlap is refused in plain words", async () => {

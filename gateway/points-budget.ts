@@ -11,7 +11,15 @@ import { actualCost } from "./actual-cost.ts";
 import { costViewOf } from "./forwarded-data.ts";
 import { measuredOperation } from "./limits.ts";
 import type { NewEntryBudget } from "./cache-entry-budget.ts";
-import { MAX_DOCUMENT_TOKENS, NEW_DOCUMENT_BASE_TOKENS, newDocumentPoints, POINTS_PER_PARSED_TOKEN, tokensOf, validationPoints } from "./validation-work.ts";
+import {
+  MAX_DOCUMENT_TOKENS,
+  NEW_DOCUMENT_BASE_TOKENS,
+  newDocumentPoints,
+  POINTS_PER_PARSED_TOKEN,
+  syntaxErrorPoints,
+  tokensOf,
+  validationPoints,
+} from "./validation-work.ts";
 
 // The points budget (docs/reference/limits.md#rate-limit): each client pays for its requests in
 // the currency of the query cost (gateway/limits.ts), not one token per request.
@@ -243,8 +251,10 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
       let newDocument = 0;
       // A document refused at parse for its size was lexed up to the bound first.
       let oversized = false;
+      // A long text that does not parse was read up to its error first (gateway/validation-work.ts syntaxErrorPoints).
+      let syntaxError = 0;
       const validation = () =>
-        (validated ? validationPoints(validated, invalid) + newDocument : 0) + (oversized ? MAX_DOCUMENT_TOKENS * POINTS_PER_PARSED_TOKEN : 0);
+        (validated ? validationPoints(validated, invalid) + newDocument : 0) + (oversized ? MAX_DOCUMENT_TOKENS * POINTS_PER_PARSED_TOKEN : syntaxError);
       const settle = (context: GraphQLRequestContextWillSendResponse<BaseContext>, actual: number) => {
         if (!budget || !store || !charge?.decision) return;
         const delta = actual - charge.paid;
@@ -258,9 +268,11 @@ export function createPointsBudget(options: { budget?: PointsBudgetSettings; log
         for (const [name, value] of rateLimitHeaders(budget.policy, settled)) context.response.http.headers.set(name, value);
       };
       return {
-        async parsingDidStart() {
+        async parsingDidStart({ source }) {
           return async (error) => {
-            oversized = error instanceof Error && OVERSIZED.test(error.message);
+            if (!(error instanceof Error)) return;
+            oversized = OVERSIZED.test(error.message);
+            if (!oversized) syntaxError = syntaxErrorPoints(source);
           };
         },
         async validationDidStart({ document }) {

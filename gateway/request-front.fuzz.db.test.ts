@@ -10,6 +10,7 @@ import { startTestStack, type TestStack } from "../test/stack.ts";
 import { CSV_PAGE_POINTS, CSV_ROW_POINTS } from "./csv-export.ts";
 import { REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
+import { FREE_PARSED_TOKENS, MAX_DOCUMENT_TOKENS, POINTS_PER_PARSED_TOKEN } from "./validation-work.ts";
 
 // The request front attacked as a structure-aware fuzzer would: raw HTTP requests of every method,
 // content type, body shape and size the limits allow (deep nesting within MAX_BODY_BYTES, huge
@@ -150,7 +151,12 @@ async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
     expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBeLessThanOrEqual(Math.max(cost.requested, REQUEST_POINTS));
     expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(cost.actual);
     // A request refused before it ran (no `data` at all: parse, validation, variables, limits) did no work: the door's price.
-    if (!("data" in (parsed(answer) ?? {}))) expect(charged, `${what}: never ran, charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(REQUEST_POINTS);
+    // A text that does not parse also pays its tokens past FREE_PARSED_TOKENS, which only a request that long can hold.
+    const mayPayParse = parsed(answer)?.errors?.[0]?.extensions?.code === "GRAPHQL_PARSE_FAILED" && `${r.path}${r.body ?? ""}`.length > FREE_PARSED_TOKENS;
+    if (!("data" in (parsed(answer) ?? {})) && !mayPayParse)
+      expect(charged, `${what}: never ran, charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(REQUEST_POINTS);
+    if (mayPayParse)
+      expect(charged, `${what}: did not parse, charged ${charged}`).toBeLessThanOrEqual(REQUEST_POINTS + MAX_DOCUMENT_TOKENS * POINTS_PER_PARSED_TOKEN);
   } else if (answer.status !== 429) {
     // An answer that says no cost (a refusal before Apollo Server, a cache replay) paid the door alone.
     expect(charged, `${what}: charged ${charged} with no cost extension`).toBe(REQUEST_POINTS);

@@ -1,4 +1,5 @@
 import { Kind, TokenKind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from "graphql";
+import { Parser } from "graphql/language/parser.js";
 
 // What a document costs before the query limits measure its operation (gateway/limits.ts): its
 // size is bounded while it is parsed, and validating it is priced in the points of the budget
@@ -65,6 +66,30 @@ export function newDocumentPoints(tokens: number): number {
  * the same text is refused again each time, never remembered. No documented request comes near.
  */
 export const POINTS_PER_PARSED_TOKEN = 1;
+
+/**
+ * Tokens of a text that does not parse which its least price covers: more than the largest
+ * documented request (~340), so a typo in any honest query costs the door's 10 points alone.
+ */
+export const FREE_PARSED_TOKENS = 400;
+
+/**
+ * What a text that does not parse costs beyond the door: POINTS_PER_PARSED_TOKEN for each token
+ * graphql-js read before it failed (the one it failed on included) past FREE_PARSED_TOKENS. A
+ * syntax error at the end of a long text costs its whole parse each time it is sent, and Apollo
+ * Server remembers only documents that parse. Counted by parsing again (the failed parse's count
+ * is not exposed), only for texts long enough to hold that many tokens; the price covers both.
+ */
+export function syntaxErrorPoints(text: string): number {
+  if (text.length <= FREE_PARSED_TOKENS) return 0;
+  const parser = new Parser(text, { noLocation: true, maxTokens: MAX_DOCUMENT_TOKENS });
+  try {
+    parser.parseDocument();
+  } catch {
+    // the expected end
+  }
+  return Math.max(0, Math.min(parser.tokenCount, MAX_DOCUMENT_TOKENS) - FREE_PARSED_TOKENS) * POINTS_PER_PARSED_TOKEN;
+}
 
 /** Fields nested deeper are not counted (the depth limit is 8; fragments that spread each other through fields never end). */
 const MAX_FIELD_DEPTH = 64;
