@@ -44,13 +44,16 @@ export function createRedisClient(url: string, options: RedisClientOptions): Red
 }
 
 /**
- * Closes a connection at shutdown within `ms`: a QUIT while Redis answers (what was sent before it
- * is written first), then the socket. Never a bare quit(): a hung Redis never answers it, and on a
- * connection still (re)connecting it waits in ioredis's offline queue for as long as Redis is away
+ * Closes a connection at shutdown within `ms`: a QUIT (what was sent or queued before it is
+ * answered first), then the socket. Never an unbounded quit(): a hung Redis never answers it, and
+ * on a connection (re)connecting it waits in ioredis's offline queue for as long as Redis is away
  * (with maxRetriesPerRequest null, for ever): a realtime node on SIGTERM never exited (issue 21).
+ * Not a bare disconnect() either: it fails what is queued, and the Socket.IO adapter's own commands
+ * (its SUBSCRIBEs, queued while a node stopped soon after starting connects) are then unhandled
+ * rejections, which end a process.
  */
 export async function closeRedis(redis: Redis, ms = 1_000): Promise<void> {
-  if (redis.status === "ready") await waitAtMost(redis.quit(), ms);
+  if (redis.status !== "end" && redis.status !== "close") await waitAtMost(redis.quit(), ms);
   // A no-op once closed; otherwise it stops the reconnecting and fails what is still queued.
   redis.disconnect();
 }
