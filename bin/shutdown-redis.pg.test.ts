@@ -88,6 +88,23 @@ async function terminate(child: Spawned): Promise<{ ms: number; exit: { code: nu
   return { ms, exit };
 }
 
+/** SIGTERM to `child`: it exits 0 within SHUTDOWN_BOUND_MS. */
+async function expectPromptExit(child: Spawned): Promise<void> {
+  const { ms, exit } = await terminate(child);
+  expect(exit, `log tail:\n${child.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
+  expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
+}
+
+/** Three answers, then Redis hangs with three requests in flight: `child` exits promptly on SIGTERM, and all three are answered. */
+async function expectAnsweredThroughShutdown(child: Spawned, url: string, redis: FaultyRedis): Promise<void> {
+  for (let i = 0; i < 3; i++) expect((await ask(url)).status).toBe(200);
+  redis.stall();
+  const inFlight = [ask(url), ask(url), ask(url)];
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  await expectPromptExit(child);
+  for (const answer of await Promise.all(inFlight)) expect(answer).toMatchObject({ status: 200, body: expect.stringContaining('"networkConfigs"') });
+}
+
 const skip = !onPostgres || skipWithout(privateRedisServer);
 
 describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the bound", () => {
@@ -145,14 +162,7 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
         });
         children.push(gateway);
         await gateway.waitForJson((line) => line.msg === (socketio ? "realtime node attached" : "gateway listening"), 45_000, "ready");
-        for (let i = 0; i < 3; i++) expect((await ask(url)).status).toBe(200);
-        redis.stall();
-        const inFlight = [ask(url), ask(url), ask(url)];
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        const { ms, exit } = await terminate(gateway);
-        expect(exit, `log tail:\n${gateway.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
-        expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
-        for (const answer of await Promise.all(inFlight)) expect(answer).toMatchObject({ status: 200, body: expect.stringContaining('"networkConfigs"') });
+        await expectAnsweredThroughShutdown(gateway, url, redis);
       } finally {
         await redis.close();
       }
@@ -170,9 +180,7 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
         try {
           redis.stall();
           await new Promise((resolve) => setTimeout(resolve, 500));
-          const { ms, exit } = await terminate(node);
-          expect(exit, `log tail:\n${node.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
-          expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
+          await expectPromptExit(node);
           expect(client.socket.connected).toBe(false);
         } finally {
           client.socket.close();
@@ -195,9 +203,7 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
         redis.stall();
         // A few polls (and heartbeats) while Redis hangs.
         await new Promise((resolve) => setTimeout(resolve, 1_000));
-        const { ms, exit } = await terminate(publisher);
-        expect(exit, `log tail:\n${publisher.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
-        expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
+        await expectPromptExit(publisher);
       } finally {
         await redis.close();
       }
@@ -228,14 +234,7 @@ describe.skipIf(skip)("SIGTERM with Redis away: every process exits within the b
       // A fresh checkout builds the live page first (web/dist/).
       const ready = await service.waitForJson<{ graphql: string }>((line) => line.msg === "Public Bet Results API ready", 90_000, "ready");
       const url = ready.graphql.replace(/\/graphql$/, "");
-      for (let i = 0; i < 3; i++) expect((await ask(url)).status).toBe(200);
-      redis.stall();
-      const inFlight = [ask(url), ask(url), ask(url)];
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const { ms, exit } = await terminate(service);
-      expect(exit, `log tail:\n${service.lines.slice(-6).join("\n")}`).toEqual({ code: 0, signal: null });
-      expect(ms).toBeLessThan(SHUTDOWN_BOUND_MS);
-      for (const answer of await Promise.all(inFlight)) expect(answer).toMatchObject({ status: 200, body: expect.stringContaining('"networkConfigs"') });
+      await expectAnsweredThroughShutdown(service, url, redis);
     } finally {
       await Promise.all([redis.close(), cacheRedis.close()]);
       rmSync(dataDir, { recursive: true, force: true });
