@@ -88,10 +88,13 @@ describe("gatewaySettings", () => {
 
   it("caps each client's requests in flight at 8 unless told otherwise (0: off), by the budget's address rule", () => {
     const settings = (env: Record<string, string>) => gatewaySettings(loadConfig(GATEWAY_SECTIONS, env), { logger: silentLogger() });
-    expect(settings({}).inFlight).toEqual({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0 });
-    expect(settings({ RATE_LIMIT_MAX_IN_FLIGHT: "3", RATE_LIMIT_RUNNING_PER_CLIENT: "1", TRUST_PROXY_HOPS: "1" }).inFlight).toEqual({
+    expect(settings({}).inFlight).toEqual({ maxPerClient: 8, runningPerClient: 2, runningPerGateway: 16, trustProxyHops: 0 });
+    expect(
+      settings({ RATE_LIMIT_MAX_IN_FLIGHT: "3", RATE_LIMIT_RUNNING_PER_CLIENT: "1", RATE_LIMIT_RUNNING_PER_GATEWAY: "0", TRUST_PROXY_HOPS: "1" }).inFlight,
+    ).toEqual({
       maxPerClient: 3,
       runningPerClient: 1,
+      runningPerGateway: 0,
       trustProxyHops: 1,
     });
     expect(settings({ RATE_LIMIT_MAX_IN_FLIGHT: "0" }).inFlight).toBeUndefined();

@@ -229,6 +229,7 @@ export function gatewayProtection(config: Config<"shared" | "gateway">, shared?:
         ? {
             maxPerClient: config.RATE_LIMIT_MAX_IN_FLIGHT,
             runningPerClient: config.RATE_LIMIT_RUNNING_PER_CLIENT,
+            runningPerGateway: config.RATE_LIMIT_RUNNING_PER_GATEWAY,
             trustProxyHops: config.TRUST_PROXY_HOPS,
           }
         : undefined,

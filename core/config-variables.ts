@@ -215,6 +215,12 @@ export const CONFIG_VARIABLES = {
     "requests one client IP may have open at once in a gateway process (GraphQL, CSV exports, every route); the next is refused `RATE_LIMITED`, HTTP 429, `Retry-After: 1`; `0`: off",
   ),
   RATE_LIMIT_RUNNING_PER_CLIENT: variable("gateway", nonNegativeInt, "2", "of those, how many run at once; the rest wait their turn at the door; `0`: all"),
+  RATE_LIMIT_RUNNING_PER_GATEWAY: variable(
+    "gateway",
+    nonNegativeInt,
+    "16",
+    "GraphQL requests running at once in a gateway process, all clients together; past it they wait for a seat, the clients that used the fewest lately first and addresses just met last; `0`: no bound (needs `RATE_LIMIT_MAX_IN_FLIGHT` on)",
+  ),
   REDIS_COMMAND_TIMEOUT_MS: variable(
     "gateway",
     positiveInt,

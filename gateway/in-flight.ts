@@ -4,6 +4,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { clientAddress } from "../core/client-address.ts";
 import { ErrorCode } from "../core/errors.ts";
 import { sendJson } from "../core/http.ts";
+import { createFairShare, type FairShare, type FairShareSettings } from "./fair-share.ts";
 
 // The per-client cap on requests in flight (docs/reference/limits.md#requests-in-flight). The points
 // budget prices work, but a gateway that answers fewer requests a second than one address's budget
@@ -25,6 +26,12 @@ import { sendJson } from "../core/http.ts";
 // like a request over the cap, never left open until Node's request timeout (a body over 16 KiB is not
 // read while it waits, and would be answered 408) or nginx's proxy_read_timeout (which would send a
 // GET to another gateway to run twice).
+//
+// Seats: past its client's turn, a GraphQL request also needs one of the process's seats
+// (gateway/fair-share.ts): at most `runningPerGateway` run at once, the least-used client first when
+// they are all taken. A seat is held while the answer is built, until it is handed to the socket
+// (`prefinish`), not while a slow reader takes it. Other routes (`/health` above all, and CSV
+// exports, which have their own lane) take no seat.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
@@ -40,6 +47,12 @@ export interface InFlightSettings {
   /** Longest wait for a turn before the request is answered 429 (default TURN_WAIT_LIMIT_MS). */
   maxWaitMs?: number;
   trustProxyHops: number;
+  /** GraphQL requests running at once in the process, all clients together (RATE_LIMIT_RUNNING_PER_GATEWAY; absent or 0: no bound). */
+  runningPerGateway?: number;
+  /** The fair share's other settings (tests). */
+  fairShare?: Omit<FairShareSettings, "maxRunning">;
+  /** The path whose requests take a seat (default `/graphql`). */
+  graphqlPath?: string;
 }
 
 /** The client's points budget as RateLimit-* headers, as last seen, without asking its store (gateway/points-budget.ts `knownHeaders`). */
@@ -52,6 +65,8 @@ export interface InFlightCap {
   open(address: string): number;
   /** Requests waiting their turn per client address now. */
   waiting(address: string): number;
+  /** The process's seats, when bounded. */
+  seats?: FairShare;
 }
 
 /** One client address's requests in this process. */
@@ -112,7 +127,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
   const maxWaitMs = settings.maxWaitMs ?? TURN_WAIT_LIMIT_MS;
   const refusals = new Counter({
     name: "gateway_refusals_total",
-    help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests; turn_wait: waited RATE_LIMIT_RUNNING_PER_CLIENT's turn past its bound)",
+    help: "Requests the gateway refused at the door, by reason (in_flight: the client address's cap on open requests; turn_wait: waited RATE_LIMIT_RUNNING_PER_CLIENT's turn past its bound; seat_wait: waited for one of RATE_LIMIT_RUNNING_PER_GATEWAY's seats past the same bound)",
     labelNames: ["reason"] as const,
     registers: [registry],
   });
@@ -126,26 +141,70 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     help: "Requests that waited at the door for one of their own client's to end before running",
     registers: [registry],
   });
-  const refuse = (req: IncomingMessage, res: ServerResponse, waited = false): false => {
-    refusals.inc({ reason: waited ? "turn_wait" : "in_flight" });
+  const seats = settings.runningPerGateway ? createFairShare({ maxRunning: settings.runningPerGateway, ...settings.fairShare }) : undefined;
+  const graphqlPath = settings.graphqlPath ?? "/graphql";
+  new Gauge({
+    name: "gateway_requests_waiting_seat",
+    help: "GraphQL requests past their client's turn waiting for one of the process's seats (RATE_LIMIT_RUNNING_PER_GATEWAY)",
+    registers: [registry],
+    collect() {
+      this.set(seats?.waiting() ?? 0);
+    },
+  });
+  type Refusal = "in_flight" | "turn_wait" | "seat_wait";
+  const refuse = (req: IncomingMessage, res: ServerResponse, reason: Refusal): false => {
+    refusals.inc({ reason });
     const headers = budgetHeaders?.(req) ?? [];
-    const why = waited
-      ? `waited ${maxWaitMs / 1000} s for a turn behind this address's own requests (${runningPerClient} run at once)`
-      : `too many requests in flight from this address (${settings.maxPerClient})`;
+    const why = {
+      in_flight: `Rate limited: too many requests in flight from this address (${settings.maxPerClient})`,
+      turn_wait: `Rate limited: waited ${maxWaitMs / 1000} s for a turn behind this address's own requests (${runningPerClient} run at once)`,
+      seat_wait: `The gateway is busy: waited ${maxWaitMs / 1000} s for one of its ${settings.runningPerGateway} seats, which go to the clients that used the fewest lately`,
+    }[reason];
+    const busy = reason === "seat_wait";
     sendJson(
       res,
-      429,
+      busy ? 503 : 429,
       {
         errors: [
           {
-            message: `Rate limited: ${why}; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
-            extensions: { code: ErrorCode.RateLimited, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS, maxInFlight: settings.maxPerClient },
+            message: `${why}; retry after ${IN_FLIGHT_RETRY_AFTER_SECONDS} s`,
+            extensions: busy
+              ? { code: ErrorCode.ServiceBusy, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS }
+              : { code: ErrorCode.RateLimited, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS, maxInFlight: settings.maxPerClient },
           },
         ],
       },
       { ...Object.fromEntries(headers), "retry-after": String(IN_FLIGHT_RETRY_AFTER_SECONDS) },
     );
     return false;
+  };
+  /**
+   * A request that has its client's turn takes a seat when it is a GraphQL one: at once, or when
+   * the fair share gives it one, bounded by `maxWaitMs`. The seat goes back when the answer is
+   * handed to the socket or the request ends, whichever comes first.
+   */
+  const takeSeat = (req: IncomingMessage, res: ServerResponse, address: string): boolean | Promise<boolean> => {
+    if (!seats || (req.url ?? "/").split("?", 1)[0] !== graphqlPath) return true;
+    const seat = seats.seat(address);
+    res.once("prefinish", seat.leave);
+    whenEnded(req, res, seat.leave);
+    if (!seat.ready) return true;
+    const ready = seat.ready;
+    return new Promise<boolean>((resolve) => {
+      const bound = setTimeout(() => {
+        seat.leave();
+        resolve(refuse(req, res, "seat_wait"));
+      }, maxWaitMs);
+      bound.unref();
+      void ready.then(() => {
+        clearTimeout(bound);
+        // Its client may have gone while it waited: the seat it just took goes straight back.
+        if (res.closed || req.socket.destroyed) {
+          seat.leave();
+          resolve(false);
+        } else resolve(true);
+      });
+    });
   };
   /** A running request ended: the client's next waiting one runs. */
   const nextTurn = (client: ClientTurns) => {
@@ -165,7 +224,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       if (res.closed) return false;
       const address = clientAddress(req, settings.trustProxyHops);
       const client = clients.get(address) ?? { open: 0, running: 0, queue: [] };
-      if (client.open >= settings.maxPerClient) return refuse(req, res);
+      if (client.open >= settings.maxPerClient) return refuse(req, res, "in_flight");
       client.open++;
       clients.set(address, client);
       let running = client.running < runningPerClient;
@@ -186,24 +245,25 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       });
       if (running) {
         client.running++;
-        return true;
+        return takeSeat(req, res, address);
       }
       waitingNow.inc();
       return new Promise<boolean>((resolve) => {
         const bound = setTimeout(() => {
           // Out of the queue and answered: its `close` then frees its place as a request that left.
-          refuse(req, res, true);
+          refuse(req, res, "turn_wait");
         }, maxWaitMs);
         bound.unref();
         waiter.run = (run) => {
           clearTimeout(bound);
           running = run;
-          resolve(run);
+          resolve(run ? takeSeat(req, res, address) : false);
         };
         client.queue.push(waiter);
       });
     },
     open: (address) => clients.get(address)?.open ?? 0,
     waiting: (address) => clients.get(address)?.queue.length ?? 0,
+    seats,
   };
 }

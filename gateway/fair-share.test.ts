@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { createFairShare } from "./fair-share.ts";
+
+// The process's seats (gateway/fair-share.ts) on a clock the test moves: who runs when every seat
+// is taken is decided by each client's recent use, newcomers ranking as heavy ones.
+
+function clock() {
+  let t = 0;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+/** Records the order in which waiting seats start. */
+function started(order: string[], name: string, ready: Promise<void> | undefined) {
+  expect(ready).toBeDefined();
+  void ready!.then(() => order.push(name));
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("fair share", () => {
+  it("seats at once while a seat is free, and queues past maxRunning", () => {
+    const share = createFairShare({ maxRunning: 2 });
+    const a = share.seat("a");
+    const b = share.seat("b");
+    const c = share.seat("c");
+    expect([a.ready, b.ready]).toEqual([undefined, undefined]);
+    expect(c.ready).toBeInstanceOf(Promise);
+    expect([share.running(), share.waiting()]).toEqual([2, 1]);
+  });
+
+  it("gives a freed seat to the client used least lately, not to the oldest request", async () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 2_000, newcomerUses: 32 });
+    // The light client: seen before, one request a second for ten seconds.
+    for (let i = 0; i < 10; i++) {
+      share.seat("light").leave();
+      time.advance(1_000);
+    }
+    // The heavy one: fifty requests in the last second.
+    for (let i = 0; i < 50; i++) {
+      share.seat("heavy").leave();
+      time.advance(20);
+    }
+    const holder = share.seat("heavy");
+    const order: string[] = [];
+    const heavy = share.seat("heavy");
+    const newcomer = share.seat("newcomer");
+    const light = share.seat("light");
+    started(order, "heavy", heavy.ready);
+    started(order, "newcomer", newcomer.ready);
+    started(order, "light", light.ready);
+    holder.leave();
+    await flush();
+    expect(order).toEqual(["light"]);
+    // Then the newcomer (32 uses) before the heavy client (~50 in its last second).
+    light.leave();
+    await flush();
+    expect(order).toEqual(["light", "newcomer"]);
+    newcomer.leave();
+    await flush();
+    expect(order).toEqual(["light", "newcomer", "heavy"]);
+  });
+
+  it("ranks a newcomer as a heavy client that decays: it overtakes a fresh one once it has stayed light", async () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 1_000, newcomerUses: 32 });
+    share.seat("steady").leave();
+    time.advance(10_000); // steady: 33 uses ten half-lives ago, ~0.03 now
+    const holder = share.seat("newcomer"); // 33 now
+    const order: string[] = [];
+    const newcomer = share.seat("newcomer");
+    const steady = share.seat("steady");
+    started(order, "newcomer", newcomer.ready);
+    started(order, "steady", steady.ready);
+    holder.leave();
+    await flush();
+    expect(order).toEqual(["steady"]);
+    // Ten half-lives on, the newcomer has stayed light (~0.03): it goes before a fresh address (32).
+    time.advance(10_000);
+    started(order, "fresh", share.seat("fresh").ready);
+    steady.leave();
+    await flush();
+    expect(order).toEqual(["steady", "newcomer"]);
+  });
+
+  it("keeps the order of one client's requests, and a request that leaves the queue never runs", async () => {
+    const share = createFairShare({ maxRunning: 1 });
+    const holder = share.seat("a");
+    const order: string[] = [];
+    const first = share.seat("b");
+    const second = share.seat("b");
+    started(order, "b1", first.ready);
+    started(order, "b2", second.ready);
+    first.leave();
+    expect(share.waiting()).toBe(1);
+    holder.leave();
+    await flush();
+    expect(order).toEqual(["b2"]);
+    second.leave();
+    second.leave(); // once only
+    expect([share.running(), share.waiting()]).toEqual([0, 0]);
+  });
+
+  it("remembers at most maxClients clients, forgetting the least recently seated", async () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, maxClients: 2, halfLifeMs: 1_000, newcomerUses: 32 });
+    share.seat("old").leave();
+    share.seat("b").leave();
+    share.seat("c").leave(); // "old" is forgotten: a newcomer again
+    time.advance(10_000);
+    const holder = share.seat("b");
+    const order: string[] = [];
+    started(order, "old", share.seat("old").ready);
+    started(order, "c", share.seat("c").ready);
+    holder.leave();
+    await flush();
+    expect(order).toEqual(["c"]);
+  });
+});

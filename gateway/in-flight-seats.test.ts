@@ -1,0 +1,134 @@
+import { createServer, get, type Server } from "node:http";
+import { type AddressInfo, connect } from "node:net";
+import { Registry } from "prom-client";
+import { afterEach, describe, expect, it } from "vitest";
+import { createInFlightCap, type InFlightCap, type InFlightSettings } from "./in-flight.ts";
+
+// The process's seats at the door (gateway/in-flight.ts with gateway/fair-share.ts): past its own
+// client's turn a GraphQL request waits for a seat when `runningPerGateway` run already, and a freed
+// seat goes to the client used least lately, a client the process has just met ranking as a heavy
+// one. A real HTTP server on loopback; its handler holds each answer until the test lets it go.
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+const until = async (ready: () => boolean) => {
+  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+
+/** A server behind a door with `settings`; `/graphql?big` answers 16 MiB at once, every other request is held until released. */
+async function door(settings: Partial<InFlightSettings>) {
+  const cap: InFlightCap = createInFlightCap({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0, ...settings }, new Registry());
+  const ran: string[] = [];
+  const holds = new Map<string, () => void>();
+  const server = createServer(async (req, res) => {
+    if (!(await cap.admit(req, res))) return;
+    const path = req.url ?? "";
+    ran.push(path);
+    if (path === "/graphql?big") return void res.end(Buffer.alloc(16 * 1024 * 1024));
+    await new Promise<void>((resolve) => holds.set(path, resolve));
+    if (!res.closed) res.end(path);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const send = (address: string, path: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      get({ host: "127.0.0.1", port, path, localAddress: address, agent: false }, (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => {
+          body += chunk.toString("utf8");
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      }).on("error", reject);
+    });
+  const release = async (path: string) => {
+    await until(() => holds.has(path));
+    holds.get(path)?.();
+  };
+  return { cap, ran, send, release, port };
+}
+
+describe("seats at the door", () => {
+  it("gives a freed seat to a client served lately before an address just met, whichever came first", async () => {
+    const { cap, ran, send, release } = await door({ runningPerGateway: 2, fairShare: { halfLifeMs: 50 } });
+    const seats = cap.seats!;
+    // The senior client was served once, long enough ago (ten half-lives) to rank as light.
+    const first = send("127.0.0.31", "/graphql?s1");
+    await release("/graphql?s1");
+    expect((await first).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    // A heavy newcomer takes both seats.
+    const heavy = [send("127.0.0.32", "/graphql?h1"), send("127.0.0.32", "/graphql?h2")];
+    await until(() => ran.length === 3);
+    // Another newcomer arrives before the senior client: both wait for a seat.
+    const newcomer = send("127.0.0.33", "/graphql?n1");
+    await until(() => seats.waiting() === 1);
+    const senior = send("127.0.0.31", "/graphql?s2");
+    await until(() => seats.waiting() === 2);
+    // Other routes take no seat: /health answers while every seat is taken.
+    const health = send("127.0.0.34", "/health");
+    await release("/health");
+    expect(await health).toEqual({ status: 200, body: "/health" });
+
+    await release("/graphql?h1");
+    await until(() => ran.length === 5);
+    expect(ran.slice(3)).toEqual(["/health", "/graphql?s2"]);
+    await release("/graphql?h2");
+    await until(() => ran.length === 6);
+    expect(ran[5]).toBe("/graphql?n1");
+    for (const path of ["/graphql?s2", "/graphql?n1"]) await release(path);
+    expect((await Promise.all([...heavy, newcomer, senior])).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect([seats.running(), seats.waiting()]).toEqual([0, 0]);
+  });
+
+  it("takes a seat back when the answer is handed to the socket, not when a reader that stopped reading takes it", async () => {
+    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1 });
+    const stalled = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.35" });
+    stalled.on("error", () => {});
+    stalled.write("GET /graphql?big HTTP/1.1\r\nHost: x\r\n\r\n");
+    stalled.pause(); // never reads: 16 MiB stay in the kernel's and Node's buffers
+    await until(() => ran.includes("/graphql?big"));
+    const next = send("127.0.0.36", "/graphql?after");
+    await until(() => ran.includes("/graphql?after"));
+    await release("/graphql?after");
+    expect((await next).status).toBe(200);
+    expect(cap.seats!.waiting()).toBe(0);
+    stalled.destroy();
+  });
+
+  it("answers 503 SERVICE_BUSY with Retry-After a request that waited its whole bound for a seat", async () => {
+    const { cap, send, release } = await door({ runningPerGateway: 1, maxWaitMs: 200 });
+    const holder = send("127.0.0.37", "/graphql?hold");
+    await until(() => cap.seats!.running() === 1);
+    const waited = await send("127.0.0.38", "/graphql?late");
+    expect(waited.status).toBe(503);
+    expect(JSON.parse(waited.body).errors[0].extensions).toEqual({ code: "SERVICE_BUSY", retryAfterSeconds: 1 });
+    expect(cap.seats!.waiting()).toBe(0);
+    await release("/graphql?hold");
+    expect((await holder).status).toBe(200);
+    expect(cap.open("127.0.0.38")).toBe(0);
+  });
+
+  it("frees the seat of a request whose client left while it waited, and never runs it", async () => {
+    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1 });
+    const holder = send("127.0.0.39", "/graphql?hold2");
+    await until(() => cap.seats!.running() === 1);
+    const leaver = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.40" });
+    leaver.on("error", () => {});
+    leaver.write("GET /graphql?gone HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(() => cap.seats!.waiting() === 1);
+    leaver.destroy();
+    await until(() => cap.seats!.waiting() === 0);
+    await release("/graphql?hold2");
+    expect((await holder).status).toBe(200);
+    expect(ran).not.toContain("/graphql?gone");
+    expect(cap.seats!.running()).toBe(0);
+  });
+});
