@@ -19,7 +19,7 @@ const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("fair share", () => {
   it("seats at once while a seat is free, and queues past maxRunning", () => {
-    const share = createFairShare({ maxRunning: 2 });
+    const share = createFairShare({ maxRunning: 2, lightUses: 0 });
     const a = share.seat("a");
     const b = share.seat("b");
     const c = share.seat("c");
@@ -30,7 +30,7 @@ describe("fair share", () => {
 
   it("gives a freed seat to the client used least lately, not to the oldest request", async () => {
     const time = clock();
-    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 2_000, newcomerUses: 32 });
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 2_000, newcomerUses: 32, lightUses: 0 });
     // The light client: seen before, one request a second for ten seconds.
     for (let i = 0; i < 10; i++) {
       share.seat("light").leave();
@@ -63,7 +63,7 @@ describe("fair share", () => {
 
   it("ranks a newcomer as a heavy client that decays: it overtakes a fresh one once it has stayed light", async () => {
     const time = clock();
-    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 1_000, newcomerUses: 32 });
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 1_000, newcomerUses: 32, lightUses: 0 });
     share.seat("steady").leave();
     time.advance(10_000); // steady: 33 uses ten half-lives ago, ~0.03 now
     const holder = share.seat("newcomer"); // 33 now
@@ -84,7 +84,7 @@ describe("fair share", () => {
   });
 
   it("keeps the order of one client's requests, and a request that leaves the queue never runs", async () => {
-    const share = createFairShare({ maxRunning: 1 });
+    const share = createFairShare({ maxRunning: 1, lightUses: 0 });
     const holder = share.seat("a");
     const order: string[] = [];
     const first = share.seat("b");
@@ -103,7 +103,7 @@ describe("fair share", () => {
 
   it("remembers at most maxClients clients, forgetting the least recently seated", async () => {
     const time = clock();
-    const share = createFairShare({ maxRunning: 1, now: time.now, maxClients: 2, halfLifeMs: 1_000, newcomerUses: 32 });
+    const share = createFairShare({ maxRunning: 1, now: time.now, maxClients: 2, halfLifeMs: 1_000, newcomerUses: 32, lightUses: 0 });
     share.seat("old").leave();
     share.seat("b").leave();
     share.seat("c").leave(); // "old" is forgotten: a newcomer again
@@ -115,5 +115,21 @@ describe("fair share", () => {
     holder.leave();
     await flush();
     expect(order).toEqual(["c"]);
+  });
+
+  it("never keeps a light client waiting: it runs beyond the bound, and counts as running", () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 1_000, newcomerUses: 32, lightUses: 16 });
+    share.seat("light").leave();
+    time.advance(10_000); // ~0.03 uses now: light
+    const heavy = share.seat("heavy"); // a newcomer: takes the only seat
+    expect(heavy.ready).toBeUndefined();
+    expect(share.seat("other newcomer").ready).toBeDefined(); // 32 uses: waits
+    const light = share.seat("light");
+    expect(light.ready).toBeUndefined();
+    expect([share.running(), share.waiting()]).toEqual([2, 1]);
+    // Sixteen requests in a moment make it heavy: the next one waits like any other.
+    for (let i = 0; i < 15; i++) share.seat("light").leave();
+    expect(share.seat("light").ready).toBeDefined();
   });
 });

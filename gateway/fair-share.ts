@@ -7,8 +7,11 @@
 // decays by half every `halfLifeMs`, so a client's rank follows its recent rate, and a client this
 // process has not seen starts as if it had just used `newcomerUses` seats: clients it has served
 // lately go before addresses it has just met, and a newcomer that stays light overtakes within
-// seconds. An idle process never queues anyone; under a crowd, the cheap steady clients keep their
-// latency and the heavy ones wait. Memory: one entry per client seen, at most `maxClients`.
+// seconds. A light client (fewer than `lightUses` lately: a few requests a second) never waits at
+// all: it takes a seat beyond the bound, so whatever holds the seats (slow statements, many
+// addresses each within its budget) can delay only heavy clients and newcomers. Its request still
+// counts as running, so the heavy ones wait while the light ones keep the process busy. An idle
+// process never queues anyone. Memory: one entry per client seen, at most `maxClients`.
 
 export interface FairShareSettings {
   /** GraphQL requests running at once in the process (RATE_LIMIT_RUNNING_PER_GATEWAY). */
@@ -17,6 +20,8 @@ export interface FairShareSettings {
   halfLifeMs?: number;
   /** The use a client not seen lately starts with (default FAIR_SHARE_NEWCOMER_USES). */
   newcomerUses?: number;
+  /** Below this many uses lately a client never waits for a seat (default FAIR_SHARE_LIGHT_USES). */
+  lightUses?: number;
   /** Clients remembered (default FAIR_SHARE_MAX_CLIENTS); past it the least recently seated are forgotten, and start as newcomers again. */
   maxClients?: number;
   now?: () => number;
@@ -26,6 +31,8 @@ export const FAIR_SHARE_HALF_LIFE_MS = 2_000;
 /** A newcomer ranks as a client of ~10 requests a second (the honest clients of the docs send a few) until it proves lighter: ~3 s. */
 export const FAIR_SHARE_NEWCOMER_USES = 32;
 export const FAIR_SHARE_MAX_CLIENTS = 100_000;
+/** ~5 requests a second sustained, at a half-life of 2 s (uses ≈ rate × 2.9): a wallet page's client, not a crawler's. */
+export const FAIR_SHARE_LIGHT_USES = 16;
 
 /** A request's place: `ready` is undefined when it runs at once, else resolves when it does; `leave` gives the seat back or leaves the queue (once; later calls do nothing). */
 export interface Seat {
@@ -55,6 +62,7 @@ export function createFairShare(settings: FairShareSettings): FairShare {
   const halfLife = settings.halfLifeMs ?? FAIR_SHARE_HALF_LIFE_MS;
   const newcomerUses = settings.newcomerUses ?? FAIR_SHARE_NEWCOMER_USES;
   const maxClients = settings.maxClients ?? FAIR_SHARE_MAX_CLIENTS;
+  const lightUses = settings.lightUses ?? FAIR_SHARE_LIGHT_USES;
   const now = settings.now ?? (() => performance.now());
   const uses = new Map<string, Use>();
   const queue: Waiting[] = [];
@@ -104,7 +112,7 @@ export function createFairShare(settings: FairShareSettings): FairShare {
         state = "left";
       };
       const waiting: Waiting = { client, order: arrivals++, start: () => {} };
-      if (running < settings.maxRunning && queue.length === 0) {
+      if ((running < settings.maxRunning && queue.length === 0) || usesNow(client, now()) < lightUses) {
         seated(client);
         return { ready: undefined, leave };
       }

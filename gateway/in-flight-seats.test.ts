@@ -56,7 +56,7 @@ async function door(settings: Partial<InFlightSettings>) {
 
 describe("seats at the door", () => {
   it("gives a freed seat to a client served lately before an address just met, whichever came first", async () => {
-    const { cap, ran, send, release } = await door({ runningPerGateway: 2, fairShare: { halfLifeMs: 50 } });
+    const { cap, ran, send, release } = await door({ runningPerGateway: 2, fairShare: { halfLifeMs: 50, lightUses: 0 } });
     const seats = cap.seats!;
     // The senior client was served once, long enough ago (ten half-lives) to rank as light.
     const first = send("127.0.0.31", "/graphql?s1");
@@ -89,7 +89,7 @@ describe("seats at the door", () => {
   });
 
   it("takes a seat back when the answer is handed to the socket, not when a reader that stopped reading takes it", async () => {
-    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1 });
+    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1, fairShare: { lightUses: 0 } });
     const stalled = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.35" });
     stalled.on("error", () => {});
     stalled.write("GET /graphql?big HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -104,7 +104,7 @@ describe("seats at the door", () => {
   });
 
   it("answers 503 SERVICE_BUSY with Retry-After a request that waited its whole bound for a seat", async () => {
-    const { cap, send, release } = await door({ runningPerGateway: 1, maxWaitMs: 200 });
+    const { cap, send, release } = await door({ runningPerGateway: 1, maxWaitMs: 200, fairShare: { lightUses: 0 } });
     const holder = send("127.0.0.37", "/graphql?hold");
     await until(() => cap.seats!.running() === 1);
     const waited = await send("127.0.0.38", "/graphql?late");
@@ -117,7 +117,7 @@ describe("seats at the door", () => {
   });
 
   it("frees the seat of a request whose client left while it waited, and never runs it", async () => {
-    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1 });
+    const { cap, ran, send, release, port } = await door({ runningPerGateway: 1, fairShare: { lightUses: 0 } });
     const holder = send("127.0.0.39", "/graphql?hold2");
     await until(() => cap.seats!.running() === 1);
     const leaver = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.40" });
@@ -130,5 +130,22 @@ describe("seats at the door", () => {
     expect((await holder).status).toBe(200);
     expect(ran).not.toContain("/graphql?gone");
     expect(cap.seats!.running()).toBe(0);
+  });
+
+  it("lets a light client's request run while a crowd holds every seat", async () => {
+    const { cap, ran, send, release } = await door({ runningPerGateway: 1, fairShare: { halfLifeMs: 50 } });
+    const light = send("127.0.0.41", "/graphql?l1"); // a newcomer: it takes the free seat
+    await release("/graphql?l1");
+    await light;
+    await new Promise((resolve) => setTimeout(resolve, 500)); // ten half-lives: light now
+    const holder = send("127.0.0.42", "/graphql?hold3");
+    await until(() => cap.seats!.running() === 1);
+    const waiting = send("127.0.0.43", "/graphql?new"); // another newcomer: waits
+    await until(() => cap.seats!.waiting() === 1);
+    const again = send("127.0.0.41", "/graphql?l2");
+    await until(() => ran.includes("/graphql?l2"));
+    expect(cap.seats!.waiting()).toBe(1);
+    for (const path of ["/graphql?l2", "/graphql?hold3", "/graphql?new"]) await release(path);
+    expect((await Promise.all([again, holder, waiting])).map((r) => r.status)).toEqual([200, 200, 200]);
   });
 });
