@@ -1,7 +1,8 @@
-import { createServer, get, type Server } from "node:http";
+import { createServer, get, request, type Server } from "node:http";
 import { type AddressInfo, connect } from "node:net";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
+import { createGraphQLRequestListener, listen } from "../core/http.ts";
 import { createInFlightCap, type InFlightCap, type InFlightSettings } from "./in-flight.ts";
 
 // The process's seats at the door (gateway/in-flight.ts with gateway/fair-share.ts): past its own
@@ -29,6 +30,8 @@ async function door(settings: Partial<InFlightSettings>) {
   const server = createServer(async (req, res) => {
     if (!(await cap.admit(req, res))) return;
     const path = req.url ?? "";
+    // core/http.ts seats GraphQL requests only, once their body has arrived (a GET has none).
+    if (path.startsWith("/graphql") && !(await cap.takeSeat(req, res))) return;
     ran.push(path);
     if (path === "/graphql?big") return void res.end(Buffer.alloc(16 * 1024 * 1024));
     await new Promise<void>((resolve) => holds.set(path, resolve));
@@ -130,5 +133,96 @@ describe("seats at the door", () => {
     expect((await holder).status).toBe(200);
     expect(ran).not.toContain("/graphql?gone");
     expect(cap.seats!.running()).toBe(0);
+  });
+});
+
+/**
+ * The door as the gateway wires it (gateway/server.ts): core/http.ts's listener with the client's
+ * turn at `limitInFlight` and the seat at `takeSeat`, in front of Apollo Server, whose `held` field
+ * answers when the test lets it go.
+ */
+async function gatewayDoor(settings: Partial<InFlightSettings>) {
+  const { ApolloServer } = await import("@apollo/server");
+  const cap = createInFlightCap({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0, ...settings }, new Registry());
+  const holds: (() => void)[] = [];
+  const apollo = new ApolloServer({
+    typeDefs: "type Query { a: Int, held: Int }",
+    resolvers: { Query: { a: () => 1, held: () => new Promise<number>((resolve) => holds.push(() => resolve(2))) } },
+  });
+  await apollo.start();
+  const listener = createGraphQLRequestListener({
+    server: apollo,
+    context: async () => ({}),
+    maxBodyBytes: 16_384,
+    limitInFlight: cap.admit,
+    takeSeat: cap.takeSeat,
+  });
+  const running = await listen(listener, "127.0.0.1", 0);
+  stops.push(async () => {
+    await running.close(0);
+    await apollo.stop();
+  });
+  const post = (address: string, path: string, query: string) =>
+    new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const body = JSON.stringify({ query });
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port: running.port,
+          path,
+          method: "POST",
+          localAddress: address,
+          agent: false,
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (chunk: Buffer) => {
+            text += chunk.toString("utf8");
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  return { cap, seats: cap.seats!, holds, post, port: running.port };
+}
+
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop();
+});
+
+describe("seats in the gateway's order (core/http.ts)", () => {
+  it("gives no seat to a request whose body is still arriving: a client that sends its headers and trickles its body holds none", async () => {
+    const { cap, seats, post, port } = await gatewayDoor({ runningPerGateway: 1, maxWaitMs: 1_000 });
+    const slow = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.41" });
+    slow.on("error", () => {});
+    slow.write('POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":');
+    await until(() => cap.open("127.0.0.41") === 1);
+    // Before: the slow client held the only seat until Node's request timeout (30 s); this one waited its bound and got 503.
+    const honest = await post("127.0.0.42", "/graphql", "{ a }");
+    expect(honest).toEqual({ status: 200, body: `${JSON.stringify({ data: { a: 1 } })}\n` });
+    slow.destroy();
+    await until(() => cap.open("127.0.0.41") === 0);
+    expect([seats.running(), seats.waiting()]).toEqual([0, 0]);
+  });
+
+  it.each(["/./graphql", "/x/../graphql"])("seats a GraphQL request at %s, a path the router normalises to /graphql", async (path) => {
+    const { seats, holds, post } = await gatewayDoor({ runningPerGateway: 1 });
+    const holder = post("127.0.0.43", "/graphql", "{ held }");
+    await until(() => holds.length === 1);
+    let answered = false;
+    const sneaky = post("127.0.0.44", path, "{ a }").finally(() => {
+      answered = true;
+    });
+    // Before: it ran at once beside the holder, without a seat.
+    await until(() => seats.waiting() === 1 || answered);
+    expect([answered, seats.running(), seats.waiting()]).toEqual([false, 1, 1]);
+    holds[0]!();
+    expect((await holder).status).toBe(200);
+    expect((await sneaky).status).toBe(200);
+    expect([seats.running(), seats.waiting()]).toEqual([0, 0]);
   });
 });
