@@ -24,7 +24,8 @@ const until = async (ready: () => boolean) => {
 
 /** A server behind a door with `settings`; `/graphql?big` answers 16 MiB at once, every other request is held until released. */
 async function door(settings: Partial<InFlightSettings>) {
-  const cap: InFlightCap = createInFlightCap({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0, ...settings }, new Registry());
+  const registry = new Registry();
+  const cap: InFlightCap = createInFlightCap({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0, ...settings }, registry);
   const ran: string[] = [];
   const holds = new Map<string, () => void>();
   const server = createServer(async (req, res) => {
@@ -54,7 +55,7 @@ async function door(settings: Partial<InFlightSettings>) {
     await until(() => holds.has(path));
     holds.get(path)?.();
   };
-  return { cap, ran, send, release, port };
+  return { cap, ran, send, release, port, registry };
 }
 
 describe("seats at the door", () => {
@@ -133,6 +134,24 @@ describe("seats at the door", () => {
     expect((await holder).status).toBe(200);
     expect(ran).not.toContain("/graphql?gone");
     expect(cap.seats!.running()).toBe(0);
+  });
+
+  it("counts no 503 for a request whose client left while it waited for a seat, once its bound has passed", async () => {
+    const { cap, send, release, port, registry } = await door({ runningPerGateway: 1, maxWaitMs: 100 });
+    const holder = send("127.0.0.45", "/graphql?hold3");
+    await until(() => cap.seats!.running() === 1);
+    const leaver = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.46" });
+    leaver.on("error", () => {});
+    leaver.write("GET /graphql?gone2 HTTP/1.1\r\nHost: x\r\n\r\n");
+    await until(() => cap.seats!.waiting() === 1);
+    leaver.destroy();
+    await until(() => cap.seats!.waiting() === 0);
+    // Before: its bound still fired after it had gone, and counted a seat_wait refusal nobody was sent.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refusals = (await registry.getSingleMetric("gateway_refusals_total")!.get()).values;
+    expect(refusals.filter((v) => v.labels.reason === "seat_wait")).toEqual([]);
+    await release("/graphql?hold3");
+    expect((await holder).status).toBe(200);
   });
 });
 

@@ -191,15 +191,23 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     if (res.closed || req.socket.destroyed) return false;
     const seat = seats.seat(clientAddress(req, settings.trustProxyHops));
     res.once("prefinish", seat.leave);
-    whenEnded(req, res, seat.leave);
-    if (!seat.ready) return true;
     const ready = seat.ready;
+    if (!ready) {
+      whenEnded(req, res, seat.leave);
+      return true;
+    }
     return new Promise<boolean>((resolve) => {
       const bound = setTimeout(() => {
         seat.leave();
         resolve(refuse(req, res, "seat_wait"));
       }, maxWaitMs);
       bound.unref();
+      // Gone while it waited (or once seated): out of the queue, its bound with it, and nothing answered.
+      whenEnded(req, res, () => {
+        clearTimeout(bound);
+        seat.leave();
+        resolve(false);
+      });
       void ready.then(() => {
         clearTimeout(bound);
         // Its client may have gone while it waited: the seat it just took goes straight back.
