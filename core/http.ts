@@ -35,6 +35,8 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   limitInFlight?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
   /** Runs for a GraphQL request once its whole body has arrived, before any shortcut or Apollo Server (one of the process's seats); false: it answered (503) or the client is gone. */
   takeSeat?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+  /** Runs once serving a request has ended (its answer ended or failed): gives back the seat `takeSeat` gave it, if any. */
+  leaveSeat?: (res: ServerResponse) => void;
   /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** The same door for the fixed routes and unknown paths (404), at their own flat price; false: it answered (429). */
@@ -287,6 +289,10 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         // connection rather than leave the client waiting for an answer that cannot come.
         res.destroy();
       }
+    } finally {
+      // The answer is built and ended: its seat goes back now, even when the answer is still queued
+      // behind a pipelined one a slow reader has not taken (its `prefinish` waits for that).
+      options.leaveSeat?.(res);
     }
   }
 

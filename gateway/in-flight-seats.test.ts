@@ -157,7 +157,7 @@ describe("seats at the door", () => {
 
 /**
  * The door as the gateway wires it (gateway/server.ts): core/http.ts's listener with the client's
- * turn at `limitInFlight` and the seat at `takeSeat`, in front of Apollo Server, whose `held` field
+ * turn at `limitInFlight` and the seat at `takeSeat` and `leaveSeat`, in front of Apollo Server, whose `held` field
  * answers when the test lets it go.
  */
 async function gatewayDoor(settings: Partial<InFlightSettings>) {
@@ -165,8 +165,8 @@ async function gatewayDoor(settings: Partial<InFlightSettings>) {
   const cap = createInFlightCap({ maxPerClient: 8, runningPerClient: 2, trustProxyHops: 0, ...settings }, new Registry());
   const holds: (() => void)[] = [];
   const apollo = new ApolloServer({
-    typeDefs: "type Query { a: Int, held: Int }",
-    resolvers: { Query: { a: () => 1, held: () => new Promise<number>((resolve) => holds.push(() => resolve(2))) } },
+    typeDefs: "type Query { a: Int, held: Int, big: String }",
+    resolvers: { Query: { a: () => 1, held: () => new Promise<number>((resolve) => holds.push(() => resolve(2))), big: () => "x".repeat(16 * 1024 * 1024) } },
   });
   await apollo.start();
   const listener = createGraphQLRequestListener({
@@ -175,6 +175,7 @@ async function gatewayDoor(settings: Partial<InFlightSettings>) {
     maxBodyBytes: 16_384,
     limitInFlight: cap.admit,
     takeSeat: cap.takeSeat,
+    leaveSeat: cap.leaveSeat,
   });
   const running = await listen(listener, "127.0.0.1", 0);
   stops.push(async () => {
@@ -226,6 +227,25 @@ describe("seats in the gateway's order (core/http.ts)", () => {
     slow.destroy();
     await until(() => cap.open("127.0.0.41") === 0);
     expect([seats.running(), seats.waiting()]).toEqual([0, 0]);
+  });
+
+  it("takes back the seat of a pipelined answer built while the one before it still waits for a reader that stopped reading", async () => {
+    const { seats, holds, post, port } = await gatewayDoor({ runningPerGateway: 1, maxWaitMs: 1_000 });
+    const stalled = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.47" });
+    stalled.on("error", () => {});
+    const postOf = (query: string) => {
+      const body = JSON.stringify({ query });
+      return `POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    };
+    stalled.write(postOf("{ big }") + postOf("{ held }"));
+    stalled.pause(); // never reads: the first answer's 16 MiB stay in the buffers, the second is queued behind them
+    await until(() => holds.length === 1);
+    holds[0]!();
+    // Before: the second answer, ended but not yet handed to the socket (no `prefinish`), held the only seat until the connection closed.
+    const honest = await post("127.0.0.48", "/graphql", "{ a }");
+    expect(honest.status).toBe(200);
+    expect([seats.running(), seats.waiting()]).toEqual([0, 0]);
+    stalled.destroy();
   });
 
   it.each(["/./graphql", "/x/../graphql"])("seats a GraphQL request at %s, a path the router normalises to /graphql", async (path) => {

@@ -32,8 +32,9 @@ import { createFairShare, type FairShare, type FairShareSettings } from "./fair-
 // they are all taken. core/http.ts takes it (`takeSeat`) once the request is routed to GraphQL and
 // its whole body has arrived, so a client trickling its body holds only its own turn, never one of
 // the process's seats, and a path the router normalises to the GraphQL one (`/./graphql`) takes one
-// like `/graphql`. A seat is held while the answer is built, until it is handed to the socket
-// (`prefinish`), not while a slow reader takes it. Other routes (`/health` above all, and CSV
+// like `/graphql`. A seat is held while the answer is built, until it is ended (core/http.ts's
+// `leaveSeat`) or handed to the socket (`prefinish`), whichever comes first: neither while a slow
+// reader takes it nor while it waits behind a pipelined answer such a reader has not taken. Other routes (`/health` above all, and CSV
 // exports, which have their own lane) take no seat.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
@@ -68,6 +69,8 @@ export interface InFlightCap {
   waiting(address: string): number;
   /** core/http.ts's `takeSeat`, for a GraphQL request whose body has arrived: false when it answered 503 or the client left while it waited. */
   takeSeat(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+  /** core/http.ts's `leaveSeat`: the request's answer has ended, its seat (if any) goes back. */
+  leaveSeat(res: ServerResponse): void;
   /** The process's seats, when bounded. */
   seats?: FairShare;
 }
@@ -185,11 +188,13 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
    * share gives it one, bounded by `maxWaitMs`. The seat goes back when the answer is handed to the
    * socket or the request ends, whichever comes first.
    */
+  const seatOf = new WeakMap<ServerResponse, () => void>();
   const takeSeat = (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
     if (!seats) return true;
     // Gone while its body arrived: its `close` has been emitted (or is about to be, once), and would never free a seat.
     if (res.closed || req.socket.destroyed) return false;
     const seat = seats.seat(clientAddress(req, settings.trustProxyHops));
+    seatOf.set(res, seat.leave);
     res.once("prefinish", seat.leave);
     const ready = seat.ready;
     if (!ready) {
@@ -277,6 +282,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     open: (address) => clients.get(address)?.open ?? 0,
     waiting: (address) => clients.get(address)?.queue.length ?? 0,
     takeSeat,
+    leaveSeat: (res) => seatOf.get(res)?.(),
     seats,
   };
 }

@@ -282,6 +282,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
         browserPage: deps.graphiql,
         limitInFlight: inFlight?.admit,
         takeSeat: inFlight?.takeSeat,
+        leaveSeat: inFlight?.leaveSeat,
         admit: points.admit,
         admitRoute: points.admitRoute,
         compression: deps.compression,
