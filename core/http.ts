@@ -33,6 +33,10 @@ export interface GraphQLHttpOptions<TContext extends BaseContext> {
   browserPage?: RouteHandler;
   /** Runs first for every request but OPTIONS, before routing (a per-client cap on requests in flight); false: it answered (429) or the client is gone. */
   limitInFlight?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+  /** Runs for a GraphQL request once its whole body has arrived, before any shortcut or Apollo Server (one of the process's seats); false: it answered (503) or the client is gone. */
+  takeSeat?: (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+  /** Runs once serving a request has ended (its answer ended or failed): gives back the seat `takeSeat` gave it, if any. */
+  leaveSeat?: (res: ServerResponse) => void;
   /** Runs before every GraphQL request; false means it has already answered (e.g. 429). */
   admit?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
   /** The same door for the fixed routes and unknown paths (404), at their own flat price; false: it answered (429). */
@@ -251,6 +255,8 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
       if (method !== "POST") refuseDeepSearchParams(url.searchParams);
       const body = method === "POST" ? parseJsonBody(await readBody(req, options.maxBodyBytes), req.headers["content-type"]) : undefined;
       const httpGraphQLRequest: HTTPGraphQLRequest = { method, headers, search: url.search, body };
+      // Seated only now: a client trickling its body holds no seat while it does.
+      if (options.takeSeat && !(await options.takeSeat(req, res))) return;
       const shortcut = options.beforeGraphQL;
       const early = await shortcut?.answer(httpGraphQLRequest, req);
       if (early) {
@@ -283,6 +289,10 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         // connection rather than leave the client waiting for an answer that cannot come.
         res.destroy();
       }
+    } finally {
+      // The answer is built and ended: its seat goes back now, even when the answer is still queued
+      // behind a pipelined one a slow reader has not taken (its `prefinish` waits for that).
+      options.leaveSeat?.(res);
     }
   }
 

@@ -11,7 +11,8 @@
 // all: it takes a seat beyond the bound, so whatever holds the seats (slow statements, many
 // addresses each within its budget) can delay only heavy clients and newcomers. Its request still
 // counts as running, so the heavy ones wait while the light ones keep the process busy. An idle
-// process never queues anyone. Memory: one entry per client seen, at most `maxClients`.
+// process never queues anyone. Memory: one entry per client seen, at most `maxClients`. Cost: a
+// freed seat is found in O(log n) of the clients waiting (two heaps), not by reading them all.
 
 export interface FairShareSettings {
   /** GraphQL requests running at once in the process (RATE_LIMIT_RUNNING_PER_GATEWAY). */
@@ -58,6 +59,52 @@ interface Waiting {
   start: () => void;
 }
 
+/** One client's waiting requests, oldest first. */
+interface Line {
+  client: string;
+  requests: Waiting[];
+  /** Its current place in a heap (older entries of the line are outdated, dropped when met). */
+  entry?: Entry;
+}
+
+/**
+ * A known client's line in the heap. Every known client's use halves at the same rate, so their
+ * order never changes while they wait: `key` = log2(uses) + at / halfLife ranks them as their use
+ * now does (use now = 2^(key - now / halfLife)), and changes only when the client is seated.
+ */
+interface Entry {
+  key: number;
+  order: number;
+  line: Line;
+}
+
+const before = (a: Entry, b: Entry) => a.key < b.key || (a.key === b.key && a.order < b.order);
+
+function push(heap: Entry[], entry: Entry): void {
+  let i = heap.push(entry) - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!before(heap[i]!, heap[parent]!)) return;
+    [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+    i = parent;
+  }
+}
+
+function pop(heap: Entry[]): void {
+  const last = heap.pop()!;
+  if (heap.length === 0) return;
+  heap[0] = last;
+  for (let i = 0; ; ) {
+    const [l, r] = [2 * i + 1, 2 * i + 2];
+    let least = i;
+    if (l < heap.length && before(heap[l]!, heap[least]!)) least = l;
+    if (r < heap.length && before(heap[r]!, heap[least]!)) least = r;
+    if (least === i) return;
+    [heap[i], heap[least]] = [heap[least]!, heap[i]!];
+    i = least;
+  }
+}
+
 export function createFairShare(settings: FairShareSettings): FairShare {
   const halfLife = settings.halfLifeMs ?? FAIR_SHARE_HALF_LIFE_MS;
   const newcomerUses = settings.newcomerUses ?? FAIR_SHARE_NEWCOMER_USES;
@@ -65,42 +112,102 @@ export function createFairShare(settings: FairShareSettings): FairShare {
   const lightUses = settings.lightUses ?? FAIR_SHARE_LIGHT_USES;
   const now = settings.now ?? (() => performance.now());
   const uses = new Map<string, Use>();
-  const queue: Waiting[] = [];
+  /** Waiting requests by client; a freed seat is found in O(log n), never by reading every waiting request (n grows with the addresses an attacker has: IPv6 /64s are cheap). */
+  const lines = new Map<string, Line>();
+  /**
+   * Known clients' lines, least used first, and newcomers' (all ranking as `newcomerUses`), oldest
+   * first. A line has one current entry, pushed when it is placed, its oldest request leaves or its
+   * client is forgotten; entries outdated by that, or by its emptying, are dropped when met.
+   */
+  const known: Entry[] = [];
+  const fresh: Entry[] = [];
+  let waitingCount = 0;
   let running = 0;
   let arrivals = 0;
 
-  const usesNow = (client: string, t: number): number => {
+  const usesAt = (client: string, t: number): number => {
     const use = uses.get(client);
     return use ? use.uses * 2 ** (-(t - use.at) / halfLife) : newcomerUses;
   };
   const seated = (client: string) => {
     const t = now();
-    const next = { uses: usesNow(client, t) + 1, at: t };
+    const next = { uses: usesAt(client, t) + 1, at: t };
     // Re-inserted, so the map's order is least recently seated first: the first to forget.
     uses.delete(client);
     uses.set(client, next);
-    if (uses.size > maxClients) uses.delete(uses.keys().next().value as string);
+    if (uses.size > maxClients) {
+      const forgotten = uses.keys().next().value as string;
+      uses.delete(forgotten);
+      // Its waiting requests now rank as a newcomer's.
+      const line = lines.get(forgotten);
+      if (line) place(line);
+    }
     running++;
   };
-  /** The waiting request of the least-used client (its oldest), or -1. */
-  const nextIndex = (): number => {
-    const t = now();
-    let best = -1;
-    let bestUses = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < queue.length; i++) {
-      const waiting = queue[i]!;
-      const u = usesNow(waiting.client, t);
-      if (u < bestUses || (u === bestUses && waiting.order < queue[best]!.order)) [best, bestUses] = [i, u];
+  const keyOf = (client: string): number | undefined => {
+    const use = uses.get(client);
+    return use && Math.log2(use.uses) + use.at / halfLife;
+  };
+  const current = (entry: Entry) => entry.line.entry === entry && lines.get(entry.line.client) === entry.line;
+  /** A line with requests goes where its client ranks: the known heap, else the newcomers'. */
+  const place = (line: Line) => {
+    const key = keyOf(line.client);
+    const entry = { key: key ?? 0, order: line.requests[0]!.order, line };
+    line.entry = entry;
+    push(key === undefined ? fresh : known, entry);
+    // Outdated entries wait until met: both heaps are rebuilt when they outnumber the current ones.
+    if (known.length + fresh.length > 1_024 + 2 * lines.size)
+      for (const heap of [known, fresh]) {
+        const kept = heap.filter(current).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)); // sorted: a heap
+        heap.length = 0;
+        for (const entry of kept) heap.push(entry);
+      }
+  };
+  /** A heap's current top. */
+  const top = (heap: Entry[]): Entry | undefined => {
+    while (heap.length > 0 && !current(heap[0]!)) pop(heap);
+    return heap[0];
+  };
+  /** Takes the line of the least-used waiting client (its oldest request first) out of its heap, or undefined. */
+  const nextLine = (): Line | undefined => {
+    const k = top(known);
+    const f = top(fresh);
+    if (!k && !f) return undefined;
+    let heap = k ? known : fresh;
+    if (k && f) {
+      const knownUses = 2 ** (k.key - now() / halfLife);
+      if (knownUses > newcomerUses || (knownUses === newcomerUses && f.order < k.order)) heap = fresh;
     }
-    return best;
+    const line = heap[0]!.line;
+    pop(heap);
+    return line;
   };
   const free = () => {
     running--;
-    const at = nextIndex();
-    if (at < 0) return;
-    const [next] = queue.splice(at, 1);
-    seated(next!.client);
-    next!.start();
+    const line = nextLine();
+    if (!line) return;
+    const next = line.requests.shift()!;
+    waitingCount--;
+    seated(next.client);
+    if (line.requests.length > 0) place(line);
+    else lines.delete(line.client);
+    next.start();
+  };
+  const unqueue = (waiting: Waiting) => {
+    const line = lines.get(waiting.client)!;
+    const at = line.requests.indexOf(waiting);
+    line.requests.splice(at, 1);
+    waitingCount--;
+    if (line.requests.length === 0) lines.delete(waiting.client);
+    else if (at === 0) place(line); // ranked by its new oldest request
+  };
+  const enqueue = (waiting: Waiting) => {
+    waitingCount++;
+    const line = lines.get(waiting.client);
+    if (line) return void line.requests.push(waiting);
+    const started = { client: waiting.client, requests: [waiting] };
+    lines.set(waiting.client, started);
+    place(started);
   };
 
   return {
@@ -108,11 +215,11 @@ export function createFairShare(settings: FairShareSettings): FairShare {
       let state: "running" | "waiting" | "left" = "running";
       const leave = () => {
         if (state === "running") free();
-        else if (state === "waiting") queue.splice(queue.indexOf(waiting), 1);
+        else if (state === "waiting") unqueue(waiting);
         state = "left";
       };
       const waiting: Waiting = { client, order: arrivals++, start: () => {} };
-      if ((running < settings.maxRunning && queue.length === 0) || usesNow(client, now()) < lightUses) {
+      if ((running < settings.maxRunning && waitingCount === 0) || usesAt(client, now()) < lightUses) {
         seated(client);
         return { ready: undefined, leave };
       }
@@ -123,10 +230,10 @@ export function createFairShare(settings: FairShareSettings): FairShare {
           resolve();
         };
       });
-      queue.push(waiting);
+      enqueue(waiting);
       return { ready, leave };
     },
     running: () => running,
-    waiting: () => queue.length,
+    waiting: () => waitingCount,
   };
 }

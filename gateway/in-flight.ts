@@ -29,8 +29,12 @@ import { createFairShare, type FairShare, type FairShareSettings } from "./fair-
 //
 // Seats: past its client's turn, a GraphQL request also needs one of the process's seats
 // (gateway/fair-share.ts): at most `runningPerGateway` run at once, the least-used client first when
-// they are all taken. A seat is held while the answer is built, until it is handed to the socket
-// (`prefinish`), not while a slow reader takes it. Other routes (`/health` above all, and CSV
+// they are all taken. core/http.ts takes it (`takeSeat`) once the request is routed to GraphQL and
+// its whole body has arrived, so a client trickling its body holds only its own turn, never one of
+// the process's seats, and a path the router normalises to the GraphQL one (`/./graphql`) takes one
+// like `/graphql`. A seat is held while the answer is built, until it is ended (core/http.ts's
+// `leaveSeat`) or handed to the socket (`prefinish`), whichever comes first: neither while a slow
+// reader takes it nor while it waits behind a pipelined answer such a reader has not taken. Other routes (`/health` above all, and CSV
 // exports, which have their own lane) take no seat.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
@@ -51,8 +55,6 @@ export interface InFlightSettings {
   runningPerGateway?: number;
   /** The fair share's other settings (tests). */
   fairShare?: Omit<FairShareSettings, "maxRunning">;
-  /** The path whose requests take a seat (default `/graphql`). */
-  graphqlPath?: string;
 }
 
 /** The client's points budget as RateLimit-* headers, as last seen, without asking its store (gateway/points-budget.ts `knownHeaders`). */
@@ -65,6 +67,10 @@ export interface InFlightCap {
   open(address: string): number;
   /** Requests waiting their turn per client address now. */
   waiting(address: string): number;
+  /** core/http.ts's `takeSeat`, for a GraphQL request whose body has arrived: false when it answered 503 or the client left while it waited. */
+  takeSeat(req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean>;
+  /** core/http.ts's `leaveSeat`: the request's answer has ended, its seat (if any) goes back. */
+  leaveSeat(res: ServerResponse): void;
   /** The process's seats, when bounded. */
   seats?: FairShare;
 }
@@ -142,7 +148,6 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     registers: [registry],
   });
   const seats = settings.runningPerGateway ? createFairShare({ maxRunning: settings.runningPerGateway, ...settings.fairShare }) : undefined;
-  const graphqlPath = settings.graphqlPath ?? "/graphql";
   new Gauge({
     name: "gateway_requests_waiting_seat",
     help: "GraphQL requests past their client's turn waiting for one of the process's seats (RATE_LIMIT_RUNNING_PER_GATEWAY)",
@@ -179,23 +184,35 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
     return false;
   };
   /**
-   * A request that has its client's turn takes a seat when it is a GraphQL one: at once, or when
-   * the fair share gives it one, bounded by `maxWaitMs`. The seat goes back when the answer is
-   * handed to the socket or the request ends, whichever comes first.
+   * A GraphQL request past its client's turn, with its body, takes a seat: at once, or when the fair
+   * share gives it one, bounded by `maxWaitMs`. The seat goes back when the answer is handed to the
+   * socket or the request ends, whichever comes first.
    */
-  const takeSeat = (req: IncomingMessage, res: ServerResponse, address: string): boolean | Promise<boolean> => {
-    if (!seats || (req.url ?? "/").split("?", 1)[0] !== graphqlPath) return true;
-    const seat = seats.seat(address);
+  const seatOf = new WeakMap<ServerResponse, () => void>();
+  const takeSeat = (req: IncomingMessage, res: ServerResponse): boolean | Promise<boolean> => {
+    if (!seats) return true;
+    // Gone while its body arrived: its `close` has been emitted (or is about to be, once), and would never free a seat.
+    if (res.closed || req.socket.destroyed) return false;
+    const seat = seats.seat(clientAddress(req, settings.trustProxyHops));
+    seatOf.set(res, seat.leave);
     res.once("prefinish", seat.leave);
-    whenEnded(req, res, seat.leave);
-    if (!seat.ready) return true;
     const ready = seat.ready;
+    if (!ready) {
+      whenEnded(req, res, seat.leave);
+      return true;
+    }
     return new Promise<boolean>((resolve) => {
       const bound = setTimeout(() => {
         seat.leave();
         resolve(refuse(req, res, "seat_wait"));
       }, maxWaitMs);
       bound.unref();
+      // Gone while it waited (or once seated): out of the queue, its bound with it, and nothing answered.
+      whenEnded(req, res, () => {
+        clearTimeout(bound);
+        seat.leave();
+        resolve(false);
+      });
       void ready.then(() => {
         clearTimeout(bound);
         // Its client may have gone while it waited: the seat it just took goes straight back.
@@ -245,7 +262,7 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
       });
       if (running) {
         client.running++;
-        return takeSeat(req, res, address);
+        return true;
       }
       waitingNow.inc();
       return new Promise<boolean>((resolve) => {
@@ -257,13 +274,15 @@ export function createInFlightCap(settings: InFlightSettings, registry: Registry
         waiter.run = (run) => {
           clearTimeout(bound);
           running = run;
-          resolve(run ? takeSeat(req, res, address) : false);
+          resolve(run);
         };
         client.queue.push(waiter);
       });
     },
     open: (address) => clients.get(address)?.open ?? 0,
     waiting: (address) => clients.get(address)?.queue.length ?? 0,
+    takeSeat,
+    leaveSeat: (res) => seatOf.get(res)?.(),
     seats,
   };
 }

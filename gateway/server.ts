@@ -281,6 +281,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
         patternRoutes: csvExport ? [{ pattern: CSV_PATH, handler: csvExport }] : [],
         browserPage: deps.graphiql,
         limitInFlight: inFlight?.admit,
+        takeSeat: inFlight?.takeSeat,
+        leaveSeat: inFlight?.leaveSeat,
         admit: points.admit,
         admitRoute: points.admitRoute,
         compression: deps.compression,
