@@ -290,8 +290,7 @@ export function createGraphQLRequestListener<TContext extends BaseContext>(optio
         res.destroy();
       }
     } finally {
-      // The answer is built and ended: its seat goes back now, even when the answer is still queued
-      // behind a pipelined one a slow reader has not taken (its `prefinish` waits for that).
+      // Built and ended: the seat goes back now, though a slow reader's earlier pipelined answer delays `prefinish`.
       options.leaveSeat?.(res);
     }
   }
