@@ -58,6 +58,15 @@ async function door(settings: Partial<InFlightSettings>) {
   return { cap, ran, send, release, port, registry };
 }
 
+/** A GET from `address` that waits for a seat (the only one waiting), then its client leaves: out of the queue. */
+async function leaveWhileWaiting(cap: InFlightCap, port: number, address: string, path: string): Promise<void> {
+  const leaver = connect({ host: "127.0.0.1", port, localAddress: address });
+  leaver.on("error", () => {});
+  leaver.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  await until(() => cap.seats!.waiting() === 1);
+  leaver.destroy();
+  await until(() => cap.seats!.waiting() === 0);
+}
 describe("seats at the door", () => {
   it("lets a light client's request run while a crowd holds every seat", async () => {
     const { cap, ran, send, release } = await door({ runningPerGateway: 1, fairShare: { halfLifeMs: 50 } });
@@ -141,12 +150,7 @@ describe("seats at the door", () => {
     const { cap, ran, send, release, port } = await door({ runningPerGateway: 1, fairShare: { lightUses: 0 } });
     const holder = send("127.0.0.39", "/graphql?hold2");
     await until(() => cap.seats!.running() === 1);
-    const leaver = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.40" });
-    leaver.on("error", () => {});
-    leaver.write("GET /graphql?gone HTTP/1.1\r\nHost: x\r\n\r\n");
-    await until(() => cap.seats!.waiting() === 1);
-    leaver.destroy();
-    await until(() => cap.seats!.waiting() === 0);
+    await leaveWhileWaiting(cap, port, "127.0.0.40", "/graphql?gone");
     await release("/graphql?hold2");
     expect((await holder).status).toBe(200);
     expect(ran).not.toContain("/graphql?gone");
@@ -157,12 +161,7 @@ describe("seats at the door", () => {
     const { cap, send, release, port, registry } = await door({ runningPerGateway: 1, maxWaitMs: 100, fairShare: { lightUses: 0 } });
     const holder = send("127.0.0.45", "/graphql?hold3");
     await until(() => cap.seats!.running() === 1);
-    const leaver = connect({ host: "127.0.0.1", port, localAddress: "127.0.0.46" });
-    leaver.on("error", () => {});
-    leaver.write("GET /graphql?gone2 HTTP/1.1\r\nHost: x\r\n\r\n");
-    await until(() => cap.seats!.waiting() === 1);
-    leaver.destroy();
-    await until(() => cap.seats!.waiting() === 0);
+    await leaveWhileWaiting(cap, port, "127.0.0.46", "/graphql?gone2");
     // Before: its bound still fired after it had gone, and counted a seat_wait refusal nobody was sent.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refusals = (await registry.getSingleMetric("gateway_refusals_total")!.get()).values;

@@ -34,8 +34,8 @@ import { createFairShare, type FairShare, type FairShareSettings } from "./fair-
 // the process's seats, and a path the router normalises to the GraphQL one (`/./graphql`) takes one
 // like `/graphql`. A seat is held while the answer is built, until it is ended (core/http.ts's
 // `leaveSeat`) or handed to the socket (`prefinish`), whichever comes first: neither while a slow
-// reader takes it nor while it waits behind a pipelined answer such a reader has not taken. Other routes (`/health` above all, and CSV
-// exports, which have their own lane) take no seat.
+// reader takes it nor while it waits behind a pipelined answer such a reader has not taken. Other
+// routes (`/health` above all, and CSV exports, which have their own lane) take no seat.
 
 /** What a refused request is told to wait: slots free as soon as an answer ends. */
 export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
