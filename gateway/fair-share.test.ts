@@ -157,4 +157,38 @@ describe("fair share", () => {
     for (let i = 0; i < 15; i++) share.seat("light").leave();
     expect(share.seat("light").ready).toBeDefined();
   });
+
+  it("re-ranks a client's waiting requests when it is seated at once as a light client", async () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 2_000, newcomerUses: 32, lightUses: 16 });
+    share.seat("a").leave();
+    share.seat("b").leave(); // both known, 33 uses at t = 0
+    const holder = share.seat("holder");
+    const order: string[] = [];
+    started(order, "a", share.seat("a").ready); // both wait, a first by age
+    started(order, "b", share.seat("b").ready);
+    time.advance(4_000); // both decay to ~8 uses: light
+    const light = share.seat("a"); // a runs at once, so a has now used more than b
+    expect(light.ready).toBeUndefined();
+    holder.leave();
+    light.leave();
+    await flush();
+    expect(order).toEqual(["b"]);
+  });
+
+  it("does not hand a light client's seat to a waiting request while the bound is still reached", async () => {
+    const time = clock();
+    const share = createFairShare({ maxRunning: 1, now: time.now, halfLifeMs: 1_000, newcomerUses: 32, lightUses: 16 });
+    share.seat("light").leave();
+    time.advance(10_000);
+    share.seat("heavy"); // takes the only seat
+    const order: string[] = [];
+    started(order, "waiting", share.seat("newcomer").ready);
+    const light = share.seat("light");
+    expect(light.ready).toBeUndefined();
+    light.leave();
+    await flush();
+    expect(order).toEqual([]);
+    expect([share.running(), share.waiting()]).toEqual([1, 1]);
+  });
 });

@@ -135,12 +135,15 @@ export function createFairShare(settings: FairShareSettings): FairShare {
     // Re-inserted, so the map's order is least recently seated first: the first to forget.
     uses.delete(client);
     uses.set(client, next);
+    // Its waiting requests, if any, now rank at its new use (it may have been seated at once as a light client).
+    const line = lines.get(client);
+    if (line) place(line);
     if (uses.size > maxClients) {
       const forgotten = uses.keys().next().value as string;
       uses.delete(forgotten);
       // Its waiting requests now rank as a newcomer's.
-      const line = lines.get(forgotten);
-      if (line) place(line);
+      const forgottenLine = lines.get(forgotten);
+      if (forgottenLine) place(forgottenLine);
     }
     running++;
   };
@@ -184,13 +187,14 @@ export function createFairShare(settings: FairShareSettings): FairShare {
   };
   const free = () => {
     running--;
+    // Light clients run beyond the bound; the seat one gives back is not a seat while the bound is still reached.
+    if (running >= settings.maxRunning) return;
     const line = nextLine();
     if (!line) return;
     const next = line.requests.shift()!;
     waitingCount--;
-    seated(next.client);
-    if (line.requests.length > 0) place(line);
-    else lines.delete(line.client);
+    if (line.requests.length === 0) lines.delete(line.client);
+    seated(next.client); // re-places the rest of its line
     next.start();
   };
   const unqueue = (waiting: Waiting) => {
