@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { request } from "node:http";
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import fc from "fast-check";
+import { parse } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayProtection } from "../bin/wiring.ts";
 import { loadConfig } from "../core/config.ts";
@@ -10,7 +11,7 @@ import { startTestStack, type TestStack } from "../test/stack.ts";
 import { CSV_PAGE_POINTS, CSV_ROW_POINTS } from "./csv-export.ts";
 import { REQUEST_POINTS, ROUTE_POINTS } from "./points-budget.ts";
 import { createMemoryResponseCacheStore } from "./response-cache.ts";
-import { FREE_PARSED_TOKENS, MAX_DOCUMENT_TOKENS, POINTS_PER_PARSED_TOKEN } from "./validation-work.ts";
+import { FREE_PARSED_TOKENS, MAX_DOCUMENT_TOKENS, POINTS_PER_PARSED_TOKEN, POINTS_PER_REFUSED_TOKEN, validationPoints } from "./validation-work.ts";
 
 // The request front attacked as a structure-aware fuzzer would: raw HTTP requests of every method,
 // content type, body shape and size the limits allow (deep nesting within MAX_BODY_BYTES, huge
@@ -123,6 +124,16 @@ const freshAddress = () => {
   return `127.0.${1 + Math.floor(nextHost / 250)}.${1 + (nextHost % 250)}`;
 };
 
+/** What validating a single operation request's text costs (gateway/validation-work.ts), or undefined when it has no one text that parses. */
+function validationWorkOf(r: RawRequest, refused: boolean): number | undefined {
+  try {
+    const query = r.method === "GET" ? new URL(r.path, "http://x").searchParams.get("query") : (JSON.parse(r.body ?? "") as { query?: unknown }).query;
+    return typeof query === "string" ? validationPoints(parse(query), refused) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Sends a request from a fresh address after a probe, and checks what the budget lost against its price. */
 async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
   const localAddress = freshAddress();
@@ -133,6 +144,8 @@ async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
   // The settlement reaches the store in the background: read after it with another cheap probe.
   const after = await waitForSettled(localAddress, answer);
   const charged = before - after - REQUEST_POINTS; // the second probe paid the door too
+  // RateLimit-Remaining stops at 0: a charge that left the budget in debt shows as less than it was.
+  const expectCharged = (n: number, message: string) => (after > 0 ? expect(charged, message).toBe(n) : expect(charged, message).toBeLessThanOrEqual(n));
   // Node's HTTP parser refuses oversized headers (431) and malformed requests (400) before any handler: no work, no charge.
   if (!answer.headers["x-request-id"]) {
     expect([400, 431], `${what}: answered ${answer.status} by no handler`).toContain(answer.status);
@@ -149,12 +162,19 @@ async function sendPriced(r: RawRequest, what: string): Promise<RawAnswer> {
   if (cost) {
     expect(cost.actual, `${what}: actual above its price ${JSON.stringify(cost)}`).toBeLessThanOrEqual(Math.max(cost.requested, REQUEST_POINTS));
     expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBeLessThanOrEqual(Math.max(cost.requested, REQUEST_POINTS));
-    expect(charged, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(cost.actual);
-    // A request refused before it ran (no `data` at all: parse, validation, variables, limits) did no work: the door's price.
-    // A text that does not parse also pays its tokens past FREE_PARSED_TOKENS, which only a request that long can hold.
-    const mayPayParse = parsed(answer)?.errors?.[0]?.extensions?.code === "GRAPHQL_PARSE_FAILED" && `${r.path}${r.body ?? ""}`.length > FREE_PARSED_TOKENS;
-    if (!("data" in (parsed(answer) ?? {})) && !mayPayParse)
-      expect(charged, `${what}: never ran, charged ${charged}, cost ${JSON.stringify(cost)}`).toBe(REQUEST_POINTS);
+    expectCharged(cost.actual, `${what}: charged ${charged}, cost ${JSON.stringify(cost)}`);
+    // Refused before it ran (no `data`): the door and the validation it caused, at most (limits.md: `mutation { x }` 30, a long
+    // `{ __typename … }` its overlapping pairs); a text that does not parse, its tokens past FREE_PARSED_TOKENS (only a long one).
+    const code = parsed(answer)?.errors?.[0]?.extensions?.code;
+    const mayPayParse = code === "GRAPHQL_PARSE_FAILED" && `${r.path}${r.body ?? ""}`.length > FREE_PARSED_TOKENS;
+    if (!("data" in (parsed(answer) ?? {})) && !mayPayParse) {
+      const refusedByValidation = code === "GRAPHQL_VALIDATION_FAILED";
+      const work = validationWorkOf(r, refusedByValidation);
+      const never = `${what}: never ran, charged ${charged}, validation ${work}, cost ${JSON.stringify(cost)}`;
+      if (work === 0 || (work !== undefined && refusedByValidation)) expectCharged(REQUEST_POINTS + work, never);
+      else if (work !== undefined) expect(charged, never).toBeLessThanOrEqual(REQUEST_POINTS + work);
+      else if (refusedByValidation) expect(charged, never).toBeLessThanOrEqual(REQUEST_POINTS + MAX_DOCUMENT_TOKENS * POINTS_PER_REFUSED_TOKEN);
+    }
     if (mayPayParse)
       expect(charged, `${what}: did not parse, charged ${charged}`).toBeLessThanOrEqual(REQUEST_POINTS + MAX_DOCUMENT_TOKENS * POINTS_PER_PARSED_TOKEN);
   } else if (answer.status !== 429) {
