@@ -67,12 +67,15 @@ describeWith([redisServer, redisBinary], "response cache in Redis", () => {
     expect(onA).toMatchObject({ status: 200, xCache: "MISS", cacheControl: "max-age=3600, public" });
     // The answer's bytes (gateway/response-replay.ts) are written in the background of the answer,
     // once (no second copy in another form), and live as long as the answer's maxAge.
-    await eventually(async () => (await shared.keys(`${prefix}*`)).length === 1, 5_000, "the entry in Redis");
+    await eventually(async () => (await shared.keys(`${prefix}*`)).length === 2, 5_000, "the entry in Redis");
     const keys = (await shared.keys(`${prefix}*`)).map((key) => key.slice(prefix.length));
-    expect(keys.map((key) => key.split(":")[0])).toEqual(["bytes"]);
-    const ttl = await shared.ttl(prefix + keys[0]!);
-    expect(ttl).toBeGreaterThan(3500);
-    expect(ttl).toBeLessThanOrEqual(3600);
+    // Its header and the bytes it names, both living as long as the answer's maxAge.
+    expect(keys.map((key) => key.split(":")[0]).sort()).toEqual(["body", "head"]);
+    for (const key of keys) {
+      const ttl = await shared.ttl(prefix + key);
+      expect(ttl).toBeGreaterThan(3500);
+      expect(ttl).toBeLessThanOrEqual(3600);
+    }
 
     statements.length = 0;
     const onB = await ask(gatewayB, FINAL_BET, { betId });
@@ -80,7 +83,7 @@ describeWith([redisServer, redisBinary], "response cache in Redis", () => {
     expect(onB.text).toBe(withoutCostExtension(onA.text)); // A's bytes without A's own cost (gateway/points-budget.ts)
     expect(statements).toEqual([]);
     // Still one entry: a hit writes none.
-    expect(await shared.keys(`${prefix}*`)).toHaveLength(1);
+    expect(await shared.keys(`${prefix}*`)).toHaveLength(2);
   });
 
   it("serves uncached, correct answers while Redis is down or hung, and logs each change of state once", async () => {

@@ -17,13 +17,13 @@ const prefix = `test:responsecache-unit:${process.pid}:${Math.random().toString(
 const redisServer = await redisService();
 
 describe("in-process store", () => {
-  it("keeps at most maxEntries, dropping the least recently used", async () => {
+  it("keeps at most maxEntries answers (two store keys each: header and bytes), dropping the least recently used", async () => {
     const store = createMemoryResponseCacheStore({ maxEntries: 3, maxBytes: 1024 * 1024 });
-    for (const key of ["a", "b", "c"]) await store.set(key, key, { ttl: 60 });
+    for (const key of ["a", "b", "c", "d", "e", "f"]) await store.set(key, key, { ttl: 60 });
     await store.get("a"); // used: b is now the oldest
-    for (const key of ["d", "e"]) await store.set(key, key, { ttl: 60 });
-    const present = await Promise.all(["a", "b", "c", "d", "e"].map(async (key) => (await store.get(key)) !== undefined));
-    expect(present).toEqual([true, false, false, true, true]);
+    for (const key of ["g", "h"]) await store.set(key, key, { ttl: 60 });
+    const present = await Promise.all(["a", "b", "c", "d", "e", "f", "g", "h"].map(async (key) => (await store.get(key)) !== undefined));
+    expect(present).toEqual([true, false, false, true, true, true, true, true]);
   });
 
   it("keeps at most maxBytes, and never an entry larger than that", async () => {

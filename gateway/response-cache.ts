@@ -32,9 +32,12 @@ export const RESPONSE_CACHE_MIN_MAX_AGE = MAX_AGE.settings;
 /** Where cached answers live: Redis (shared by every gateway replica) or an in-process LRU. */
 export type ResponseCacheStore = KeyValueCache<string>;
 
-/** An in-process LRU bounded both in entries and in bytes (UTF-16 code units of the stored JSON). */
+/**
+ * An in-process LRU bounded both in answers and in bytes (UTF-16 code units of the stored text).
+ * Each answer is two store entries (gateway/response-replay.ts: its header and its bytes).
+ */
 export function createMemoryResponseCacheStore(bounds: { maxEntries: number; maxBytes: number }): ResponseCacheStore {
-  return new InMemoryLRUCache<string>({ max: bounds.maxEntries, maxSize: bounds.maxBytes });
+  return new InMemoryLRUCache<string>({ max: bounds.maxEntries * 2, maxSize: bounds.maxBytes });
 }
 
 export interface RedisResponseCacheOptions {

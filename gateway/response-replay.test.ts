@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
+import { InMemoryLRUCache } from "@apollo/utils.keyvaluecache";
 import fc from "fast-check";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Ask, ask, lasting } from "../test/raw-graphql.ts";
@@ -286,9 +287,76 @@ describe("response cache byte path and its neighbours", () => {
       const replies = [];
       for (let i = 0; i < 3; i++) replies.push(await ask(once.url, { query: BETS, variables: { ids: IDS.slice(0, 9) } }));
       expect(replies.map((r) => r.headers["x-cache"])).toEqual(["MISS", "HIT", "HIT"]);
-      expect(writes).toHaveLength(1);
+      // One answer: its header and the bytes it names.
+      expect(writes.map((key) => key.split(":")[0]).sort()).toEqual(["body", "head"]);
     } finally {
       await once.close();
+    }
+  });
+
+  it("reads only a small header from the store on a hit whose write it has already decoded, not the answer again", async () => {
+    const read: number[] = [];
+    const store = recording(
+      () => undefined,
+      undefined,
+      (_key, value) => read.push(value === undefined ? 0 : Buffer.byteLength(value)),
+    );
+    const served = await serve({ store });
+    try {
+      const page = () => ask(served.url, { query: BETS, variables: { ids: IDS } });
+      const miss = await page();
+      expect(miss.body.length).toBeGreaterThan(10_000);
+      expect((await page()).headers["x-cache"]).toBe("HIT");
+      read.length = 0;
+      const hit = await page();
+      expect(hit.headers["x-cache"]).toBe("HIT");
+      expect(hit.body.equals(miss.body)).toBe(true);
+      expect(read.length).toBeGreaterThan(0);
+      expect(read.reduce((sum, bytes) => sum + bytes, 0)).toBeLessThan(1_024);
+    } finally {
+      await served.close();
+    }
+  });
+
+  it("recomputes and stores again an answer whose header names bytes the store no longer holds (evicted apart)", async () => {
+    const memory = new InMemoryLRUCache<string>();
+    const first = await serve({ store: memory });
+    const page = (url: string) => ask(url, { query: BETS, variables: { ids: IDS.slice(0, 5) } });
+    const miss = await page(first.url);
+    await first.close();
+    for (const key of memory.keys()) if (key.startsWith("body:")) await memory.delete(key);
+    // Another gateway: nothing decoded in its memory, a header in the store, its bytes gone.
+    const second = await serve({ store: memory });
+    try {
+      const replies = [await page(second.url), await page(second.url)];
+      expect(replies.map((r) => `${r.status} ${r.headers["x-cache"]}`)).toEqual(["200 MISS", "200 HIT"]);
+      expect(replies[1]!.body.equals(miss.body)).toBe(true);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it("keeps one copy of an answer's bytes when a hit adds a compressed form: the replaced write's bytes are deleted", async () => {
+    const memory = new InMemoryLRUCache<string>();
+    const served = await serve({ store: memory });
+    try {
+      const page = (encoding: string) => ask(served.url, { query: BETS, variables: { ids: IDS.slice(0, 5) }, headers: { "accept-encoding": encoding } });
+      const replies = [await page("identity"), await page("gzip"), await page("br"), await page("br")];
+      expect(replies.map((r) => `${r.headers["x-cache"]} ${r.headers["content-encoding"] ?? "identity"}`)).toEqual([
+        "MISS identity",
+        "HIT gzip",
+        "HIT br",
+        "HIT br",
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(
+        memory
+          .keys()
+          .map((key) => key.split(":")[0])
+          .sort(),
+      ).toEqual(["body", "head"]);
+    } finally {
+      await served.close();
     }
   });
 
@@ -309,8 +377,12 @@ describe("response cache byte path and its neighbours", () => {
   });
 
   it("bounds the bytes it stores, not only the body: an entry (its header line and compressed copies) never exceeds maxEntryBytes", async () => {
+    // Each write is its bytes, then the header that names them: their sizes summed per write.
     const stored: number[] = [];
-    const store = recording((_key, value) => stored.push(Buffer.byteLength(value)));
+    const store = recording((key, value) => {
+      if (key.startsWith("body:")) stored.push(Buffer.byteLength(value));
+      else stored[stored.length - 1]! += Buffer.byteLength(value);
+    });
     const page = (encoding: string) => ({ query: BETS, variables: { ids: IDS.slice(0, 12) }, headers: { "accept-encoding": encoding } });
     const probe = await serve({});
     // Room for the body and its header line, not for every compressed copy beside them.
@@ -392,12 +464,13 @@ describe("response cache byte path and its neighbours", () => {
     };
     const replayed = async () => (await replay.answer(request()))?.body.toString();
 
+    const heads = () => written.filter((key) => key.startsWith("head:"));
     await storeAnswer('{"data":{"a":1}}');
     expect([await replayed(), await replayed()]).toEqual(['{"data":{"a":1}}', '{"data":{"a":1}}']);
-    await memory.delete(written[0]!);
+    await memory.delete(heads()[0]!);
     await storeAnswer('{"data":{"a":2}}');
-    expect(written).toHaveLength(2);
-    expect(written[1]).toBe(written[0]);
+    expect(heads()).toHaveLength(2);
+    expect(heads()[1]).toBe(heads()[0]);
     expect(await replayed()).toBe('{"data":{"a":2}}');
   });
 

@@ -150,12 +150,18 @@ export async function serve(
 export function recording(
   onSet: (key: string, value: string) => void,
   memory = createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }),
+  onGet?: (key: string, value: string | undefined) => void,
 ): ResponseCacheStore {
   const set: ResponseCacheStore["set"] = (key, value, options) => {
     onSet(key, value);
     return memory.set(key, value, options);
   };
-  return { get: (key) => memory.get(key), delete: (key) => memory.delete(key), set };
+  const get: ResponseCacheStore["get"] = async (key) => {
+    const value = await memory.get(key);
+    onGet?.(key, value);
+    return value;
+  };
+  return { get, delete: (key) => memory.delete(key), set };
 }
 
 export const BETS = `query Page($ids: [ID!]!) { bets(ids: $ids) { id payout proof } }`;
