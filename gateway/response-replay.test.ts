@@ -416,6 +416,30 @@ describe("response cache byte path and its neighbours", () => {
     }
   });
 
+  it("writes an answer missed by many requests at once once, charging its client one new entry", async () => {
+    const writes: string[] = [];
+    const recorded = recording((key) => writes.push(key));
+    // A store slow to answer: the six requests all miss before the first answer is written.
+    const slowGet: ResponseCacheStore["get"] = async (key) => {
+      const value = await recorded.get(key);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return value;
+    };
+    const herd = await serve({ store: { ...recorded, get: slowGet }, bounds: { newEntriesPerMinute: 2 } });
+    try {
+      const page = (ids: string[]) => ask(herd.url, { query: BETS, variables: { ids } });
+      const misses = await Promise.all(Array.from({ length: 6 }, () => page(IDS.slice(0, 7))));
+      expect(misses.every((r) => r.status === 200)).toBe(true);
+      expect(misses.map((r) => r.headers["x-cache"])).toEqual(Array(6).fill("MISS"));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(writes.filter((key) => key.startsWith("head:"))).toHaveLength(1);
+      // The herd took one of the client's two new entries: another answer is still stored.
+      expect([(await page(["3"])).headers["x-cache"], (await page(["3"])).headers["x-cache"]]).toEqual(["MISS", "HIT"]);
+    } finally {
+      await herd.close();
+    }
+  });
+
   it("answers variables nested as deep as the body allows without a 5xx: refused at the door (core/json-depth.ts), never keyed or stored", async () => {
     const deep = await serve({ store: createMemoryResponseCacheStore({ maxEntries: 100, maxBytes: 16 * 1024 * 1024 }) });
     try {
@@ -453,8 +477,9 @@ describe("response cache byte path and its neighbours", () => {
     const memory = createMemoryResponseCacheStore({ maxEntries: 10, maxBytes: 1024 * 1024 });
     const written: string[] = [];
     const store = recording((key) => written.push(key), memory);
-    const at = 1_700_000_000_000; // one clock reading for both writes: only the write itself tells them apart
-    const replay = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => at });
+    const at = 1_700_000_000_000; // one computing time for both writes: only the write itself tells them apart
+    let clock = at;
+    const replay = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => clock });
     const request = (): HTTPGraphQLRequest => ({ method: "POST", headers: new HeaderMap(), search: "", body: { query: BETS } });
     const storeAnswer = async (body: string) => {
       const miss = request();
@@ -468,6 +493,7 @@ describe("response cache byte path and its neighbours", () => {
     await storeAnswer('{"data":{"a":1}}');
     expect([await replayed(), await replayed()]).toEqual(['{"data":{"a":1}}', '{"data":{"a":1}}']);
     await memory.delete(heads()[0]!);
+    clock += 2_000; // past the second in which a miss of a key just stored does not store it again
     await storeAnswer('{"data":{"a":2}}');
     expect(heads()).toHaveLength(2);
     expect(heads()[1]).toBe(heads()[0]);

@@ -153,6 +153,23 @@ class DecodedMemo {
   }
 }
 
+/** A request that missed: the key it would store its answer under, who would add it, and whether it is the one to store it. */
+interface Miss {
+  key: string;
+  client: string;
+  /** When it missed (ms). */
+  at: number;
+  /** Whether it is the first of the requests computing this key in this process (only it stores the answer). */
+  leads: boolean;
+}
+
+/** How long a request computing a key is the only one to store it, at most (a request may never finish). */
+const LEAD_MS = 10_000;
+/** How long after storing an answer a miss of its key still does not store it again. */
+const STORED_LEAD_MS = 1_000;
+/** Keys tracked as being computed, at most (a crowd of distinct misses forgets them, at worst storing twice). */
+const MAX_LEADING = 10_000;
+
 /** Default bound of the decoded entries kept in process (bytes of bodies and compressed bodies). */
 export const DEFAULT_REPLAY_MEMO_BYTES = 32 * 1024 * 1024;
 
@@ -208,7 +225,27 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
    * Keys of requests that went to Apollo Server, computed before it ran (an answer computed across
    * a generation change lands under the old one), with the client that would add the entry.
    */
-  const pending = new WeakMap<HTTPGraphQLRequest, { key: string; client: string }>();
+  const pending = new WeakMap<HTTPGraphQLRequest, Miss>();
+  /**
+   * Keys some request of this process is computing an answer for, to store it, and since when.
+   * Requests that miss the same key meanwhile compute it too but do not store it: a herd of
+   * misses writes the answer once and charges one client one new entry. A request that never
+   * finishes leads for at most LEAD_MS.
+   */
+  const leading = new Map<string, number>();
+  const lead = (key: string, at: number): boolean => {
+    const since = leading.get(key);
+    if (since !== undefined && at - since < LEAD_MS) return false;
+    if (leading.size >= MAX_LEADING) leading.clear();
+    leading.set(key, at);
+    return true;
+  };
+  /** Ends a lead; a stored answer keeps it STORED_LEAD_MS more (requests that read the store before the write are still to miss). */
+  const release = (miss: Miss, stored: boolean) => {
+    if (leading.get(miss.key) !== miss.at) return;
+    if (stored) leading.set(miss.key, now() - LEAD_MS + STORED_LEAD_MS);
+    else leading.delete(miss.key);
+  };
   /** What each replayed answer came from, to add a compressed representation. */
   const replayed = new WeakMap<CompleteAnswer, { key: string; head: Head; decoded: Decoded }>();
   const memo = new DecodedMemo(options.memoBytes ?? DEFAULT_REPLAY_MEMO_BYTES);
@@ -280,7 +317,8 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       const ageMs = head ? now() - head.cacheTime : 0;
       const decoded = head && ageMs < head.maxAge * 1000 ? await bytesOf(key, head) : undefined;
       if (!head || !decoded) {
-        pending.set(request, { key, client: incoming && options.clientOf ? options.clientOf(incoming) : "" });
+        const client = incoming && options.clientOf ? options.clientOf(incoming) : "";
+        pending.set(request, { key, client, at: started, leads: lead(key, started) });
         return undefined;
       }
       const charged = parsedTokens !== undefined && incoming && options.chargeNewDocument ? await options.chargeNewDocument(incoming, parsedTokens) : undefined;
@@ -316,8 +354,9 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
         return;
       }
       const miss = pending.get(request);
-      const decision = miss === undefined ? undefined : options.decisionFor(request);
+      const decision = miss?.leads ? options.decisionFor(request) : undefined;
       if (miss === undefined || !decision || answer.status !== 200) {
+        if (miss?.leads) release(miss, false);
         options.onComputed?.(false);
         return;
       }
@@ -327,9 +366,10 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       const body = options.storable ? options.storable(written) : written;
       // The bytes sent are kept only when they are the stored body's; else the first hit compresses it.
       const encoded = sent && body === written ? { [sent.encoding]: sent.bytes.toString("base64") } : {};
-      void keep(miss.key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers }, { encoded, body }, { client: miss.client }).then((stored) =>
-        options.onComputed?.(stored),
-      );
+      void keep(miss.key, { v: ENTRY_VERSION, ...decision, status: answer.status, headers }, { encoded, body }, { client: miss.client }).then((stored) => {
+        release(miss, stored);
+        options.onComputed?.(stored);
+      });
     },
   };
 }
