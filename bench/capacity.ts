@@ -169,9 +169,9 @@ interface GraphQLPhase {
   cacheableBodies: number;
   /** Cache on: a run of only the bodies the cache answers (every request a hit). */
   hitsOnly?: RunStats;
-  cacheKeys?: number;
-  cacheBytesPerKey?: number;
-  cacheUsedBytesPerKey?: number;
+  cacheAnswers?: number;
+  cacheBytesPerAnswer?: number;
+  cacheUsedBytesPerAnswer?: number;
   limiterBytesPerKey?: number;
 }
 
@@ -355,9 +355,11 @@ async function main(): Promise<boolean> {
         const keys = await cacheClient.keys("responsecache:*");
         const sizes = await Promise.all(keys.map((k) => cacheClient.memory("USAGE", k)));
         const used = Number(/used_memory:(\d+)/.exec(await cacheClient.info("memory"))?.[1] ?? Number.NaN);
-        phase.cacheKeys = keys.length;
-        phase.cacheBytesPerKey = sizes.reduce<number>((s, n) => s + Number(n ?? 0), 0) / Math.max(1, keys.length);
-        phase.cacheUsedBytesPerKey = used / Math.max(1, keys.length);
+        // An answer is two keys (gateway/response-replay.ts): its header and its bytes.
+        const answers = keys.filter((key) => key.startsWith("responsecache:head:")).length;
+        phase.cacheAnswers = answers;
+        phase.cacheBytesPerAnswer = sizes.reduce<number>((s, n) => s + Number(n ?? 0), 0) / Math.max(1, answers);
+        phase.cacheUsedBytesPerAnswer = used / Math.max(1, answers);
         const limiterKeys = await limiterClient.keys("ratelimit:*");
         const limiterSizes = await Promise.all(limiterKeys.map((k) => limiterClient.memory("USAGE", k)));
         phase.limiterBytesPerKey = limiterSizes.reduce<number>((s, n) => s + Number(n ?? 0), 0) / Math.max(1, limiterKeys.length);
@@ -401,7 +403,7 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
     postgresCpuMsMiss: netCpuMs(off, "postgres"),
     realtimeCpuMsPerDelivery: (rt.cpuMsPerDeliveryPerNode[0]! + rt.cpuMsPerDeliveryPerNode[1]!) / 2,
     bytesPerSocket: rt.bytesPerSocket,
-    redisBytesPerCachedAnswer: on.cacheBytesPerKey ?? Number.NaN,
+    redisBytesPerCachedAnswer: on.cacheBytesPerAnswer ?? Number.NaN,
     redisBytesPerLimiterKey: on.limiterBytesPerKey ?? Number.NaN,
   };
   log();
@@ -433,7 +435,7 @@ function report(phases: GraphQLPhase[], rt: RealtimeFigures, replica: ReplicaFig
     ),
   );
   log(
-    `Response cache (on): ${on.cacheKeys} keys, MEMORY USAGE ${fmt.int(on.cacheBytesPerKey ?? Number.NaN)} B per key (used_memory ÷ keys ${fmt.int(on.cacheUsedBytesPerKey ?? Number.NaN)} B); limiter bucket ${fmt.int(on.limiterBytesPerKey ?? Number.NaN)} B`,
+    `Response cache (on): ${on.cacheAnswers} answers, MEMORY USAGE ${fmt.int(on.cacheBytesPerAnswer ?? Number.NaN)} B per answer (used_memory ÷ answers ${fmt.int(on.cacheUsedBytesPerAnswer ?? Number.NaN)} B); limiter bucket ${fmt.int(on.limiterBytesPerKey ?? Number.NaN)} B`,
   );
   log(
     `Realtime: ${rt.idleSockets} idle subscribed sockets on one node from ${rt.addresses} addresses: RSS ${rt.rssBeforeMb.toFixed(1)} → ${rt.rssAfterMb.toFixed(1)} MiB; ` +

@@ -1,3 +1,4 @@
+import { HeaderMap, type HTTPGraphQLRequest } from "@apollo/server";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { createPrivateRedis, type PrivateRedis } from "../test/private-redis.ts"
 import { startTestStack, testGatewaySettings, type TestStack } from "../test/stack.ts";
 import { withoutCostExtension } from "./points-budget.ts";
 import { RedisResponseCacheStore, type ResponseCacheStore } from "./response-cache.ts";
+import { createResponseReplay } from "./response-replay.ts";
 import { createGateway, type Gateway } from "./server.ts";
 import { testConfig } from "../test/config.ts";
 import { describeWith, privateRedisServer, redisService } from "../test/services.ts";
@@ -129,5 +131,58 @@ describeWith([redisServer, redisBinary], "response cache in Redis", () => {
     } finally {
       privateRedis.thaw();
     }
+  });
+});
+
+// The shipped redis-cache evicts allkeys-lru (docker-compose.yml): a hot answer must outlive a
+// cold one, though a gateway that has decoded it reads only its header (the bytes are touched).
+describeWith(redisBinary, "response cache in a full Redis with allkeys-lru", () => {
+  let lru: PrivateRedis;
+  let client: Redis;
+  beforeAll(async () => {
+    lru = await createPrivateRedis({ args: ["--maxmemory-policy", "allkeys-lru", "--maxmemory-samples", "10"] });
+    client = new Redis(lru.url, { maxRetriesPerRequest: 1 });
+    await client.ping();
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await lru?.stop();
+  });
+
+  it("evicts the least recently used answer, not the bytes of the one every hit reads", { timeout: 30_000 }, async () => {
+    const store = new RedisResponseCacheStore(client, { logger: silentLogger(), prefix: "rc:", timeoutMs: 2_000 });
+    const at = Date.now();
+    const gateway = () => createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }) });
+    const page = (id: string): HTTPGraphQLRequest => ({
+      method: "POST",
+      headers: new HeaderMap(),
+      search: "",
+      body: { query: FINAL_BET, variables: { betId: id } },
+    });
+    const one = gateway();
+    const big = (c: string) => `{"data":"${c.repeat(150_000)}"}`;
+    const put = async (id: string, body: string) => {
+      const miss = page(id);
+      expect(await one.answer(miss)).toBeUndefined();
+      one.answered?.(miss, { status: 200, headers: [["content-type", "application/json"]], body }, undefined, "graphql");
+      await eventually(async () => (await one.answer(page(id))) !== undefined, 5_000, `answer ${id} stored`);
+    };
+    const hit = async (replay: ReturnType<typeof gateway>, id: string) => (await replay.answer(page(id)))?.body.toString();
+    await put("1", big("a"));
+    // Redis's LRU clock counts seconds: the cold answer is written over a second after the hot one.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    await put("2", big("b")); // cold: never asked again
+    for (let i = 0; i < 25; i++) {
+      expect(await hit(one, "1")).toBe(big("a")); // hot, from this gateway's memory
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await put("3", big("c"));
+    // Full: room for all but ~100 KB, so one key goes.
+    const used = Number(/used_memory:(\d+)/.exec(await client.info("memory"))?.[1]);
+    await client.config("SET", "maxmemory", String(used - 100_000));
+    await client.ping();
+    expect(await client.dbsize()).toBeLessThan(6);
+    // A replica (or this gateway restarted) still finds the hottest answer.
+    expect(await hit(gateway(), "1")).toBe(big("a"));
   });
 });

@@ -29,15 +29,27 @@ import { createResponseReplay, type Replayable, type ResponseReplayOptions } fro
 /** Answers with a shorter merged maxAge are never stored. */
 export const RESPONSE_CACHE_MIN_MAX_AGE = MAX_AGE.settings;
 
-/** Where cached answers live: Redis (shared by every gateway replica) or an in-process LRU. */
-export type ResponseCacheStore = KeyValueCache<string>;
+/**
+ * Where cached answers live: Redis (shared by every gateway replica) or an in-process LRU.
+ * `touch` marks a key used without reading it (for the store's LRU), where the store can;
+ * `available` is false while the store is known to be away (nothing is written then).
+ */
+export type ResponseCacheStore = KeyValueCache<string> & { touch?(key: string): Promise<void>; available?(): boolean };
 
 /**
  * An in-process LRU bounded both in answers and in bytes (UTF-16 code units of the stored text).
  * Each answer is two store entries (gateway/response-replay.ts: its header and its bytes).
  */
 export function createMemoryResponseCacheStore(bounds: { maxEntries: number; maxBytes: number }): ResponseCacheStore {
-  return new InMemoryLRUCache<string>({ max: bounds.maxEntries * 2, maxSize: bounds.maxBytes });
+  const lru = new InMemoryLRUCache<string>({ max: bounds.maxEntries * 2, maxSize: bounds.maxBytes });
+  return {
+    get: (key) => lru.get(key),
+    set: (key, value, options) => lru.set(key, value, options),
+    delete: (key) => lru.delete(key),
+    touch: async (key) => {
+      await lru.get(key); // a read is what moves an entry to the front
+    },
+  };
 }
 
 export interface RedisResponseCacheOptions {
@@ -84,6 +96,14 @@ export class RedisResponseCacheStore implements ResponseCacheStore {
 
   async delete(key: string): Promise<boolean> {
     return ((await this.run((redis) => redis.del(this.options.prefix + key))) ?? 0) > 0;
+  }
+
+  available(): boolean {
+    return this.redis.failure() === null;
+  }
+
+  async touch(key: string): Promise<void> {
+    await this.run((redis) => redis.touch(this.options.prefix + key));
   }
 
   private async run<T>(command: (redis: Redis) => Promise<T>): Promise<T | undefined> {

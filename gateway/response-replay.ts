@@ -24,7 +24,7 @@ import type { DataGeneration, ResponseCacheStore } from "./response-cache.ts";
 // new comment, new whitespace) is priced as a new document by the points budget before it is
 // replayed, or refused.
 
-/** Store keys: an answer's header (small, read by every hit) and, per write, its bytes (read once per gateway). */
+/** Store keys: an answer's header (small, read by every hit) and its bytes (read once per gateway and write). */
 const HEAD = "head:";
 const BODY = "body:";
 /** 3: a header apart from the bytes of its write (2: one text, header line and body). */
@@ -43,7 +43,7 @@ export interface Replayable {
 /** What `head:KEY` holds: everything a hit needs but the bytes, and which write of the bytes is current. */
 interface Head extends Replayable {
   v: typeof ENTRY_VERSION;
-  /** This write's own id: its bytes are under `body:KEY:ID`, and a decoding is reused only for this write. */
+  /** This write's own id, also on the first line of its bytes (`body:KEY`): a decoding is reused only for this write. */
   id: string;
   status: number;
   /** Apollo Server's headers for the answer, without `x-cache` and `age` (set per answer). */
@@ -53,16 +53,18 @@ interface Head extends Replayable {
 /** The body compressed, base64, by encoding. */
 type Encoded = Partial<Record<ContentEncoding, string>>;
 
-/** What `body:KEY:ID` holds: a line of the compressed representations, then the body. */
-function encodeBytes(encoded: Encoded, body: string): string {
-  return `${JSON.stringify(encoded)}\n${body}`;
+/** What `body:KEY` holds: the write's id on a line, a line of the compressed representations, then the body. */
+function encodeBytes(id: string, encoded: Encoded, body: string): string {
+  return `${id}\n${JSON.stringify(encoded)}\n${body}`;
 }
 
-function decodeBytes(text: string): { encoded: Encoded; body: string } | undefined {
-  const end = text.indexOf("\n");
+/** The bytes of write `id`, or undefined when the store holds another write's (or anything else). */
+function decodeBytes(text: string, id: string): { encoded: Encoded; body: string } | undefined {
+  if (!text.startsWith(`${id}\n`)) return undefined;
+  const end = text.indexOf("\n", id.length + 1);
   if (end < 0) return undefined;
   try {
-    const encoded = JSON.parse(text.slice(0, end)) as Encoded;
+    const encoded = JSON.parse(text.slice(id.length + 1, end)) as Encoded;
     return typeof encoded === "object" && encoded !== null ? { encoded, body: text.slice(end + 1) } : undefined;
   } catch {
     return undefined;
@@ -87,8 +89,6 @@ function decodeHead(text: string): Head | undefined {
   }
 }
 
-const bytesKey = (key: string, id: string) => `${BODY}${key}:${id}`;
-
 /** A write's bytes as a hit writes them: the body as bytes, compressed representations decoded when first asked. */
 interface Decoded {
   /** The write these bytes belong to: a hit uses this decoding only while the store's header names it. */
@@ -98,6 +98,8 @@ interface Decoded {
   stored: Encoded;
   encoded: Partial<Record<ContentEncoding, Buffer>>;
   size: number;
+  /** When a hit from memory last touched the stored bytes (ms). */
+  touchedAt: number;
 }
 
 /**
@@ -163,6 +165,8 @@ interface Miss {
   leads: boolean;
 }
 
+/** How often a hit from memory touches the stored bytes of its answer, at most. */
+const TOUCH_EVERY_MS = 1_000;
 /** How long a request computing a key is the only one to store it, at most (a request may never finish). */
 const LEAD_MS = 10_000;
 /** How long after storing an answer a miss of its key still does not store it again. */
@@ -258,31 +262,39 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     }
   };
 
-  /** The bytes of the write `head` names: remembered, else read from the store (undefined when gone). */
+  /**
+   * The bytes of the write `head` names: remembered, else read from the store (undefined when gone
+   * or another write's). A remembered read still touches the stored bytes: the store's LRU must see
+   * a hot answer's bytes as used as often as its header, or it would evict them first.
+   */
   const bytesOf = async (key: string, head: Head): Promise<Decoded | undefined> => {
     const remembered = memo.get(key, head.id);
-    if (remembered) return remembered;
-    const text = await read(bytesKey(key, head.id));
-    const stored = text === undefined ? undefined : decodeBytes(text);
+    if (remembered) {
+      // At most once a second per answer: Redis's LRU clock counts seconds anyway.
+      const at = now();
+      if (at - remembered.touchedAt >= TOUCH_EVERY_MS) {
+        remembered.touchedAt = at;
+        store.touch?.(BODY + key).catch(() => undefined);
+      }
+      return remembered;
+    }
+    const text = await read(BODY + key);
+    const stored = text === undefined ? undefined : decodeBytes(text, head.id);
     if (!stored) return undefined;
     const body = Buffer.from(stored.body, "utf8");
-    const decoded: Decoded = { id: head.id, body, stored: stored.encoded, encoded: {}, size: body.length + text!.length - stored.body.length };
+    const size = body.length + text!.length - stored.body.length;
+    const decoded: Decoded = { id: head.id, body, stored: stored.encoded, encoded: {}, size, touchedAt: Number.NEGATIVE_INFINITY };
     memo.set(key, decoded);
     return decoded;
   };
 
   /**
    * Writes an answer within its bounds (its size; `client`: a new entry, within that client's
-   * budget): its bytes under a key of their own, then the header that names them (the store keeps
-   * the order of one client's commands, so a header never names bytes not written yet), and, when
-   * it replaces a write (`replaces`), the old bytes are deleted. Whether it was written.
+   * budget): its bytes, then the header that names their write (the store keeps the order of one
+   * client's commands; where two writers interleave, a header may name bytes since overwritten by
+   * the other: a miss, and the next miss writes both again). Whether it was written.
    */
-  const keep = async (
-    key: string,
-    entry: Omit<Head, "id">,
-    stored: { encoded: Encoded; body: string },
-    write: { client?: string; replaces?: string } = {},
-  ): Promise<boolean> => {
+  const keep = async (key: string, entry: Omit<Head, "id">, stored: { encoded: Encoded; body: string }, write: { client?: string } = {}): Promise<boolean> => {
     const ttl = Math.floor(entry.maxAge - (now() - entry.cacheTime) / 1000);
     if (ttl <= 0) return false;
     // The bound holds for the bytes stored (header, body, base64 copies), not the body alone.
@@ -290,17 +302,18 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     // hit would add is not kept (the entry stays as it is).
     const id = randomUUID();
     const head = JSON.stringify({ ...entry, id });
-    let bytes = encodeBytes(stored.encoded, stored.body);
+    let bytes = encodeBytes(id, stored.encoded, stored.body);
     const size = () => Buffer.byteLength(head) + Buffer.byteLength(bytes);
     if (size() > maxEntryBytes) {
       if (write.client === undefined || Object.keys(stored.encoded).length === 0) return false;
-      bytes = encodeBytes({}, stored.body);
+      bytes = encodeBytes(id, {}, stored.body);
       if (size() > maxEntryBytes) return false;
     }
+    // A store known to be away would lose the write: the client's new entry is not spent on it.
+    if (store.available?.() === false) return false;
     if (write.client !== undefined && options.newEntries && !(await options.newEntries.take(write.client))) return false;
-    store.set(bytesKey(key, id), bytes, { ttl }).catch(() => undefined);
+    store.set(BODY + key, bytes, { ttl }).catch(() => undefined);
     store.set(HEAD + key, head, { ttl }).catch(() => undefined);
-    if (write.replaces !== undefined) store.delete(bytesKey(key, write.replaces)).catch(() => undefined);
     return true;
   };
 
@@ -347,9 +360,9 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
         const source = replayed.get(answer);
         if (source && sent && source.decoded.stored[sent.encoding] === undefined) {
           // A representation first asked for on a hit: kept beside the others for the next ones.
-          const { id, ...entry } = source.head;
+          const { id: _replaced, ...entry } = source.head;
           const encoded = { ...source.decoded.stored, [sent.encoding]: sent.bytes.toString("base64") };
-          void keep(source.key, entry, { encoded, body: source.decoded.body.toString("utf8") }, { replaces: id });
+          void keep(source.key, entry, { encoded, body: source.decoded.body.toString("utf8") });
         }
         return;
       }
