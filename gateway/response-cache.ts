@@ -159,7 +159,7 @@ export interface ResponseCache {
 
 /** What bounds the entries clients can create. */
 export interface ResponseCacheBounds {
-  /** An answer larger than this (bytes of its uncompressed body) is not stored; default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
+  /** Bound of what one answer stores (header, body and compressed forms; gateway/response-replay.ts); default DEFAULT_MAX_ENTRY_BYTES (256 KiB). */
   maxEntryBytes?: number;
   /** New entries one client may add per minute (across gateways with `sharedBudget`); default DEFAULT_NEW_ENTRIES_PER_MINUTE. */
   newEntriesPerMinute?: number;

@@ -238,4 +238,87 @@ describe("response cache byte path and its store", () => {
     await storeAnswer(replay, ["Z"], '{"data":"Z"}');
     expect(await hit(replay, ["Z"])).toBe('{"data":"Z"}');
   });
+
+  it("stores an answer again after the wall clock stepped back (an NTP step): a lead never outlives its bound", async () => {
+    const memory = new InMemoryLRUCache<string>();
+    let clock = at;
+    const computed: boolean[] = [];
+    const replay = createResponseReplay({
+      store: memory,
+      decisionFor: () => ({ cacheTime: clock, maxAge: 60, operation: null }),
+      onComputed: (stored) => computed.push(stored),
+      now: () => clock,
+    });
+    /** A request: a hit (true), or a miss answered (false). */
+    const request = async () => {
+      const miss = pageOf(["1", "2"]);
+      if (await replay.answer(miss)) return true;
+      replay.answered?.(miss, { status: 200, headers: [["content-type", "application/json"]], body: '{"data":{}}' }, undefined, "graphql");
+      await tick();
+      return false;
+    };
+    expect(await request()).toBe(false);
+    expect(computed).toEqual([true]);
+    clock -= 60_000;
+    for (const key of memory.keys()) await memory.delete(key); // expired or evicted
+    // Misses while the clock is behind: one of them stores the answer again (then the rest are hits).
+    for (let i = 0; i < 5; i++) {
+      clock += 1_000;
+      if (await request()) break;
+    }
+    expect(computed.slice(1)).toContain(true);
+  });
+
+  it("keeps no more decoded bytes than memoBytes once a hit decodes a compressed form", async () => {
+    const memory = new InMemoryLRUCache<string>();
+    let bodyReads = 0;
+    const store: ResponseCacheStore = {
+      get: (key) => {
+        if (key.startsWith("body:")) bodyReads++;
+        return memory.get(key);
+      },
+      set: (key, value, options) => memory.set(key, value, options),
+      delete: (key) => memory.delete(key),
+    };
+    const body = JSON.stringify({ data: { x: "a".repeat(1_000) } });
+    const gzip = Buffer.alloc(30_000, 7); // a stored form: 30 KB decoded, 40 KB base64
+    // The first decoding (body, id line, base64 line) fits with 1 KB to spare; the decoded form does not.
+    const memoBytes = body.length + 37 + JSON.stringify({ gzip: gzip.toString("base64") }).length + 1 + 1_000;
+    const replay = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => at, memoBytes });
+    const miss = pageOf(["1", "2"]);
+    expect(await replay.answer(miss)).toBeUndefined();
+    replay.answered?.(miss, { status: 200, headers: [], body }, { encoding: "gzip", bytes: gzip }, "graphql");
+    await tick();
+    const first = await replay.answer(pageOf(["1", "2"]));
+    expect(bodyReads).toBe(1);
+    expect(first?.encoded?.("gzip")?.length).toBe(30_000);
+    await replay.answer(pageOf(["1", "2"]));
+    expect(bodyReads).toBe(2); // the memo let the grown decoding go, so the bytes are read again
+  });
+
+  it("never puts an older answer back over a newer one when a hit adds a compressed form", async () => {
+    const memory = new InMemoryLRUCache<string>(); // shared by two gateways, as Redis is
+    let clock = at;
+    const gatewayOf = () => createResponseReplay({ store: memory, decisionFor: () => ({ cacheTime: clock, maxAge: 60, operation: null }), now: () => clock });
+    const [p, q] = [gatewayOf(), gatewayOf()];
+    const storeVia = async (replay: Replay, body: string) => {
+      const miss = pageOf(["1", "2"]);
+      expect(await replay.answer(miss)).toBeUndefined();
+      replay.answered?.(miss, { status: 200, headers: [], body }, undefined, "graphql");
+      await tick();
+    };
+    await storeVia(p, '{"data":{"v":"A"}}');
+    clock += 5_000;
+    const hitA = await p.answer(pageOf(["1", "2"])); // P replays A; its gzip form is not stored yet
+    expect(hitA?.body.toString()).toContain('"A"');
+    // Meanwhile the entry is evicted and gateway Q stores the newer answer B.
+    for (const key of memory.keys()) await memory.delete(key);
+    clock += 2_000;
+    await storeVia(q, '{"data":{"v":"B"}}');
+    p.answered?.(pageOf(["1", "2"]), hitA!, { encoding: "gzip", bytes: Buffer.from("gz") }, "before");
+    await tick();
+    await tick();
+    clock += 1_000;
+    expect((await gatewayOf().answer(pageOf(["1", "2"])))?.body.toString()).toContain('"B"');
+  });
 });

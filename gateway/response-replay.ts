@@ -140,18 +140,24 @@ class DecodedMemo {
     if (decoded.size > this.maxBytes) return;
     this.entries.set(key, decoded);
     this.bytes += decoded.size;
+    this.evict();
+  }
+
+  /** Adds a compressed representation decoded on a hit (within the bound: the oldest decodings go). */
+  grow(key: string, decoded: Decoded, encoding: ContentEncoding, bytes: Buffer): void {
+    decoded.encoded[encoding] = bytes;
+    decoded.size += bytes.length;
+    if (this.entries.get(key) !== decoded) return;
+    this.bytes += bytes.length;
+    this.evict();
+  }
+
+  private evict(): void {
     for (const [oldest, entry] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
       this.bytes -= entry.size;
     }
-  }
-
-  /** Adds a compressed representation decoded on a hit. */
-  grow(key: string, decoded: Decoded, encoding: ContentEncoding, bytes: Buffer): void {
-    decoded.encoded[encoding] = bytes;
-    decoded.size += bytes.length;
-    if (this.entries.get(key) === decoded) this.bytes += bytes.length;
   }
 }
 
@@ -239,7 +245,8 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
   const leading = new Map<string, number>();
   const lead = (key: string, at: number): boolean => {
     const since = leading.get(key);
-    if (since !== undefined && at - since < LEAD_MS) return false;
+    // A clock stepped back (an NTP step) ends a lead rather than prolonging it.
+    if (since !== undefined && at >= since && at - since < LEAD_MS) return false;
     if (leading.size >= MAX_LEADING) leading.clear();
     leading.set(key, at);
     return true;
@@ -317,6 +324,26 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     return true;
   };
 
+  /**
+   * Keeps a compressed form first asked for on a hit beside the others, for the next hits: a
+   * rewrite of the entry, only while the store still holds the write that was replayed (else it
+   * would put an older answer back over a newer one), by one of the hits that asked for it at once.
+   */
+  const addForm = async (source: { key: string; head: Head; decoded: Decoded }, sent: NonNullable<SentEncoding>) => {
+    const rewrite: Miss = { key: `${sent.encoding}\n${source.key}`, client: "", at: now(), leads: true };
+    if (!lead(rewrite.key, rewrite.at)) return;
+    let stored = false;
+    try {
+      const current = await read(HEAD + source.key);
+      if (current === undefined || decodeHead(current)?.id !== source.head.id) return;
+      const { id: _replaced, ...entry } = source.head;
+      const encoded = { ...source.decoded.stored, [sent.encoding]: sent.bytes.toString("base64") };
+      stored = await keep(source.key, entry, { encoded, body: source.decoded.body.toString("utf8") });
+    } finally {
+      release(rewrite, stored);
+    }
+  };
+
   return {
     async answer(request, incoming) {
       const started = now();
@@ -358,12 +385,7 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     answered(request, answer, sent: SentEncoding, from) {
       if (from === "before") {
         const source = replayed.get(answer);
-        if (source && sent && source.decoded.stored[sent.encoding] === undefined) {
-          // A representation first asked for on a hit: kept beside the others for the next ones.
-          const { id: _replaced, ...entry } = source.head;
-          const encoded = { ...source.decoded.stored, [sent.encoding]: sent.bytes.toString("base64") };
-          void keep(source.key, entry, { encoded, body: source.decoded.body.toString("utf8") });
-        }
+        if (source && sent && source.decoded.stored[sent.encoding] === undefined) void addForm(source, sent);
         return;
       }
       const miss = pending.get(request);
