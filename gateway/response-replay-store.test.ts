@@ -26,6 +26,16 @@ const storeAnswer = async (replay: Replay, ids: string[], body: string) => {
   replay.answered?.(miss, { status: 200, headers: [["content-type", "application/json"]], body }, undefined, "graphql");
   await tick();
 };
+/** A store in memory that counts its reads of keys starting with `prefix`. */
+const countingReads = (prefix: string) => {
+  const reads = { count: 0 };
+  const store = recording(
+    () => undefined,
+    new InMemoryLRUCache<string>(),
+    (key) => void (key.startsWith(prefix) && reads.count++),
+  );
+  return { store, reads };
+};
 /** The kinds of key a store holds (an answer: its `head` and its `body`). */
 const kindsOf = (memory: InMemoryLRUCache<string>) =>
   memory
@@ -202,6 +212,48 @@ describe("response cache byte path and its store", () => {
     expect(await hit(gateway(store), ["A"])).toBe('{"data":"A"}');
   });
 
+  it("keeps touching a hot answer's bytes after the clock stepped back (an NTP step)", async () => {
+    const store = createMemoryResponseCacheStore({ maxEntries: 2, maxBytes: 1024 * 1024 });
+    let clock = at;
+    const one = createResponseReplay({ store, decisionFor: () => ({ cacheTime: at, maxAge: 3600, operation: null }), now: () => clock });
+    await storeAnswer(one, ["A"], '{"data":"A"}');
+    expect([await hit(one, ["A"]), await hit(one, ["A"])]).toEqual(['{"data":"A"}', '{"data":"A"}']); // read, then touched
+    clock -= 60_000;
+    await storeAnswer(one, ["B"], '{"data":"B"}');
+    for (let i = 0; i < 3; i++) expect(await hit(one, ["A"])).toBe('{"data":"A"}');
+    await storeAnswer(one, ["C"], '{"data":"C"}');
+    expect(await hit(gateway(store), ["A"])).toBe('{"data":"A"}');
+  });
+
+  it("compresses a form that does not fit in the entry once per gateway and write, not on every hit", async () => {
+    const { store, reads: headReads } = countingReads("head:");
+    const page = (encoding: string) => ({ query: BETS, variables: { ids: IDS.slice(0, 12) }, headers: { "accept-encoding": encoding } });
+    // Room for the answer and its header (as an unbounded gateway stores them), not for a compressed form beside them.
+    let entryBytes = 0;
+    const probe = await serve({ store: recording((_key, value) => (entryBytes += Buffer.byteLength(value))) });
+    await ask(probe.url, page("identity")).finally(probe.close);
+    const served = await serve({ store, bounds: { maxEntryBytes: entryBytes + 16 } });
+    try {
+      expect((await ask(served.url, page("identity"))).headers["x-cache"]).toBe("MISS");
+      const first = await ask(served.url, page("br")); // compressed for this hit; its form does not fit
+      const reads: number[] = [];
+      const again: Buffer[] = [];
+      for (let i = 0; i < 3; i++) {
+        headReads.count = 0;
+        const reply = await ask(served.url, page("br"));
+        await tick();
+        expect([reply.headers["x-cache"], reply.headers["content-encoding"]]).toEqual(["HIT", "br"]);
+        again.push(reply.body);
+        reads.push(headReads.count);
+      }
+      expect(again.every((body) => body.equals(first.body))).toBe(true);
+      // The hit's own read, and no second one: the remembered form is sent, nothing is rewritten.
+      expect(reads).toEqual([1, 1, 1]);
+    } finally {
+      await served.close();
+    }
+  });
+
   it("leaves one copy of an answer in the store when two gateways add a compressed form to it at once", async () => {
     const memory = new InMemoryLRUCache<string>();
     const [a, b] = [gateway(memory), gateway(memory)];
@@ -270,16 +322,7 @@ describe("response cache byte path and its store", () => {
   });
 
   it("keeps no more decoded bytes than memoBytes once a hit decodes a compressed form", async () => {
-    const memory = new InMemoryLRUCache<string>();
-    let bodyReads = 0;
-    const store: ResponseCacheStore = {
-      get: (key) => {
-        if (key.startsWith("body:")) bodyReads++;
-        return memory.get(key);
-      },
-      set: (key, value, options) => memory.set(key, value, options),
-      delete: (key) => memory.delete(key),
-    };
+    const { store, reads: bodyReads } = countingReads("body:");
     const body = JSON.stringify({ data: { x: "a".repeat(1_000) } });
     const gzip = Buffer.alloc(30_000, 7); // a stored form: 30 KB decoded, 40 KB base64
     // The first decoding (body, id line, base64 line) fits with 1 KB to spare; the decoded form does not.
@@ -290,10 +333,10 @@ describe("response cache byte path and its store", () => {
     replay.answered?.(miss, { status: 200, headers: [], body }, { encoding: "gzip", bytes: gzip }, "graphql");
     await tick();
     const first = await replay.answer(pageOf(["1", "2"]));
-    expect(bodyReads).toBe(1);
+    expect(bodyReads.count).toBe(1);
     expect(first?.encoded?.("gzip")?.length).toBe(30_000);
     await replay.answer(pageOf(["1", "2"]));
-    expect(bodyReads).toBe(2); // the memo let the grown decoding go, so the bytes are read again
+    expect(bodyReads.count).toBe(2); // the memo let the grown decoding go, so the bytes are read again
   });
 
   it("never puts an older answer back over a newer one when a hit adds a compressed form", async () => {

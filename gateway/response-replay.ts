@@ -279,7 +279,7 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     if (remembered) {
       // At most once a second per answer: Redis's LRU clock counts seconds anyway.
       const at = now();
-      if (at - remembered.touchedAt >= TOUCH_EVERY_MS) {
+      if (at < remembered.touchedAt || at - remembered.touchedAt >= TOUCH_EVERY_MS) {
         remembered.touchedAt = at;
         store.touch?.(BODY + key).catch(() => undefined);
       }
@@ -385,7 +385,12 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     answered(request, answer, sent: SentEncoding, from) {
       if (from === "before") {
         const source = replayed.get(answer);
-        if (source && sent && source.decoded.stored[sent.encoding] === undefined) void addForm(source, sent);
+        // Compressed for this hit (neither stored nor remembered): remembered now, so that this gateway
+        // compresses it once per write even when it does not fit in the entry, and stored if it fits.
+        if (source && sent && source.decoded.encoded[sent.encoding] === undefined) {
+          memo.grow(source.key, source.decoded, sent.encoding, sent.bytes);
+          if (source.decoded.stored[sent.encoding] === undefined) void addForm(source, sent);
+        }
         return;
       }
       const miss = pending.get(request);
