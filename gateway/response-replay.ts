@@ -252,10 +252,10 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
     return true;
   };
   /** Ends a lead; a stored answer keeps it STORED_LEAD_MS more (requests that read the store before the write are still to miss). */
-  const release = (miss: Miss, stored: boolean) => {
-    if (leading.get(miss.key) !== miss.at) return;
-    if (stored) leading.set(miss.key, now() - LEAD_MS + STORED_LEAD_MS);
-    else leading.delete(miss.key);
+  const release = (lease: { key: string; at: number }, stored: boolean) => {
+    if (leading.get(lease.key) !== lease.at) return;
+    if (stored) leading.set(lease.key, now() - LEAD_MS + STORED_LEAD_MS);
+    else leading.delete(lease.key);
   };
   /** What each replayed answer came from, to add a compressed representation. */
   const replayed = new WeakMap<CompleteAnswer, { key: string; head: Head; decoded: Decoded }>();
@@ -286,10 +286,11 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
       return remembered;
     }
     const text = await read(BODY + key);
-    const stored = text === undefined ? undefined : decodeBytes(text, head.id);
+    if (text === undefined) return undefined;
+    const stored = decodeBytes(text, head.id);
     if (!stored) return undefined;
     const body = Buffer.from(stored.body, "utf8");
-    const size = body.length + text!.length - stored.body.length;
+    const size = body.length + text.length - stored.body.length;
     const decoded: Decoded = { id: head.id, body, stored: stored.encoded, encoded: {}, size, touchedAt: Number.NEGATIVE_INFINITY };
     memo.set(key, decoded);
     return decoded;
@@ -330,7 +331,7 @@ export function createResponseReplay(options: ResponseReplayOptions): AnswerBefo
    * would put an older answer back over a newer one), by one of the hits that asked for it at once.
    */
   const addForm = async (source: { key: string; head: Head; decoded: Decoded }, sent: NonNullable<SentEncoding>) => {
-    const rewrite: Miss = { key: `${sent.encoding}\n${source.key}`, client: "", at: now(), leads: true };
+    const rewrite = { key: `${sent.encoding}\n${source.key}`, at: now() };
     if (!lead(rewrite.key, rewrite.at)) return;
     let stored = false;
     try {
